@@ -1,0 +1,27 @@
+# robot_id: `make demo` and `make test` are all a fresh machine needs.
+SHELL := /bin/bash
+ENV := source env.sh &&
+
+.PHONY: setup build test lint demo bench clean
+
+setup:
+	@scripts/setup_workspace.sh
+
+build: setup
+
+lint: setup
+	@$(ENV) ruff check src benchmarks scripts
+
+test: setup lint
+	@$(ENV) colcon test --executor sequential --return-code-on-test-failure \
+		--event-handlers console_cohesion+ status- summary+ ; rc=$$?; \
+		colcon test-result --verbose >/dev/null; colcon test-result; exit $$rc
+
+demo: setup
+	@$(ENV) python -m robot_id_model base-parameters --config src/robot_id_bringup/config/iiwa14.yaml
+
+bench: setup
+	@$(ENV) for b in benchmarks/*.py; do echo "== $$b"; python "$$b" || exit 1; done
+
+clean:
+	rm -rf build install log .venv .venv-install.log

@@ -1,0 +1,13 @@
+# Source this file (`source env.sh`) for a shell with the built workspace ready: .venv, the ROS 2
+# underlay (a sourced installation or the PyPI wheels) and install/setup.bash. Run `make setup` first.
+_robot_id_root=$(cd "$(dirname "${BASH_SOURCE[0]:-$0}")" && pwd)
+# shellcheck source=/dev/null
+source "$_robot_id_root/.venv/bin/activate"
+if [ -z "${ROS_DISTRO:-}" ]; then
+  export AMENT_PREFIX_PATH=$VIRTUAL_ENV CMAKE_PREFIX_PATH=$VIRTUAL_ENV
+fi
+# shellcheck source=/dev/null
+source "$_robot_id_root/install/setup.bash"
+# Discovery stays on this machine unless the user asks otherwise.
+export ROS_AUTOMATIC_DISCOVERY_RANGE=${ROS_AUTOMATIC_DISCOVERY_RANGE:-LOCALHOST}
+unset _robot_id_root

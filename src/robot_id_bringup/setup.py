@@ -1,0 +1,25 @@
+from glob import glob
+
+from setuptools import find_packages, setup
+
+PACKAGE = 'robot_id_bringup'
+
+setup(
+    name=PACKAGE,
+    version='0.1.0',
+    packages=find_packages(exclude=['test']),
+    data_files=[
+        ('share/ament_index/resource_index/packages', [f'resource/{PACKAGE}']),
+        (f'share/{PACKAGE}', ['package.xml']),
+        (f'share/{PACKAGE}/urdf', glob('urdf/*.urdf')),
+        (f'share/{PACKAGE}/config', glob('config/*.yaml')),
+        (f'share/{PACKAGE}/launch', glob('launch/*.launch.py')),
+    ],
+    install_requires=['setuptools'],
+    zip_safe=True,
+    maintainer='robot_id developers',
+    maintainer_email='robot_id@example.com',
+    description='Launch files, robot descriptions and configs of the robot_id suite, and a runner for machines without the ROS 2 CLI.',
+    license='Apache-2.0',
+    entry_points={'console_scripts': []},
+)

@@ -1,0 +1,22 @@
+from glob import glob
+
+from setuptools import find_packages, setup
+
+PACKAGE = 'robot_id_model'
+
+setup(
+    name=PACKAGE,
+    version='0.1.0',
+    packages=find_packages(exclude=['test']),
+    data_files=[
+        ('share/ament_index/resource_index/packages', [f'resource/{PACKAGE}']),
+        (f'share/{PACKAGE}', ['package.xml']),
+    ],
+    install_requires=['setuptools'],
+    zip_safe=True,
+    maintainer='robot_id developers',
+    maintainer_email='robot_id@example.com',
+    description='ROS-free rigid-body and friction model of serial arms on pinocchio: standard parameter vectors, regressor, base-parameter reduction, physical/standard conversions.',
+    license='Apache-2.0',
+    entry_points={'console_scripts': []},
+)
