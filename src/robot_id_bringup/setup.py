@@ -19,7 +19,7 @@ setup(
     zip_safe=True,
     maintainer='robot_id developers',
     maintainer_email='robot_id@example.com',
-    description='Launch files, robot descriptions and configs of the robot_id suite, and a runner for machines without the ROS 2 CLI.',
+    description='Launch files, robot descriptions and configs of the robot_id suite.',
     license='Apache-2.0',
     entry_points={'console_scripts': []},
 )

@@ -1,4 +1,3 @@
-from glob import glob
 
 from setuptools import find_packages, setup
 
@@ -16,7 +15,7 @@ setup(
     zip_safe=True,
     maintainer='robot_id developers',
     maintainer_email='robot_id@example.com',
-    description='Estimates base, essential and physical dynamic parameters and friction from recordings, validates them and exports an identified URDF.',
+    description='Base, essential and physical parameter estimation, validation and URDF export.',
     license='Apache-2.0',
     entry_points={'console_scripts': []},
 )

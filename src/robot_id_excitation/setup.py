@@ -1,4 +1,3 @@
-from glob import glob
 
 from setuptools import find_packages, setup
 
@@ -16,7 +15,7 @@ setup(
     zip_safe=True,
     maintainer='robot_id developers',
     maintainer_email='robot_id@example.com',
-    description='Optimal periodic excitation trajectories and the node that commands them to a joint trajectory controller.',
+    description='Optimal excitation trajectories and the node that commands them.',
     license='Apache-2.0',
     entry_points={'console_scripts': []},
 )

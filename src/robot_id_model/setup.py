@@ -1,4 +1,3 @@
-from glob import glob
 
 from setuptools import find_packages, setup
 
@@ -16,7 +15,7 @@ setup(
     zip_safe=True,
     maintainer='robot_id developers',
     maintainer_email='robot_id@example.com',
-    description='ROS-free rigid-body and friction model of serial arms on pinocchio: standard parameter vectors, regressor, base-parameter reduction, physical/standard conversions.',
+    description='ROS-free rigid-body and friction model of serial arms on pinocchio.',
     license='Apache-2.0',
-    entry_points={'console_scripts': []},
+    entry_points={'console_scripts': ['robot_id_model = robot_id_model.__main__:main']},
 )

@@ -1,4 +1,3 @@
-from glob import glob
 
 from setuptools import find_packages, setup
 
@@ -16,7 +15,7 @@ setup(
     zip_safe=True,
     maintainer='robot_id developers',
     maintainer_email='robot_id@example.com',
-    description='Records joint positions and torques of an excitation run into a rosbag2 bag, period by period.',
+    description='Records joint positions and torques of an excitation run, period by period.',
     license='Apache-2.0',
     entry_points={'console_scripts': []},
 )

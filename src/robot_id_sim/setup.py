@@ -1,4 +1,3 @@
-from glob import glob
 
 from setuptools import find_packages, setup
 
@@ -16,7 +15,7 @@ setup(
     zip_safe=True,
     maintainer='robot_id developers',
     maintainer_email='robot_id@example.com',
-    description='Physics-backed (MuJoCo) simulated arm speaking the topics of lbr_fri_ros2_stack and franka_ros2.',
+    description='MuJoCo simulated arm speaking the lbr_fri_ros2_stack and franka_ros2 topics.',
     license='Apache-2.0',
     entry_points={'console_scripts': []},
 )

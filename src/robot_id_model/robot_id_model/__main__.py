@@ -1,0 +1,54 @@
+"""Command line: `python -m robot_id_model base-parameters --config iiwa14` prints the base-parameter table."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from robot_id_model.base_parameters import base_parameters
+from robot_id_model.parameters import nominal_parameters
+from robot_id_model.robot_config import load_robot_config
+from robot_id_model.robot_model import DEFAULT_FRICTION, ModelError, RobotModel, load_robot_model
+
+
+def _robot(args: argparse.Namespace) -> RobotModel:
+    friction = tuple(t for t in args.friction.split(",") if t)
+    if args.config:
+        return load_robot_config(args.config).load_model(friction)
+    joints = args.joints.split(",") if args.joints else None
+    return load_robot_model(args.urdf, joints, friction=friction)
+
+
+def print_base_table(robot: RobotModel) -> None:
+    """Base parameters of `robot`: name, value from its URDF, and definition in standard parameters."""
+    base = base_parameters(robot)
+    values = base.values(nominal_parameters(robot))
+    print(f"{robot.model.name}: {robot.n_joints} joints, friction terms {list(robot.friction)}")
+    print(f"{robot.n_params} standard parameters -> {base.n_base} base parameters")
+    print(f"{'#':>3}  {'name':<7} {'URDF value':>12}  definition")
+    for i, (name, value, expr) in enumerate(zip(base.names, values, base.expressions, strict=True), 1):
+        print(f"{i:>3}  {name:<7} {value:>12.6g}  {expr}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m robot_id_model", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    table = sub.add_parser("base-parameters", help="print the base parameters of a robot")
+    source = table.add_mutually_exclusive_group(required=True)
+    source.add_argument("--config", help="robot config YAML, or a robot name such as iiwa14")
+    source.add_argument("--urdf", help="URDF file of the arm")
+    table.add_argument("--joints", help="comma-separated arm joints, base to tip (with --urdf)")
+    table.add_argument(
+        "--friction", default=",".join(DEFAULT_FRICTION), help="comma-separated friction terms of FV,FC,FO,IA"
+    )
+    args = parser.parse_args(argv)
+    try:
+        print_base_table(_robot(args))
+    except ModelError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,96 @@
+"""Physical link parameters (seed 000 eq. 12) ↔ standard parameters (eq. 14), and consistency checks."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from robot_id_model.parameters import friction_columns, inertial_columns
+from robot_id_model.robot_model import RobotModel
+
+EIGEN_TOL = 1e-12
+"""Eigenvalues (kg m²) at or below this count as not positive."""
+
+
+@dataclass(frozen=True)
+class LinkInertial:
+    """Mass, centre of mass in the link frame, and the inertia tensor about the CoM in link axes."""
+
+    mass_kg: float
+    com_m: np.ndarray
+    inertia_com_kg_m2: np.ndarray
+
+
+def _skew_sq(c: np.ndarray) -> np.ndarray:
+    """cᵀc·E − c·cᵀ, the parallel-axis term of seed 000 eq. (14) per unit mass."""
+    return float(c @ c) * np.eye(3) - np.outer(c, c)
+
+
+def link_standard_parameters(link: LinkInertial) -> np.ndarray:
+    """[M, MX, MY, MZ, XX, XY, XZ, YY, YZ, ZZ] of one link (seed 000 eq. 14, parallel-axis theorem)."""
+    c = np.asarray(link.com_m, dtype=float)
+    inertia_origin = np.asarray(link.inertia_com_kg_m2, dtype=float) + link.mass_kg * _skew_sq(c)
+    i = inertia_origin
+    return np.array([link.mass_kg, *(link.mass_kg * c), i[0, 0], i[0, 1], i[0, 2], i[1, 1], i[1, 2], i[2, 2]])
+
+
+def link_from_standard(pi_link: np.ndarray) -> LinkInertial:
+    """Inverse of link_standard_parameters; the mass must be non-zero."""
+    m, mx, my, mz, xx, xy, xz, yy, yz, zz = pi_link
+    if m == 0.0:
+        raise ValueError("a link with zero mass has no centre of mass")
+    c = np.array([mx, my, mz]) / m
+    inertia_origin = np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]])
+    return LinkInertial(float(m), c, inertia_origin - m * _skew_sq(c))
+
+
+def standard_vector(robot: RobotModel, links: Sequence[LinkInertial], friction: np.ndarray) -> np.ndarray:
+    """π from per-link physical parameters and the (n, len(robot.friction)) friction values."""
+    pi = np.zeros(robot.n_params)
+    pi[inertial_columns(robot)] = [link_standard_parameters(link) for link in links]
+    pi[friction_columns(robot)] = np.asarray(friction, dtype=float).reshape(robot.n_joints, -1)
+    return pi
+
+
+def physical_from_vector(robot: RobotModel, pi: np.ndarray) -> tuple[list[LinkInertial], np.ndarray]:
+    """Per-link physical parameters and the friction values (n, len(robot.friction)) of π."""
+    links = [link_from_standard(pi[cols]) for cols in inertial_columns(robot)]
+    return links, pi[friction_columns(robot)]
+
+
+def pseudo_inertia(pi_link: np.ndarray) -> np.ndarray:
+    """4×4 pseudo-inertia J = [[½tr(I)E − I, h], [hᵀ, m]] (Wensing et al. 2017), I about the link origin."""
+    m, mx, my, mz, xx, xy, xz, yy, yz, zz = pi_link
+    inertia = np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]])
+    j = np.zeros((4, 4))
+    j[:3, :3] = 0.5 * np.trace(inertia) * np.eye(3) - inertia
+    j[:3, 3] = j[3, :3] = [mx, my, mz]
+    j[3, 3] = m
+    return j
+
+
+def consistency_violations(link: LinkInertial) -> list[str]:
+    """Reasons why a link is not physically consistent; empty when it is.
+
+    Checks a positive mass, a symmetric positive-definite inertia about the CoM, the triangle inequalities
+    of its principal moments, and a positive-definite pseudo-inertia.
+    """
+    reasons = []
+    inertia = np.asarray(link.inertia_com_kg_m2, dtype=float)
+    if not link.mass_kg > 0.0:
+        reasons.append(f"mass {link.mass_kg:g} kg is not positive")
+    if not np.allclose(inertia, inertia.T, rtol=0.0, atol=1e-12):
+        reasons.append("inertia tensor is not symmetric")
+    moments = np.linalg.eigvalsh(0.5 * (inertia + inertia.T))
+    if moments[0] <= EIGEN_TOL:
+        reasons.append(f"inertia about the CoM is not positive definite (eigenvalues {np.round(moments, 9)})")
+    a, b, c = moments
+    if a + b < c - EIGEN_TOL:
+        reasons.append(f"triangle inequality violated: {a:.6g} + {b:.6g} < {c:.6g} kg m²")
+    if not reasons:
+        j_min = np.linalg.eigvalsh(pseudo_inertia(link_standard_parameters(link)))[0]
+        if j_min <= EIGEN_TOL:
+            reasons.append(f"pseudo-inertia is not positive definite (smallest eigenvalue {j_min:.3g})")
+    return reasons

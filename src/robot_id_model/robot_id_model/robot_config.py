@@ -1,0 +1,94 @@
+"""One typed configuration per robot (robot_id_bringup/config/<robot>.yaml)."""
+
+from __future__ import annotations
+
+import pathlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import yaml
+
+from robot_id_model.robot_model import DEFAULT_FRICTION, ModelError, RobotModel, load_robot_model
+
+CONFIG_PACKAGE = "robot_id_bringup"
+
+
+@dataclass(frozen=True)
+class JointLimits:
+    position_lower_rad: np.ndarray
+    position_upper_rad: np.ndarray
+    velocity_rad_s: np.ndarray
+    acceleration_rad_s2: np.ndarray
+    torque_nm: np.ndarray
+    flange_speed_m_s: float
+
+
+@dataclass(frozen=True)
+class RobotConfig:
+    robot: str
+    urdf_path: pathlib.Path
+    joint_names: tuple[str, ...]
+    flange_frame: str
+    gravity_m_s2: tuple[float, float, float]
+    limits: JointLimits
+    floor_z_m: float
+    joint_states_topic: str
+    joint_trajectory_topic: str
+    torque_filter_time_constant_s: float
+
+    def load_model(self, friction: Sequence[str] = DEFAULT_FRICTION) -> RobotModel:
+        """The RobotModel of this robot's URDF, joints and gravity."""
+        return load_robot_model(self.urdf_path, self.joint_names, self.gravity_m_s2, friction)
+
+
+def config_directory() -> pathlib.Path:
+    """Where the shipped robot configs are installed (share/robot_id_bringup/config)."""
+    try:
+        from ament_index_python.packages import PackageNotFoundError, get_package_share_directory
+    except ImportError as err:
+        raise ModelError("robot names need a built workspace (ament_index_python); pass a config path") from err
+    try:
+        return pathlib.Path(get_package_share_directory(CONFIG_PACKAGE)) / "config"
+    except PackageNotFoundError as err:
+        raise ModelError(f"{CONFIG_PACKAGE} is not installed; source the workspace or pass a path") from err
+
+
+def load_robot_config(name_or_path: str | pathlib.Path) -> RobotConfig:
+    """Load a robot config from a YAML path, or by robot name (`iiwa14`) from the installed configs."""
+    path = pathlib.Path(name_or_path)
+    if path.suffix not in (".yaml", ".yml"):
+        directory = config_directory()
+        path = directory / f"{name_or_path}.yaml"
+        if not path.is_file():
+            known = sorted(p.stem for p in directory.glob("*.yaml"))
+            raise ModelError(f"unknown robot '{name_or_path}'; known robots: {known}")
+    if not path.is_file():
+        raise ModelError(f"robot config not found: {path}")
+    raw = yaml.safe_load(path.read_text())
+    try:
+        limits = raw["limits"]
+        n = len(raw["joint_names"])
+        arrays = {
+            key: np.asarray(limits[key], dtype=float)
+            for key in (
+                "position_lower_rad", "position_upper_rad", "velocity_rad_s", "acceleration_rad_s2", "torque_nm"
+            )
+        }
+        wrong = [key for key, value in arrays.items() if value.shape != (n,)]
+        if wrong:
+            raise ModelError(f"{path}: limits {wrong} must have one value per joint ({n})")
+        return RobotConfig(
+            robot=raw["robot"],
+            urdf_path=(path.parent / raw["urdf"]).resolve(),
+            joint_names=tuple(raw["joint_names"]),
+            flange_frame=raw["flange_frame"],
+            gravity_m_s2=tuple(float(g) for g in raw["gravity_m_s2"]),
+            limits=JointLimits(**arrays, flange_speed_m_s=float(limits["flange_speed_m_s"])),
+            floor_z_m=float(raw["floor_z_m"]),
+            joint_states_topic=raw["topics"]["joint_states"],
+            joint_trajectory_topic=raw["topics"]["joint_trajectory"],
+            torque_filter_time_constant_s=float(raw["torque_filter_time_constant_s"]),
+        )
+    except (KeyError, TypeError) as err:
+        raise ModelError(f"{path}: missing or malformed entry {err}") from None

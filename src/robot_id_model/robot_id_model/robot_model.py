@@ -1,0 +1,166 @@
+"""Load a serial arm from a URDF into pinocchio, with clear errors for what we do not support."""
+
+from __future__ import annotations
+
+import pathlib
+import xml.etree.ElementTree as ET
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pinocchio as pin
+
+FRICTION_TERMS = ("FV", "FC", "FO", "IA")
+"""Per-joint friction/drive terms the model knows: viscous Fv·dq, Coulomb Fc·sign(dq), constant offset,
+rotor (armature) inertia Ia·ddq."""
+
+DEFAULT_FRICTION = ("FV", "FC", "FO")
+
+_UNSUPPORTED_JOINTS = {
+    "JointModelFreeFlyer": "floating",
+    "JointModelPlanar": "planar",
+    "JointModelSpherical": "spherical",
+    "JointModelSphericalZYX": "spherical",
+    "JointModelTranslation": "translation",
+}
+
+
+class ModelError(ValueError):
+    """A robot description that robot_id cannot use, with the reason in the message."""
+
+
+@dataclass(frozen=True)
+class RobotModel:
+    """A fixed-base serial arm reduced to its identified joints.
+
+    `model` is the pinocchio model with only the arm joints left movable; every other joint (gripper
+    fingers, ...) is locked at its neutral position and its links are lumped into the arm link they hang on.
+    """
+
+    model: pin.Model
+    joint_names: tuple[str, ...]
+    link_names: tuple[str, ...]
+    friction: tuple[str, ...]
+
+    @property
+    def n_joints(self) -> int:
+        return len(self.joint_names)
+
+    @property
+    def params_per_joint(self) -> int:
+        return 10 + len(self.friction)
+
+    @property
+    def n_params(self) -> int:
+        return self.n_joints * self.params_per_joint
+
+    @property
+    def position_limits_rad(self) -> tuple[np.ndarray, np.ndarray]:
+        """Lower and upper joint limits from the URDF (±inf for continuous joints)."""
+        lower = np.full(self.n_joints, -np.inf)
+        upper = np.full(self.n_joints, np.inf)
+        for j, jid in enumerate(range(1, self.model.njoints)):
+            if self.model.joints[jid].nq == 1:
+                iq = self.model.joints[jid].idx_q
+                lower[j] = self.model.lowerPositionLimit[iq]
+                upper[j] = self.model.upperPositionLimit[iq]
+        return lower, upper
+
+    def configuration(self, q_rad: np.ndarray) -> np.ndarray:
+        """Pinocchio configuration(s) from joint angles (K×n or n); continuous joints become (cos, sin)."""
+        q_rad = np.asarray(q_rad, dtype=float)
+        if self.model.nq == self.n_joints:
+            return q_rad
+        out = np.zeros((*q_rad.shape[:-1], self.model.nq))
+        for j, jid in enumerate(range(1, self.model.njoints)):
+            iq = self.model.joints[jid].idx_q
+            if self.model.joints[jid].nq == 2:
+                out[..., iq] = np.cos(q_rad[..., j])
+                out[..., iq + 1] = np.sin(q_rad[..., j])
+            else:
+                out[..., iq] = q_rad[..., j]
+        return out
+
+
+def _parse_xml(urdf: str | pathlib.Path) -> tuple[str, str]:
+    """Return (URDF text, a label for messages); check the XML is well formed and is a URDF."""
+    text = str(urdf)
+    if not text.lstrip().startswith("<"):
+        path = pathlib.Path(text)
+        if not path.is_file():
+            raise ModelError(f"URDF file not found: {path}")
+        label, text = str(path), path.read_text()
+    else:
+        label = "URDF string"
+    try:
+        root = ET.fromstring(text)
+    except ET.ParseError as err:
+        raise ModelError(f"{label}: not well-formed XML ({err})") from None
+    if root.tag != "robot":
+        raise ModelError(f"{label}: root element is <{root.tag}>, a URDF starts with <robot>")
+    for joint in root.iter("joint"):
+        if joint.get("type") in ("floating", "planar"):
+            raise ModelError(
+                f"{label}: joint '{joint.get('name')}' is {joint.get('type')}; robot_id identifies "
+                "fixed-base serial arms (remove the joint or make it fixed)"
+            )
+    return text, label
+
+
+def load_robot_model(
+    urdf: str | pathlib.Path,
+    joint_names: Sequence[str] | None = None,
+    gravity_m_s2: Sequence[float] = (0.0, 0.0, -9.81),
+    friction: Sequence[str] = DEFAULT_FRICTION,
+) -> RobotModel:
+    """Load a URDF (path or XML text) and keep `joint_names` movable (default: every movable joint).
+
+    The URDF's root link is the fixed base. Raises ModelError with the reason for a malformed file, an
+    unknown joint name, a floating base, or a selection of joints that is not a serial chain.
+    """
+    text, label = _parse_xml(urdf)
+    unknown = [t for t in friction if t not in FRICTION_TERMS]
+    if unknown or len(set(friction)) != len(friction):
+        raise ModelError(f"friction terms must be distinct, from {FRICTION_TERMS}; got {tuple(friction)}")
+    try:
+        full = pin.buildModelFromXML(text)
+    except (RuntimeError, ValueError) as err:
+        raise ModelError(f"{label}: pinocchio could not build a model ({err})") from None
+
+    movable = [full.names[j] for j in range(1, full.njoints)]
+    for j in range(1, full.njoints):
+        kind = _UNSUPPORTED_JOINTS.get(full.joints[j].shortname())
+        if kind:
+            raise ModelError(f"{label}: joint '{full.names[j]}' is {kind}; only 1-DOF joints are supported")
+    if joint_names is None:
+        joint_names = movable
+    missing = [name for name in joint_names if name not in movable]
+    if missing:
+        raise ModelError(f"{label}: no movable joint named {missing}; movable joints are {movable}")
+    if not joint_names:
+        raise ModelError(f"{label}: no movable joint to identify")
+
+    locked = [full.getJointId(name) for name in movable if name not in joint_names]
+    model = pin.buildReducedModel(full, locked, pin.neutral(full)) if locked else full
+    ordered = [model.names[j] for j in range(1, model.njoints)]
+    if ordered != list(joint_names):
+        raise ModelError(
+            f"{label}: joints must be listed from base to tip; the URDF order is {ordered}"
+        )
+    for jid in range(1, model.njoints):
+        if model.parents[jid] != jid - 1:
+            raise ModelError(
+                f"{label}: joint '{model.names[jid]}' does not follow '{model.names[jid - 1]}'; "
+                "the selected joints are not a serial chain"
+            )
+    model.gravity.linear = np.asarray(gravity_m_s2, dtype=float)
+    link_names = tuple(_child_link(model, jid) for jid in range(1, model.njoints))
+    return RobotModel(model, tuple(joint_names), link_names, tuple(friction))
+
+
+def _child_link(model: pin.Model, jid: int) -> str:
+    """Name of the URDF link that moves with joint `jid` (its body frame)."""
+    for frame in model.frames:
+        if frame.parentJoint == jid and frame.type == pin.FrameType.BODY:
+            return frame.name
+    raise ModelError(f"joint '{model.names[jid]}' carries no link")
