@@ -18,7 +18,7 @@ test: setup lint
 		colcon test-result --verbose >/dev/null; colcon test-result; exit $$rc
 
 demo: setup
-	@$(ENV) python -m robot_id_model base-parameters --config src/robot_id_bringup/config/iiwa14.yaml
+	@$(ENV) python -m robot_id_model base-parameters --config iiwa14 --friction FV,FC
 
 bench: setup
 	@$(ENV) for b in benchmarks/*.py; do echo "== $$b"; python "$$b" || exit 1; done

@@ -45,8 +45,11 @@ fi
 if [ -f build/.robot_id_stamp ] && [ -z "$(find src -newer build/.robot_id_stamp -print -quit)" ]; then
   echo "[setup] workspace up to date"
 else
-  echo "[setup] colcon build"
-  colcon build --event-handlers console_cohesion- summary+ status- \
-    --cmake-args -DPython3_EXECUTABLE="$VENV/bin/python" -DBUILD_TESTING=OFF
+  echo "[setup] colcon build (log: log/latest_build)"
+  if ! colcon build --event-handlers console_cohesion- status- summary- console_stderr- \
+      --cmake-args -DPython3_EXECUTABLE="$VENV/bin/python" -DBUILD_TESTING=OFF >build.log 2>&1; then
+    cat build.log; exit 1
+  fi
+  rm -f build.log
   touch build/.robot_id_stamp
 fi

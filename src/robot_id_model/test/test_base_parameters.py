@@ -1,9 +1,9 @@
 import numpy as np
 import pytest
 from conftest import random_arm_urdf
-from robot_id_model.base_parameters import random_states
 
 from robot_id_model import base_parameters, load_robot_model, regressor, stack
+from robot_id_model.base_parameters import random_states
 
 PLANAR_2R = """<robot name="planar">
   <link name="base"/>

@@ -1,6 +1,7 @@
 import pathlib
 
 from conftest import random_arm_urdf
+
 from robot_id_model.__main__ import main
 
 

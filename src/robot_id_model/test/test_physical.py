@@ -1,7 +1,6 @@
 import numpy as np
 import pytest
 from conftest import random_arm_urdf
-from robot_id_model.physical import link_from_standard, link_standard_parameters, pseudo_inertia
 
 from robot_id_model import (
     LinkInertial,
@@ -11,6 +10,7 @@ from robot_id_model import (
     physical_from_vector,
     standard_vector,
 )
+from robot_id_model.physical import link_from_standard, link_standard_parameters, pseudo_inertia
 
 
 def _random_link(rng) -> LinkInertial:

@@ -4,9 +4,9 @@ import numpy as np
 import pinocchio as pin
 import pytest
 from conftest import random_arm_urdf
-from robot_id_model.base_parameters import random_states
 
 from robot_id_model import load_robot_model, nominal_parameters, parameter_names, regressor, stack
+from robot_id_model.base_parameters import random_states
 
 
 def _rnea(robot, q, dq, ddq):
