@@ -14,8 +14,9 @@ lint: setup
 
 test: setup lint
 	@$(ENV) colcon test --executor sequential --return-code-on-test-failure \
-		--event-handlers console_cohesion+ status- summary+ ; rc=$$?; \
-		colcon test-result --verbose >/dev/null; colcon test-result; exit $$rc
+		--event-handlers console_direct+ status- summary+ ; rc=$$?; \
+		summary=$$(colcon test-result --all | tail -1); echo "$$summary"; \
+		if [[ "$$summary" == "Summary: 0 tests"* ]]; then echo "no tests ran"; exit 1; fi; exit $$rc
 
 demo: setup
 	@$(ENV) python -m robot_id_model base-parameters --config iiwa14 --friction FV,FC

@@ -16,6 +16,7 @@ setup(
         (f'share/{PACKAGE}/launch', glob('launch/*.launch.py')),
     ],
     install_requires=['setuptools'],
+    extras_require={'test': ['pytest']},
     zip_safe=True,
     maintainer='robot_id developers',
     maintainer_email='robot_id@example.com',

@@ -12,6 +12,7 @@ setup(
         (f'share/{PACKAGE}', ['package.xml']),
     ],
     install_requires=['setuptools'],
+    extras_require={'test': ['pytest']},
     zip_safe=True,
     maintainer='robot_id developers',
     maintainer_email='robot_id@example.com',
