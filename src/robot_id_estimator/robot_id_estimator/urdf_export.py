@@ -1,0 +1,114 @@
+"""Write identified inertials into a copy of the input URDF, leaving every other byte as it was."""
+
+from __future__ import annotations
+
+import re
+import xml.etree.ElementTree as ET
+from collections.abc import Sequence
+
+import numpy as np
+import pinocchio as pin
+
+from robot_id_model.parameters import inertial_columns, nominal_parameters
+from robot_id_model.physical import LinkInertial, link_from_standard, link_standard_parameters
+from robot_id_model.robot_model import RobotModel
+
+
+def read_link_inertial(urdf_text: str, link_name: str) -> LinkInertial | None:
+    """The <inertial> of one URDF link expressed in the link frame (origin rpy applied), or None."""
+    for link in ET.fromstring(urdf_text).iter("link"):
+        if link.get("name") != link_name:
+            continue
+        inertial = link.find("inertial")
+        if inertial is None:
+            return None
+        origin = inertial.find("origin")
+        xyz = np.array([float(v) for v in (origin.get("xyz", "0 0 0") if origin is not None else "0 0 0").split()])
+        rpy = [float(v) for v in (origin.get("rpy", "0 0 0") if origin is not None else "0 0 0").split()]
+        i = inertial.find("inertia")
+        names = ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")
+        xx, xy, xz, yy, yz, zz = (float(i.get(name, 0.0)) for name in names)
+        rotation = pin.rpy.rpyToMatrix(*rpy)
+        inertia = rotation @ np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]]) @ rotation.T
+        return LinkInertial(float(inertial.find("mass").get("value")), xyz, inertia)
+    raise ValueError(f"URDF has no link named '{link_name}'")
+
+
+def lumped_known_parts(robot: RobotModel, urdf_text: str) -> tuple[np.ndarray | None, ...]:
+    """Per arm joint, the standard parameters (10,) of the links pinocchio lumped onto it (fixed children
+    such as a gripper), as given by the URDF; None where the arm link carries nothing else."""
+    pi0 = nominal_parameters(robot)
+    parts = []
+    for name, cols in zip(robot.link_names, inertial_columns(robot), strict=True):
+        own = read_link_inertial(urdf_text, name)
+        own_pi = link_standard_parameters(own) if own is not None else np.zeros(10)
+        rest = pi0[cols] - own_pi
+        parts.append(rest if np.abs(rest).max() > 1e-12 else None)
+    return tuple(parts)
+
+
+def _num(x: float) -> str:
+    """Shortest text that reads back as exactly the same float."""
+    return repr(float(x))
+
+
+def _inertial_xml(link: LinkInertial, indent: str) -> str:
+    c, i = [_num(v) for v in link.com_m], [[_num(v) for v in row] for row in link.inertia_com_kg_m2]
+    return (
+        f"<inertial>\n{indent}  <origin xyz=\"{c[0]} {c[1]} {c[2]}\" rpy=\"0 0 0\"/>\n"
+        f"{indent}  <mass value=\"{_num(link.mass_kg)}\"/>\n"
+        f"{indent}  <inertia ixx=\"{i[0][0]}\" ixy=\"{i[0][1]}\" ixz=\"{i[0][2]}\" "
+        f"iyy=\"{i[1][1]}\" iyz=\"{i[1][2]}\" izz=\"{i[2][2]}\"/>\n{indent}</inertial>"
+    )
+
+
+def _element_span(text: str, tag: str, name: str) -> re.Match:
+    pattern = rf"<{tag}\b[^>]*\bname\s*=\s*[\"']{re.escape(name)}[\"'][^>]*?(/?)>"
+    match = re.search(pattern, text)
+    if match is None:
+        raise ValueError(f"URDF has no <{tag}> named '{name}'")
+    return match
+
+
+def _replace_child(text: str, tag: str, name: str, child: str, new_xml: str) -> str:
+    """Replace the <child> element inside <tag name=name>, or insert it as the element's first child."""
+    opening = _element_span(text, tag, name)
+    indent = re.search(r"([ \t]*)$", text[: opening.start()]).group(1)
+    inner = indent + "  "
+    if opening.group(1) == "/":  # <link name="x"/>
+        element = f"{opening.group(0)[:-2].rstrip()}>\n{inner}{new_xml}\n{indent}</{tag}>"
+        return text[: opening.start()] + element + text[opening.end() :]
+    close = text.index(f"</{tag}>", opening.end())
+    body = text[opening.end() : close]
+    existing = re.search(rf"<{child}\b.*?</{child}>|<{child}\b[^>]*/>", body, flags=re.DOTALL)
+    if existing:
+        body = body[: existing.start()] + new_xml + body[existing.end() :]
+    else:
+        body = f"\n{inner}{new_xml}" + body
+    return text[: opening.end()] + body + text[close:]
+
+
+def identified_urdf(
+    urdf_text: str,
+    robot: RobotModel,
+    pi: np.ndarray,
+    lumped: Sequence[np.ndarray | None] = (),
+    friction_damping: Sequence[tuple[float, float]] | None = None,
+) -> str:
+    """The input URDF with each arm link's <inertial> replaced by the identified one.
+
+    `pi` holds the lumped bodies pinocchio identifies; `lumped` (from lumped_known_parts) is subtracted so
+    that fixed children keep their own inertials and nothing is counted twice. With `friction_damping`
+    ((viscous, Coulomb) per joint) the joints' <dynamics damping friction> are written too.
+    """
+    text = urdf_text
+    for j, (name, cols) in enumerate(zip(robot.link_names, inertial_columns(robot), strict=True)):
+        own = pi[cols] - lumped[j] if j < len(lumped) and lumped[j] is not None else pi[cols]
+        opening = _element_span(text, "link", name)
+        indent = re.search(r"([ \t]*)$", text[: opening.start()]).group(1) + "  "
+        text = _replace_child(text, "link", name, "inertial", _inertial_xml(link_from_standard(own), indent))
+    if friction_damping is not None:
+        for joint, (viscous, coulomb) in zip(robot.joint_names, friction_damping, strict=True):
+            dynamics = f'<dynamics damping="{_num(viscous)}" friction="{_num(coulomb)}"/>'
+            text = _replace_child(text, "joint", joint, "dynamics", dynamics)
+    return text
