@@ -1,0 +1,1 @@
+"""Launch files, robot descriptions and configs of the robot_id suite."""

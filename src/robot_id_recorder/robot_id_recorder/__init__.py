@@ -1,0 +1,1 @@
+"""Recording of excitation runs into rosbag2 bags, period by period."""
