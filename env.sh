@@ -8,6 +8,8 @@ if [ -z "${ROS_DISTRO:-}" ]; then
 fi
 # shellcheck source=/dev/null
 source "$_robot_id_root/install/setup.bash"
+# One BLAS thread by default: on a 2-core machine with other work, threaded BLAS made the estimator ~10x slower.
+export OPENBLAS_NUM_THREADS=${OPENBLAS_NUM_THREADS:-1}
 # Discovery stays on this machine unless the user asks otherwise.
 export ROS_AUTOMATIC_DISCOVERY_RANGE=${ROS_AUTOMATIC_DISCOVERY_RANGE:-LOCALHOST}
 unset _robot_id_root

@@ -1,4 +1,6 @@
 
+from glob import glob
+
 from setuptools import find_packages, setup
 
 PACKAGE = 'robot_id_estimator'
@@ -10,6 +12,7 @@ setup(
     data_files=[
         ('share/ament_index/resource_index/packages', [f'resource/{PACKAGE}']),
         (f'share/{PACKAGE}', ['package.xml']),
+        (f'share/{PACKAGE}/config', glob('config/*.yaml')),
     ],
     install_requires=['setuptools'],
     extras_require={'test': ['pytest']},
@@ -18,5 +21,5 @@ setup(
     maintainer_email='robot_id@example.com',
     description='Base, essential and physical parameter estimation, validation and URDF export.',
     license='Apache-2.0',
-    entry_points={'console_scripts': []},
+    entry_points={'console_scripts': ['estimator_node = robot_id_estimator.node:main']},
 )

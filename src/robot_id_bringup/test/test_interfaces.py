@@ -65,7 +65,10 @@ def _result():
     msg.essential_rsd_percent = [1.0]
     msg.physical = [LinkInertial(link_name="fer_link1", mass_kg=2.79, com_m=[0.0, -0.02, -0.05],
                                  inertia_kg_m2=[0.0156, 0.0, 0.0, 0.0144, -0.0025, 0.005])]
-    msg.friction = [JointFriction(joint_name="fer_joint1", viscous_nm_s_rad=0.2, coulomb_nm=0.4, offset_nm=-0.1)]
+    msg.friction = [
+        JointFriction(joint_name="fer_joint1", viscous_nm_s_rad=0.2, coulomb_nm=0.4, offset_nm=-0.1,
+                      stribeck_coefficients=[0.2, 0.01, 0.001, 0.5, 0.02, 0.4, 0.05])
+    ]
     msg.validation_rms_nm = [0.3, 0.4, 0.28, 0.43, 0.12, 0.13, 0.06]
     msg.output_dir = "/tmp/out"
     return msg

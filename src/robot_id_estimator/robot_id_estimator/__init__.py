@@ -1,0 +1,1 @@
+"""Estimation of base, essential and friction parameters from recordings, validation and reports."""

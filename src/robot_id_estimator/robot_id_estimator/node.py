@@ -1,0 +1,175 @@
+"""The estimator node: identifies a recorded bag when the recorder reports a finished run, or on request.
+
+Subscribes /robot_id/recording_status (robot_id_msgs/RecordingStatus; a run is identified once, when
+`finished` is true), serves /robot_id/identify_bag (robot_id_msgs/IdentifyBag), and publishes every result on
+/robot_id/identification_result (robot_id_msgs/IdentificationResult, transient local). It writes the same
+files as `python -m robot_id_estimator identify`: identification.json and the report.
+"""
+
+from __future__ import annotations
+
+import pathlib
+import sys
+import threading
+
+import numpy as np
+import rclpy
+from rcl_interfaces.msg import ParameterDescriptor
+from rclpy.callback_groups import ReentrantCallbackGroup
+from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, QoSProfile
+
+from robot_id_estimator.pipeline import identify
+from robot_id_estimator.recording import load_recording
+from robot_id_estimator.report import write_identification_report
+from robot_id_estimator.results import Identification, RobotSetup, write_identification
+from robot_id_estimator.settings import EstimatorConfig, load_estimator_config
+from robot_id_model.robot_config import load_robot_config
+from robot_id_model.robot_model import load_robot_model
+from robot_id_msgs.msg import IdentificationResult, JointFriction, RecordingStatus
+from robot_id_msgs.srv import IdentifyBag
+
+STATUS_TOPIC = "/robot_id/recording_status"
+SERVICE = "/robot_id/identify_bag"
+RESULT_TOPIC = "/robot_id/identification_result"
+
+
+def _floats(values: np.ndarray) -> list[float]:
+    return [float(v) for v in np.asarray(values, dtype=float).ravel()]
+
+
+def result_message(result: Identification, output_dir: str) -> IdentificationResult:
+    """IdentificationResult of an identification (NaN for parameters the data did not identify).
+
+    JointFriction holds the linear terms and, when a sweep gave a Stribeck fit, its seven coefficients of
+    seed 003 eq. (7).
+    """
+    msg = IdentificationResult(robot=result.setup.name, output_dir=output_dir)
+    msg.joint_names = list(result.setup.joint_names)
+    msg.base_names = list(result.base.names)
+    msg.base_expressions = list(result.base_expressions)
+    msg.base_values = _floats(result.base.values)
+    msg.base_rsd_percent = _floats(result.base.rsd_percent)
+    msg.essential_names = list(result.essential.names)
+    msg.essential_values = _floats(result.essential.values)
+    msg.essential_rsd_percent = _floats(result.essential.rsd_percent)
+    f = result.friction
+    for j, name in enumerate(f.joint_names):
+        joint = JointFriction(joint_name=name, viscous_nm_s_rad=float(f.viscous_nm_s_rad[j]),
+                              coulomb_nm=float(f.coulomb_nm[j]), offset_nm=float(f.offset_nm[j]))
+        if f.stribeck is not None and not np.isnan(f.stribeck[j]).any():
+            joint.stribeck_coefficients = [float(c) for c in f.stribeck[j]]
+        msg.friction.append(joint)
+    msg.condition_number = float(result.metrics.condition_number)
+    return msg
+
+
+class EstimatorNode(Node):
+    def __init__(self, **kwargs: object) -> None:
+        """`kwargs` go to rclpy's Node (context, parameter_overrides, ...)."""
+        super().__init__("estimator", **kwargs)
+
+        def parameter(name: str, default: object, description: str) -> object:
+            return self.declare_parameter(name, default, ParameterDescriptor(description=description)).value
+
+        self.robot = parameter("robot", "", "robot config name (iiwa14) or YAML path; or set urdf")
+        self.urdf = parameter("urdf", "", "URDF of the arm, when no robot config is given")
+        self.joint_names = parameter("joint_names", "", "comma-separated arm joints with urdf (default: all)")
+        self.torque_filter_time_constant_s = parameter(
+            "torque_filter_time_constant_s", 0.0, "with urdf: first-order filter the robot applies to its torques")
+        self.config_path = parameter("config", "", "estimator config YAML (default settings when empty)")
+        self.output_dir = parameter("output_dir", "", "results go to <output_dir>/<bag name>; empty: beside the bag")
+        self.period_s = parameter("period_s", 0.0, "period of the data when the bag has no trajectory description")
+
+        self.setup = self._setup()
+        self.config = load_estimator_config(self.config_path) if self.config_path else EstimatorConfig()
+        self._lock = threading.Lock()
+        self._started: set[str] = set()
+        group = ReentrantCallbackGroup()
+        latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+        self.publisher = self.create_publisher(IdentificationResult, RESULT_TOPIC, latched)
+        self.create_subscription(RecordingStatus, STATUS_TOPIC, self._on_status, 10, callback_group=group)
+        self.create_service(IdentifyBag, SERVICE, self._on_request, callback_group=group)
+        self.get_logger().info(f"estimator for {self.setup.name} ({len(self.setup.joint_names)} joints) ready")
+
+    def _setup(self) -> RobotSetup:
+        if self.robot:
+            return RobotSetup.from_config(load_robot_config(self.robot))
+        if not self.urdf:
+            raise ValueError("set the parameter 'robot' (config name or YAML) or 'urdf'")
+        joints = [j for j in self.joint_names.split(",") if j] or None
+        model = load_robot_model(self.urdf, joints)
+        return RobotSetup(pathlib.Path(self.urdf).stem, str(pathlib.Path(self.urdf).resolve()), model.joint_names,
+                          (0.0, 0.0, -9.81), self.torque_filter_time_constant_s)
+
+    def _out_dir(self, bag_path: str, requested: str) -> pathlib.Path:
+        if requested:
+            return pathlib.Path(requested)
+        bag = pathlib.Path(bag_path)
+        if self.output_dir:
+            return pathlib.Path(self.output_dir) / bag.name
+        return bag.parent / f"{bag.name}_identification"
+
+    def identify_bag(self, bag_path: str, output_dir: str = "") -> tuple[IdentificationResult, str]:
+        """Identify, write identification.json and the report, publish the result; returns (result, summary)."""
+        out = self._out_dir(bag_path, output_dir)
+        with self._lock:
+            self.get_logger().info(f"identifying {bag_path}")
+            recording = load_recording(bag_path, self.setup.joint_names, self.period_s or None)
+            result = identify([recording], self.setup, self.config, progress=self.get_logger().info)
+            write_identification(result, out / "identification.json")
+            write_identification_report(result, out)
+        msg = result_message(result, str(out))
+        msg.header.stamp = self.get_clock().now().to_msg()
+        self.publisher.publish(msg)
+        summary = (f"{len(result.essential.names)} essential of {len(result.base.names)} base parameters, "
+                   f"cond(Yb) = {result.metrics.condition_number:.4g}; wrote {out}")
+        if result.unidentified:
+            summary += f"; not identified: {', '.join(result.unidentified)}"
+        self.get_logger().info(summary)
+        return msg, summary
+
+    def _on_request(self, request: IdentifyBag.Request, response: IdentifyBag.Response) -> IdentifyBag.Response:
+        try:
+            response.result, response.message = self.identify_bag(request.bag_path, request.output_dir)
+            response.success = True
+        except (ValueError, OSError) as err:
+            response.success, response.message = False, str(err)
+            self.get_logger().error(f"identification of {request.bag_path} failed: {err}")
+        return response
+
+    def _on_status(self, status: RecordingStatus) -> None:
+        if not status.finished or not status.bag_path or status.bag_path in self._started:
+            return
+        self._started.add(status.bag_path)
+        threading.Thread(target=self._identify_finished, args=(status.bag_path,), daemon=True).start()
+
+    def _identify_finished(self, bag_path: str) -> None:
+        try:
+            self.identify_bag(bag_path)
+        except (ValueError, OSError) as err:
+            self.get_logger().error(f"identification of {bag_path} failed: {err}")
+
+
+def main(args: list[str] | None = None) -> None:
+    rclpy.init(args=args)
+    node = None
+    try:
+        node = EstimatorNode()
+        executor = MultiThreadedExecutor()
+        executor.add_node(node)
+        executor.spin()
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    except ValueError as err:  # a parameter that names no usable robot or config
+        print(f"error: {err}", file=sys.stderr)
+        raise SystemExit(2) from None
+    finally:
+        if node is not None:
+            node.destroy_node()
+        rclpy.try_shutdown()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,468 @@
+"""From recordings to an identified model and its validation, as plain functions.
+
+identify: process every recording (robot_id_estimator.processing), build the base regressor (robot_id_model),
+make it see the robot's torque filter, check which base parameters the data identify, estimate them by WLS
+or OLS with RSDs, reduce them to essential parameters, and collect friction (linear and, from sweeps,
+Stribeck). validate: predict the torque of other recordings with each parameter set, and run the momentum
+observer on them.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+from robot_id_estimator import estimation
+from robot_id_estimator.friction import MIN_POINTS, STRIBECK_NAMES, fit_stribeck, mirrored_friction, stribeck_torque
+from robot_id_estimator.processing import (
+    ProcessedData,
+    ProcessingConfig,
+    detect_period,
+    first_order_lowpass,
+    process,
+    zero_phase_lowpass,
+    zero_phase_lowpass_periodic,
+)
+from robot_id_estimator.recording import DataError, Recording
+from robot_id_estimator.results import (
+    Friction,
+    Identification,
+    Metrics,
+    ParameterSet,
+    RobotSetup,
+    Traces,
+    Validation,
+)
+from robot_id_estimator.settings import EstimatorConfig
+from robot_id_estimator.validation import (
+    collision_thresholds,
+    correlation,
+    momentum_observer,
+    momentum_regressors,
+    predict_torque,
+    rms_error,
+    total_rms_error,
+)
+from robot_id_model.base_parameters import base_parameters
+from robot_id_model.regressor import regressor
+
+Progress = Callable[[str], None] | None
+
+FILTER_SETTLE_TIME_CONSTANTS = 20
+"""A periodic signal runs through the robot's first-order torque filter for this many time constants before
+the kept period, so the result is its periodic steady state (transient below e^-20)."""
+
+PARAMETER_SETS = ("base", "essential")
+
+
+def _say(progress: Progress, text: str) -> None:
+    if progress is not None:
+        progress(text)
+
+
+def _check_joints(rec: Recording, joint_names: Sequence[str]) -> None:
+    if tuple(rec.joint_names) != tuple(joint_names):
+        raise DataError(
+            f"{rec.source}: joints {list(rec.joint_names)} do not match the robot's {list(joint_names)}; "
+            "load the recording with the robot's joint names"
+        )
+
+
+def robot_filtered(x: np.ndarray, data: ProcessedData, time_constant_s: float) -> np.ndarray:
+    """Apply the robot's first-order torque filter (processing.first_order_lowpass) along time to model-side
+    signals (K, ...) so that they match the filtered torque the robot published.
+
+    For periodic data (one averaged period) the filter's periodic steady state is returned; otherwise the
+    filter runs causally from the first sample, as on the robot.
+    """
+    if time_constant_s == 0.0:
+        return x
+    dt_s = float(data.t_s[1] - data.t_s[0])
+    if data.n_periods == 0:
+        return first_order_lowpass(x, dt_s, time_constant_s)
+    repeats = math.ceil(FILTER_SETTLE_TIME_CONSTANTS * time_constant_s / (dt_s * len(x)))
+    return first_order_lowpass(np.concatenate([x] * (repeats + 1)), dt_s, time_constant_s)[-len(x):]
+
+
+def torque_side(x: np.ndarray, data: ProcessedData, processing: ProcessingConfig, time_constant_s: float) -> np.ndarray:
+    """Model-side signals (K, ...) filtered exactly as the torque they are compared with: the robot's filter,
+    then the processing's zero-phase Butterworth (periodic or not). Filtering both sides alike ("parallel
+    filtering") keeps what the low-pass removes from the torque, such as the steps of Coulomb friction,
+    out of the residual."""
+    fs_hz = 1.0 / float(data.t_s[1] - data.t_s[0])
+    x = robot_filtered(x, data, time_constant_s)
+    if data.n_periods == 0:
+        return zero_phase_lowpass(x, fs_hz, processing.torque_cutoff_hz, processing.filter_order)
+    return zero_phase_lowpass_periodic(x, fs_hz, processing.torque_cutoff_hz, processing.filter_order)
+
+
+def _sanitised_motion(data: ProcessedData, static: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Motion with the joints that do not move held exactly still, for the structural rank test."""
+    q, dq, ddq = data.q_rad.copy(), data.dq_rad_s.copy(), data.ddq_rad_s2.copy()
+    q[:, static] = np.mean(data.q_rad[:, static], axis=0)
+    dq[:, static] = 0.0
+    ddq[:, static] = 0.0
+    return q, dq, ddq
+
+
+def _stribeck_model_torque(coefficients: np.ndarray | None, dq_rad_s: np.ndarray) -> np.ndarray:
+    """Stribeck friction of the joints that have a fit (zero for the others)."""
+    if coefficients is None:
+        return np.zeros_like(dq_rad_s)
+    fitted = ~np.isnan(coefficients).any(axis=1)
+    tau = np.zeros_like(dq_rad_s)
+    tau[:, fitted] = stribeck_torque(dq_rad_s[:, fitted], coefficients[fitted])
+    return tau
+
+
+def friction_sweeps(
+    recordings: Sequence[Recording], joint_names: Sequence[str], processing: ProcessingConfig
+) -> tuple[np.ndarray, np.ndarray, list[str], np.ndarray]:
+    """Stribeck coefficients (n, 7) per joint from friction-sweep recordings (seed 003 eq. 15 and 7), their fit
+    RMS (n,), notes, and the swept speed range (n, 2).
+
+    Each recording is filtered as non-periodic data (zero-phase Butterworth; logged velocities when present),
+    the torque at the motion's cutoff so that a sample at constant speed is not smeared with the inertial
+    torque of a nearby speed ramp; every joint contributes the mirrored friction points of its forward/backward
+    passes. A joint with too few points keeps a NaN row and the linear friction of the regressor.
+    """
+    n = len(joint_names)
+    speeds: list[list[np.ndarray]] = [[] for _ in range(n)]
+    frictions: list[list[np.ndarray]] = [[] for _ in range(n)]
+    for rec in recordings:
+        _check_joints(rec, joint_names)
+        fs_hz = 1.0 / float(np.median(np.diff(rec.t_s)))
+        try:
+            q = zero_phase_lowpass(rec.q_rad, fs_hz, processing.motion_cutoff_hz, processing.filter_order)
+            dq = (np.gradient(q, 1.0 / fs_hz, axis=0) if rec.dq_rad_s is None else
+                  zero_phase_lowpass(rec.dq_rad_s, fs_hz, processing.motion_cutoff_hz, processing.filter_order))
+            tau = zero_phase_lowpass(rec.tau_nm, fs_hz, processing.motion_cutoff_hz, processing.filter_order)
+        except ValueError as err:
+            raise DataError(f"{rec.source}: {err}") from None
+        for j in range(n):
+            v, f = mirrored_friction(q[:, j], dq[:, j], tau[:, j])
+            speeds[j].append(v)
+            frictions[j].append(f)
+    coefficients = np.full((n, len(STRIBECK_NAMES)), np.nan)
+    rms = np.full(n, np.nan)
+    ranges = np.full((n, 2), np.nan)
+    notes = []
+    for j, name in enumerate(joint_names):
+        v, f = np.concatenate(speeds[j]), np.concatenate(frictions[j])
+        if len(v) < MIN_POINTS:
+            notes.append(f"friction sweep: {name} has {len(v)} mirrored points (needs {MIN_POINTS}): linear friction")
+            continue
+        try:
+            fit = fit_stribeck(v, f)
+        except ValueError as err:
+            notes.append(f"friction sweep: {name}: {err}: linear friction")
+            continue
+        coefficients[j], rms[j], ranges[j] = fit.coefficients, fit.rms_nm, fit.speed_range_rad_s
+        notes.append(
+            f"friction sweep: {name} Stribeck fit on {fit.n_points} points, {fit.speed_range_rad_s[0]:.3g}–"
+            f"{fit.speed_range_rad_s[1]:.3g} rad/s, RMS {fit.rms_nm:.3g} Nm"
+        )
+    return coefficients, rms, notes, ranges
+
+
+def _extrapolation_notes(stribeck, ranges, processed, joint_names) -> list[str]:
+    """Warn where the data move a joint faster than its sweeps did: eq. (7) is a polynomial there."""
+    fastest = np.max([np.max(np.abs(d.dq_rad_s), axis=0) for d in processed], axis=0)
+    return [
+        f"{name} reaches {fastest[j]:.3g} rad/s, its sweeps only {ranges[j, 1]:.3g} rad/s: the Stribeck model "
+        "is extrapolated there"
+        for j, name in enumerate(joint_names)
+        if not np.isnan(stribeck[j]).any() and fastest[j] > 1.05 * ranges[j, 1]
+    ]
+
+
+def identify(
+    recordings: Sequence[Recording],
+    setup: RobotSetup,
+    config: EstimatorConfig | None = None,
+    sweeps: Sequence[Recording] = (),
+    progress: Progress = None,
+) -> Identification:
+    """Identify base and essential parameters and friction from recordings of `setup`'s joints."""
+    config = config or EstimatorConfig()
+    if not recordings:
+        raise DataError("no recording to identify from")
+    t_start = time.perf_counter()
+    timings: dict[str, float] = {}
+    robot = setup.model(config.friction)
+    base = base_parameters(robot)
+    names = base.names
+    notes: list[str] = []
+
+    stribeck = stribeck_rms = None
+    if sweeps:
+        _say(progress, f"fitting Stribeck friction to {len(sweeps)} sweep recording(s)")
+        stribeck, stribeck_rms, sweep_notes, sweep_ranges = friction_sweeps(sweeps, robot.joint_names,
+                                                                           config.processing)
+        notes += sweep_notes
+
+    processed, yb_parts, tau_parts = [], [], []
+    t_mark = time.perf_counter()
+    for i, rec in enumerate(recordings, 1):
+        _check_joints(rec, robot.joint_names)
+        _say(progress, f"processing {i}/{len(recordings)}: {rec.source} ({len(rec.t_s)} samples)")
+        data = process(rec, config.processing)
+        processed.append(data)
+        notes += [f"{rec.source}: {note}" for note in data.notes]
+    timings["processing"] = time.perf_counter() - t_mark
+
+    t_mark = time.perf_counter()
+    for i, data in enumerate(processed, 1):
+        _say(progress, f"regressor {i}/{len(processed)}: {len(data.t_s)} samples × {robot.n_joints} joints")
+        yb = regressor(robot, data.q_rad, data.dq_rad_s, data.ddq_rad_s2)[..., base.independent]
+        yb_parts.append(torque_side(yb, data, config.processing, setup.torque_filter_time_constant_s))
+        friction_part = torque_side(_stribeck_model_torque(stribeck, data.dq_rad_s), data, config.processing,
+                                    setup.torque_filter_time_constant_s)
+        tau_parts.append(data.tau_nm - friction_part)
+    if stribeck is not None:
+        notes += _extrapolation_notes(stribeck, sweep_ranges, processed, robot.joint_names)
+    robot_filter = (f"the robot's first-order filter ({setup.torque_filter_time_constant_s:g} s) and "
+                    if setup.torque_filter_time_constant_s > 0.0 else "")
+    notes.append(f"regressor columns filtered like the torque: {robot_filter}the zero-phase Butterworth at "
+                 f"{config.processing.torque_cutoff_hz:g} Hz")
+    yb_all, tau_all = np.concatenate(yb_parts), np.concatenate(tau_parts)
+    timings["regressor"] = time.perf_counter() - t_mark
+
+    t_mark = time.perf_counter()
+    _say(progress, f"estimating {base.n_base} base parameters ({config.method.upper()}) from {len(tau_all)} samples")
+    ones = np.ones(robot.n_joints)
+    ols_system = estimation.reduce_system(yb_all, tau_all, ones)
+    unidentified = _unidentified(robot, base.independent, processed, ols_system, names, ones, config.processing, setup)
+    replaced = _replaced_by_stribeck(names, robot.joint_names, stribeck)
+    columns = np.array([j for j in range(len(names)) if names[j] not in unidentified and j not in replaced], dtype=int)
+    notes += list(unidentified.values())
+    if not len(columns):
+        raise DataError(f"the data identify none of the {len(names)} base parameters: "
+                        + "; ".join(unidentified.values()))
+    if tau_all.size <= len(columns):
+        raise DataError(f"{len(tau_all)} processed samples × {robot.n_joints} joints give {tau_all.size} equations "
+                        f"for {len(columns)} base parameters: record more (or longer) data")
+    if replaced:
+        notes.append(f"{[names[j] for j in sorted(replaced)]} replaced by the Stribeck friction of the sweeps")
+
+    weights, noise, weight_notes = _weights(config.method, processed, yb_parts, tau_parts, ols_system, columns,
+                                            config.processing)
+    notes += weight_notes
+    if config.method == "wls":
+        row_weights = np.concatenate([np.repeat(w, len(t), axis=0) for w, t in zip(weights, tau_parts, strict=True)])
+        system = estimation.reduce_system(yb_all, tau_all, row_weights)
+    else:
+        system = ols_system
+    fit = estimation.fit_columns(system, columns)
+    values, rsd = np.full(len(names), np.nan), np.full(len(names), np.nan)
+    values[columns], rsd[columns] = fit.values, fit.rsd_percent
+    timings["estimation"] = time.perf_counter() - t_mark
+
+    t_mark = time.perf_counter()
+    _say(progress, "essential parameters: iterative elimination")
+    essential = estimation.essential_parameters(
+        system, columns, config.essential_value_threshold, config.essential_rsd_threshold_percent
+    )
+    timings["essential"] = time.perf_counter() - t_mark
+
+    essential_set = ParameterSet(
+        tuple(names[j] for j in essential.fit.columns), essential.fit.values, essential.fit.rsd_percent
+    )
+    essential_values = np.zeros(len(names))
+    essential_values[essential.fit.columns] = essential.fit.values
+    predicted = {"base": predict_torque(yb_all, values), "essential": predict_torque(yb_all, essential_values)}
+    measured = np.concatenate([d.tau_nm for d in processed])
+    friction_all = measured - tau_all
+    timings["total"] = time.perf_counter() - t_start
+    metrics = Metrics(
+        condition_number=estimation.condition_number(yb_all, columns),
+        condition_number_scaled=estimation.condition_number(yb_all, columns, scaled=True),
+        n_samples=len(tau_all),
+        n_periods=tuple(d.n_periods for d in processed),
+        noise_var_nm2=tuple(None if v is None else list(map(float, v)) for v in noise),
+        joint_weights=tuple(list(map(float, w[0])) for w in weights),
+        residual_rms_nm={s: list(map(float, rms_error(tau_all, predicted[s]))) for s in PARAMETER_SETS},
+        residual_variance={"base": fit.residual_variance, "essential": essential.fit.residual_variance},
+        rsd_filter_factor=max(
+            estimation.rsd_filter_factor(1.0 / float(d.t_s[1] - d.t_s[0]), config.processing.torque_cutoff_hz,
+                                         config.processing.filter_order) for d in processed
+        ),
+        sources=tuple(rec.source for rec in recordings),
+        notes=tuple(notes),
+        timings_s={k: round(v, 4) for k, v in timings.items()},
+    )
+    _say(progress, f"identified {len(columns)} of {len(names)} base parameters, {len(essential_set.names)} essential; "
+                   f"cond(Yb) = {metrics.condition_number:.4g}")
+    return Identification(
+        setup=setup,
+        friction_terms=robot.friction,
+        columns=base.independent,
+        base=ParameterSet(names, values, rsd),
+        base_expressions=base.expressions,
+        unidentified=unidentified,
+        essential=essential_set,
+        eliminated=tuple(names[j] for j in essential.eliminated),
+        friction=_friction(names, robot.joint_names, values, stribeck, stribeck_rms),
+        metrics=metrics,
+        config=config,
+        traces=Traces(_concatenated_times([d.t_s for d in processed]), measured,
+                      {s: predicted[s] + friction_all for s in PARAMETER_SETS}),
+    )
+
+
+def _concatenated_times(times: Sequence[np.ndarray]) -> np.ndarray:
+    """One time axis for several recordings, each continuing where the previous one ended."""
+    out, offset = [], 0.0
+    for t in times:
+        shifted = t - t[0] + offset
+        out.append(shifted)
+        offset = shifted[-1] + (t[1] - t[0] if len(t) > 1 else 0.0)
+    return np.concatenate(out)
+
+
+def _unidentified(robot, independent, processed, system, names, weights, processing, setup) -> dict[str, str]:
+    """Base parameters the data do not identify, with the reason (estimation.unexcited_reasons).
+
+    When a joint does not move, its noisy derivatives would make columns look independent that carry no
+    information; the rank test then runs on the same samples with that joint held exactly still.
+    """
+    q_all = np.concatenate([d.q_rad for d in processed])
+    dq_all = np.concatenate([d.dq_rad_s for d in processed])
+    ddq_all = np.concatenate([d.ddq_rad_s2 for d in processed])
+    static = estimation.static_joints(q_all)
+    if static.any():
+        parts = []
+        for data in processed:
+            yb = regressor(robot, *_sanitised_motion(data, static))[..., independent]
+            parts.append(torque_side(yb, data, processing, setup.torque_filter_time_constant_s))
+        yb_static = np.concatenate(parts)
+        system = estimation.reduce_system(yb_static, np.zeros(yb_static.shape[:2]), weights)
+    reasons = estimation.unexcited_reasons(system, names, q_all, dq_all, ddq_all)
+    return {names[j]: reason for j, reason in sorted(reasons.items())}
+
+
+def _replaced_by_stribeck(names: Sequence[str], joint_names: Sequence[str], stribeck: np.ndarray | None) -> set[int]:
+    """Base-parameter indices of the viscous and Coulomb terms of joints with a Stribeck model."""
+    if stribeck is None:
+        return set()
+    fitted = [j + 1 for j in range(len(joint_names)) if not np.isnan(stribeck[j]).any()]
+    wanted = {f"{term}{j}" for j in fitted for term in ("FV", "FC")}
+    return {i for i, name in enumerate(names) if name in wanted}
+
+
+def _weights(method, processed, yb_parts, tau_parts, ols_system, columns, processing):
+    """Per-recording (1, n) WLS weights 1/σ² of the torque each sample carries (normalised), noise estimates,
+    and notes. Periodic data: σ² = period-to-period variance / number of periods (seed 004), times the share
+    of white noise the torque low-pass keeps; otherwise the per-joint variance of the (filtered) OLS residual
+    (the two-step MLE of seed 001). Both are then variances of the filtered torque, comparable across
+    recordings."""
+    n = tau_parts[0].shape[1]
+    noise = [d.noise_var_nm2 for d in processed]
+    if method == "ols":
+        return [np.ones((1, n)) for _ in processed], noise, ["OLS: every joint weighted equally"]
+    ols_values = None
+    variances, sources = [], []
+    for data, yb, tau in zip(processed, yb_parts, tau_parts, strict=True):
+        if data.noise_var_nm2 is not None and data.n_periods >= 2 and np.all(data.noise_var_nm2 > 0.0):
+            fs_hz = 1.0 / float(data.t_s[1] - data.t_s[0])
+            kept = estimation.rsd_filter_factor(fs_hz, processing.torque_cutoff_hz, processing.filter_order) ** -2
+            variances.append(np.asarray(data.noise_var_nm2) / data.n_periods * kept)
+            sources.append("period-to-period scatter / periods, times the share the torque filter keeps")
+        else:
+            if ols_values is None:
+                ols_values = np.zeros(yb.shape[-1])
+                ols_values[columns] = estimation.fit_columns(ols_system, columns).values
+            variances.append(np.maximum(estimation.residual_noise_variance(yb, tau, ols_values), 1e-12))
+            sources.append("OLS residual")
+    inverse = [1.0 / v for v in variances]
+    mean = float(np.mean(np.concatenate(inverse)))
+    weights = [(w / mean)[None, :] for w in inverse]
+    notes = [f"WLS weights per joint {np.array2string(w[0], precision=3)} from the {s}" for w, s in
+             zip(weights, sources, strict=True)]
+    return weights, noise, notes
+
+
+def _friction(names, joint_names, values, stribeck, stribeck_rms) -> Friction:
+    index = {name: i for i, name in enumerate(names)}
+
+    def term(prefix: str) -> np.ndarray:
+        return np.array([values[index[f"{prefix}{j}"]] if f"{prefix}{j}" in index else np.nan
+                         for j in range(1, len(joint_names) + 1)])
+
+    return Friction(tuple(joint_names), term("FV"), term("FC"), term("FO"), stribeck, stribeck_rms)
+
+
+def measured_reference(rec: Recording, data: ProcessedData) -> np.ndarray:
+    """The recorded torque at the processed samples, without the processing's low-pass filter: averaged over
+    the same periods for periodic data (seed 000 eq. 11), the samples themselves otherwise."""
+    def at(times: np.ndarray) -> np.ndarray:
+        return np.column_stack([np.interp(times, rec.t_s, rec.tau_nm[:, j]) for j in range(rec.tau_nm.shape[1])])
+
+    if data.n_periods == 0:
+        return at(data.t_s)
+    period_s = rec.period_s if rec.period_s is not None else detect_period(rec.t_s, rec.q_rad)
+    return np.mean([at(data.t_s + m * period_s) for m in range(data.n_periods)], axis=0)
+
+
+def validate(
+    result: Identification,
+    recordings: Sequence[Recording],
+    config: EstimatorConfig | None = None,
+    progress: Progress = None,
+) -> Validation:
+    """Torque prediction errors and momentum-observer residuals of each parameter set on other recordings."""
+    if not recordings:
+        raise DataError("no recording to validate on")
+    config = config or result.config
+    setup = result.setup
+    robot = setup.model(result.friction_terms)
+    values = {s: result.parameter_values(s) for s in PARAMETER_SETS}
+    measured, filtered, times, notes = [], [], [], []
+    predicted: dict[str, list[np.ndarray]] = {s: [] for s in PARAMETER_SETS}
+    smoothed: dict[str, list[np.ndarray]] = {s: [] for s in PARAMETER_SETS}
+    residuals: dict[str, list[np.ndarray]] = {s: [] for s in PARAMETER_SETS}
+    for i, rec in enumerate(recordings, 1):
+        _check_joints(rec, robot.joint_names)
+        _say(progress, f"validation {i}/{len(recordings)}: processing {rec.source}")
+        data = process(rec, config.processing)
+        notes += [f"{rec.source}: {note}" for note in data.notes]
+        _say(progress, f"validation {i}/{len(recordings)}: regressors of {len(data.t_s)} samples")
+        yb = robot_filtered(
+            regressor(robot, data.q_rad, data.dq_rad_s, data.ddq_rad_s2)[..., result.columns], data,
+            setup.torque_filter_time_constant_s,
+        )
+        friction = _stribeck_model_torque(result.friction.stribeck, data.dq_rad_s)
+        reference = measured_reference(rec, data)
+        yp, yn = momentum_regressors(robot, result.columns, data.q_rad, data.dq_rad_s)
+        for s in PARAMETER_SETS:
+            predicted[s].append(predict_torque(yb, values[s]) + robot_filtered(friction, data,
+                                                                              setup.torque_filter_time_constant_s))
+            smoothed[s].append(torque_side(predicted[s][-1], data, config.processing, 0.0))
+            momentum = robot_filtered(yp @ values[s], data, setup.torque_filter_time_constant_s)
+            model_input = robot_filtered(yn @ values[s] - friction, data, setup.torque_filter_time_constant_s)
+            residuals[s].append(momentum_observer(data.t_s, reference, momentum, model_input, config.observer_gain_1_s))
+        measured.append(reference)
+        filtered.append(data.tau_nm)
+        times.append(data.t_s)
+    measured_all, filtered_all = np.concatenate(measured), np.concatenate(filtered)
+    pred = {s: np.concatenate(predicted[s]) for s in PARAMETER_SETS}
+    res = {s: np.concatenate(residuals[s]) for s in PARAMETER_SETS}
+    return Validation(
+        joint_names=robot.joint_names,
+        sources=tuple(rec.source for rec in recordings),
+        rms_nm={s: rms_error(measured_all, pred[s]) for s in PARAMETER_SETS},
+        rms_filtered_nm={s: rms_error(filtered_all, np.concatenate(smoothed[s])) for s in PARAMETER_SETS},
+        total_rms_nm={s: total_rms_error(measured_all, pred[s]) for s in PARAMETER_SETS},
+        correlation={s: correlation(measured_all, pred[s]) for s in PARAMETER_SETS},
+        torque_rms_nm=np.sqrt(np.mean(measured_all**2, axis=0)),
+        observer_max_nm={s: np.max(np.abs(res[s]), axis=0) for s in PARAMETER_SETS},
+        collision_threshold_nm={s: collision_thresholds(res[s], config.collision_safety_factor)
+                                for s in PARAMETER_SETS},
+        observer_gain_1_s=config.observer_gain_1_s,
+        collision_safety_factor=config.collision_safety_factor,
+        notes=tuple(notes),
+        traces=Traces(_concatenated_times(times), measured_all, pred, res),
+    )

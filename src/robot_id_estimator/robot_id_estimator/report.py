@@ -1,0 +1,222 @@
+"""Report directories: torque plots per joint, RSD bar chart, parameter tables (CSV) and a Markdown summary.
+
+Figures are drawn with matplotlib's object API on the Agg canvas (no display, no pyplot state).
+"""
+
+from __future__ import annotations
+
+import csv
+import pathlib
+from collections.abc import Callable
+
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from robot_id_estimator.results import Identification, Traces, Validation
+
+MAX_PLOT_POINTS = 20_000
+"""Longer traces are thinned to about this many points per line (every k-th sample)."""
+
+COLOURS = {"measured": "black", "base": "tab:blue", "essential": "tab:red"}
+
+
+def _save(fig: Figure, path: pathlib.Path) -> str:
+    FigureCanvasAgg(fig)
+    fig.savefig(path, dpi=100)
+    return path.name
+
+
+def _fmt(x: float, digits: int = 4) -> str:
+    return "–" if x is None or not np.isfinite(x) else f"{x:.{digits}g}"
+
+
+def plot_torques(traces: Traces, joint_names: tuple[str, ...], out_dir: pathlib.Path, title: str) -> list[str]:
+    """One PNG per joint: measured and predicted torque over time, and the prediction errors below."""
+    step = max(1, len(traces.t_s) // MAX_PLOT_POINTS)
+    t = traces.t_s[::step]
+    files = []
+    for j, name in enumerate(joint_names):
+        fig = Figure(figsize=(10, 5.5))
+        top, bottom = fig.subplots(2, 1, sharex=True, gridspec_kw={"height_ratios": [2, 1]})
+        top.plot(t, traces.measured_nm[::step, j], color=COLOURS["measured"], lw=1.0, label="measured")
+        for s, tau in traces.predicted_nm.items():
+            top.plot(t, tau[::step, j], color=COLOURS.get(s), lw=0.9, ls="--", label=f"predicted ({s})")
+            bottom.plot(t, traces.measured_nm[::step, j] - tau[::step, j], color=COLOURS.get(s), lw=0.7, label=s)
+        top.set_ylabel("torque [Nm]")
+        top.set_title(f"{title}: {name}")
+        top.legend(loc="upper right", fontsize=8)
+        bottom.set_ylabel("measured − predicted [Nm]")
+        bottom.set_xlabel("time [s]")
+        bottom.grid(alpha=0.3)
+        fig.tight_layout()
+        files.append(_save(fig, out_dir / f"torque_{name}.png"))
+    return files
+
+
+def plot_rsd(result: Identification, path: pathlib.Path) -> str:
+    """Bar chart of the base parameters' RSD (log scale), essential ones in red, the RSD threshold dashed."""
+    rsd = result.base.rsd_percent
+    essential = set(result.essential.names)
+    shown = np.where(np.isfinite(rsd), np.maximum(rsd, 1e-3), np.nan)
+    fig = Figure(figsize=(max(8.0, 0.18 * len(rsd)), 4.5))
+    ax = fig.subplots()
+    colours = [COLOURS["essential"] if name in essential else "tab:gray" for name in result.base.names]
+    ax.bar(np.arange(len(rsd)), shown, color=colours)
+    ax.set_yscale("log")
+    ax.axhline(result.config.essential_rsd_threshold_percent, color="k", ls="--", lw=0.8,
+               label=f"{result.config.essential_rsd_threshold_percent:g} % threshold")
+    ax.set_xticks(np.arange(len(rsd)), result.base.names, rotation=90, fontsize=6)
+    ax.set_ylabel("RSD [%] (seed 000 eq. 7)")
+    ax.set_title("Base parameters: red = essential, grey = eliminated or not identified")
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    return _save(fig, path)
+
+
+def plot_observer(traces: Traces, validation: Validation, path: pathlib.Path) -> str:
+    """Momentum-observer residual per joint with the collision thresholds (essential parameters)."""
+    n = len(validation.joint_names)
+    step = max(1, len(traces.t_s) // MAX_PLOT_POINTS)
+    fig = Figure(figsize=(10, 1.6 * n + 1))
+    axes = fig.subplots(n, 1, sharex=True, squeeze=False)[:, 0]
+    for j, ax in enumerate(axes):
+        for s, r in traces.observer_nm.items():
+            ax.plot(traces.t_s[::step], r[::step, j], color=COLOURS.get(s), lw=0.8, label=s)
+        threshold = validation.collision_threshold_nm["essential"][j]
+        ax.axhline(threshold, color="k", ls="--", lw=0.7)
+        ax.axhline(-threshold, color="k", ls="--", lw=0.7)
+        ax.set_ylabel(f"r {validation.joint_names[j]}\n[Nm]", fontsize=8)
+    axes[0].legend(loc="upper right", fontsize=8)
+    axes[0].set_title(f"Momentum-observer residual (K_O = {validation.observer_gain_1_s:g} 1/s); dashed: "
+                      "collision threshold of the essential parameters")
+    axes[-1].set_xlabel("time [s]")
+    fig.tight_layout()
+    return _save(fig, path)
+
+
+def _table(header: list[str], rows: list[list[str]]) -> list[str]:
+    return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)] + ["| " + " | ".join(r) + " |" for r in rows]
+
+
+def write_parameter_csv(result: Identification, out_dir: pathlib.Path) -> list[str]:
+    """parameters_base.csv (name, value, RSD, essential, expression) and parameters_essential.csv."""
+    essential = dict(zip(result.essential.names, result.essential.values, strict=True))
+    with (out_dir / "parameters_base.csv").open("w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["name", "value", "rsd_percent", "essential", "expression"])
+        for name, value, rsd, expr in zip(result.base.names, result.base.values, result.base.rsd_percent,
+                                          result.base_expressions, strict=True):
+            writer.writerow([name, _fmt(value, 8), _fmt(rsd, 6), name in essential, expr])
+    with (out_dir / "parameters_essential.csv").open("w", newline="") as f:
+        writer = csv.writer(f)
+        writer.writerow(["name", "value", "rsd_percent"])
+        for name, value, rsd in zip(result.essential.names, result.essential.values, result.essential.rsd_percent,
+                                    strict=True):
+            writer.writerow([name, _fmt(value, 8), _fmt(rsd, 6)])
+    return ["parameters_base.csv", "parameters_essential.csv"]
+
+
+def write_identification_report(result: Identification, out_dir: str | pathlib.Path,
+                                progress: Callable[[str], None] | None = None) -> pathlib.Path:
+    """report.md with its figures and tables in `out_dir` (identification.json is written separately)."""
+    out = pathlib.Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    m, joints = result.metrics, result.setup.joint_names
+    if progress:
+        progress(f"report: figures in {out}")
+    torque_files = plot_torques(result.traces, joints, out, "identification data") if result.traces else []
+    rsd_file = plot_rsd(result, out / "rsd.png")
+    csv_files = write_parameter_csv(result, out)
+    essential = set(result.essential.names)
+    lines = [
+        f"# Identification of {result.setup.name}",
+        "",
+        f"- data: {', '.join(m.sources)}; {m.n_samples} processed samples; periods averaged: {list(m.n_periods)}",
+        f"- robot: `{result.setup.urdf_path}`, joints {list(joints)}, friction terms {list(result.friction_terms)}",
+        f"- estimator: {result.config.method.upper()}; cond(Yb) = {_fmt(m.condition_number)} "
+        f"(column-normalised {_fmt(m.condition_number_scaled)})",
+        f"- base parameters: {int(np.isfinite(result.base.values).sum())} of {len(result.base.names)} estimated; "
+        f"essential: {len(result.essential.names)} (eliminated in order: {', '.join(result.eliminated) or 'none'})",
+        "- result: [identification.json](identification.json); tables: "
+        + ", ".join(f"[{f}]({f})" for f in csv_files),
+        "",
+        "## Residual on the identification data",
+        "",
+        *_table(["joint", "RMS base [Nm]", "RMS essential [Nm]"],
+                [[name, _fmt(m.residual_rms_nm["base"][j]), _fmt(m.residual_rms_nm["essential"][j])]
+                 for j, name in enumerate(joints)]),
+        "",
+    ]
+    if result.unidentified:
+        lines += ["## Parameters the data do not identify", ""]
+        lines += [f"- {reason}" for reason in result.unidentified.values()] + [""]
+    f = result.friction
+    lines += ["## Friction", "", *_table(
+        ["joint", "viscous [Nm s/rad]", "Coulomb [Nm]", "offset [Nm]"],
+        [[name, _fmt(f.viscous_nm_s_rad[j]), _fmt(f.coulomb_nm[j]), _fmt(f.offset_nm[j])]
+         for j, name in enumerate(f.joint_names)])]
+    if f.stribeck is not None:
+        lines += ["", "Stribeck friction (seed 003 eq. 7), fitted to the sweeps:", "", *_table(
+            ["joint", "fv1", "fv2", "fv3", "fs", "fs1", "fc", "fc1", "fit RMS [Nm]"],
+            [[name, *(_fmt(c) for c in f.stribeck[j]), _fmt(f.stribeck_rms_nm[j])]
+             for j, name in enumerate(f.joint_names)])]
+    lines += ["", "## Figures", "", f"![RSD of the base parameters]({rsd_file})", ""]
+    lines += [f"![{name}]({file})" for name, file in zip(joints, torque_files, strict=True)]
+    lines += ["", "## Base parameters", "", *_table(
+        ["#", "name", "value", "RSD [%]", "essential", "definition"],
+        [[str(i + 1), name, _fmt(value, 6), _fmt(rsd, 3), "yes" if name in essential else "", expr]
+         for i, (name, value, rsd, expr) in enumerate(zip(result.base.names, result.base.values,
+                                                          result.base.rsd_percent, result.base_expressions,
+                                                          strict=True))])]
+    lines += ["", "## What was done to the data", ""] + [f"- {note}" for note in m.notes]
+    lines += ["", "Timings [s]: " + ", ".join(f"{k} {v:.3g}" for k, v in m.timings_s.items()), ""]
+    path = out / "report.md"
+    path.write_text("\n".join(lines))
+    return path
+
+
+def write_validation_report(validation: Validation, out_dir: str | pathlib.Path,
+                            progress: Callable[[str], None] | None = None) -> pathlib.Path:
+    """report.md with torque and observer figures in `out_dir` (validation.json is written separately)."""
+    out = pathlib.Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    if progress:
+        progress(f"report: figures in {out}")
+    v, joints = validation, validation.joint_names
+    torque_files = plot_torques(v.traces, joints, out, "validation data") if v.traces else []
+    observer_file = plot_observer(v.traces, v, out / "observer.png") if v.traces else None
+    sets = list(v.rms_nm)
+    lines = [
+        "# Validation",
+        "",
+        f"- data: {', '.join(v.sources)}; result: [validation.json](validation.json)",
+        "- RMS of measured − predicted torque; measured as recorded (averaged over periods for periodic data); "
+        "'filtered' compares with the low-pass filtered torque",
+        "",
+        *_table(
+            ["joint", "torque RMS [Nm]"] + [f"RMS {s} [Nm]" for s in sets] + [f"filtered {s}" for s in sets]
+            + [f"corr. {s}" for s in sets],
+            [[name, _fmt(v.torque_rms_nm[j])] + [_fmt(v.rms_nm[s][j]) for s in sets]
+             + [_fmt(v.rms_filtered_nm[s][j]) for s in sets] + [_fmt(v.correlation[s][j], 5) for s in sets]
+             for j, name in enumerate(joints)],
+        ),
+        "",
+        "Total RMS [Nm]: " + ", ".join(f"{s} {_fmt(v.total_rms_nm[s])}" for s in sets),
+        "",
+        f"## Momentum observer (seed 000 IV-F), K_O = {v.observer_gain_1_s:g} 1/s",
+        "",
+        f"Collision threshold = {v.collision_safety_factor:g} × the largest collision-free |r|.",
+        "",
+        *_table(["joint"] + [f"max r {s} [Nm]" for s in sets] + [f"threshold {s} [Nm]" for s in sets],
+                [[name] + [_fmt(v.observer_max_nm[s][j]) for s in sets]
+                 + [_fmt(v.collision_threshold_nm[s][j]) for s in sets] for j, name in enumerate(joints)]),
+        "",
+    ]
+    if observer_file:
+        lines += [f"![observer residual]({observer_file})", ""]
+    lines += [f"![{name}]({file})" for name, file in zip(joints, torque_files, strict=True)]
+    lines += ["", "## What was done to the data", ""] + [f"- {note}" for note in v.notes] + [""]
+    path = out / "report.md"
+    path.write_text("\n".join(lines))
+    return path

@@ -1,0 +1,311 @@
+"""Results that travel: the identified model (identification.json) and its validation (validation.json).
+
+identification.json holds `robot` (what is needed to rebuild the regressor), `base`, `essential`, `friction`,
+`metrics` and `config`; a later `physical` section fits beside them. Values that were not estimated are null.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import pathlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from robot_id_estimator.friction import STRIBECK_NAMES
+from robot_id_estimator.settings import ConfigError, EstimatorConfig, config_from_dict, config_to_dict
+from robot_id_model.robot_config import RobotConfig
+from robot_id_model.robot_model import RobotModel, load_robot_model
+
+FORMAT = "robot_id identification 1"
+VALIDATION_FORMAT = "robot_id validation 1"
+
+
+@dataclass(frozen=True)
+class RobotSetup:
+    """The arm as identified: URDF, joints, gravity and the torque filter of its driver."""
+
+    name: str
+    urdf_path: str
+    joint_names: tuple[str, ...]
+    gravity_m_s2: tuple[float, float, float] = (0.0, 0.0, -9.81)
+    torque_filter_time_constant_s: float = 0.0
+    """First-order filter the robot applies to measured torque before publishing (LBR); 0 = none."""
+
+    @classmethod
+    def from_config(cls, config: RobotConfig) -> RobotSetup:
+        return cls(config.robot, str(config.urdf_path), config.joint_names, config.gravity_m_s2,
+                   config.torque_filter_time_constant_s)
+
+    def model(self, friction: Sequence[str]) -> RobotModel:
+        return load_robot_model(self.urdf_path, self.joint_names, self.gravity_m_s2, friction)
+
+
+@dataclass(frozen=True)
+class ParameterSet:
+    """Named parameter values with their relative standard deviation (seed 000 eq. 7); NaN = not estimated."""
+
+    names: tuple[str, ...]
+    values: np.ndarray
+    rsd_percent: np.ndarray
+
+
+@dataclass(frozen=True)
+class Friction:
+    """Per-joint friction: the linear terms estimated with the rigid body, and Stribeck fits (seed 003 eq. 7)."""
+
+    joint_names: tuple[str, ...]
+    viscous_nm_s_rad: np.ndarray
+    coulomb_nm: np.ndarray
+    offset_nm: np.ndarray
+    stribeck: np.ndarray | None = None
+    """(n, 7) coefficients in STRIBECK_NAMES order, a NaN row for a joint without a sweep; None = no sweeps."""
+    stribeck_rms_nm: np.ndarray | None = None
+
+
+@dataclass(frozen=True)
+class Traces:
+    """Measured and predicted torque over time, for the report (not written to JSON)."""
+
+    t_s: np.ndarray
+    measured_nm: np.ndarray
+    predicted_nm: dict[str, np.ndarray]
+    observer_nm: dict[str, np.ndarray] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Metrics:
+    condition_number: float
+    """cond(Yb) of the identifiable columns, as the field reports it (seed 000 eq. 9)."""
+    condition_number_scaled: float
+    """cond of the column-normalised Yb, independent of units."""
+    n_samples: int
+    n_periods: tuple[int, ...]
+    noise_var_nm2: tuple[list[float] | None, ...]
+    joint_weights: tuple[list[float], ...]
+    residual_rms_nm: dict[str, list[float]]
+    residual_variance: dict[str, float]
+    rsd_filter_factor: float
+    """Eq. (7) treats the low-pass filtered residual as white and so understates standard deviations by about
+    this factor (estimation.rsd_filter_factor); multiply an RSD by it for one that includes the filter."""
+    sources: tuple[str, ...]
+    notes: tuple[str, ...]
+    timings_s: dict[str, float]
+
+
+@dataclass(frozen=True)
+class Identification:
+    setup: RobotSetup
+    friction_terms: tuple[str, ...]
+    columns: np.ndarray
+    """Indices in π of the base parameters' regressor columns (robot_id_model.BaseParameters.independent)."""
+    base: ParameterSet
+    base_expressions: tuple[str, ...]
+    unidentified: dict[str, str]
+    """Base parameters the data do not identify, with the reason."""
+    essential: ParameterSet
+    eliminated: tuple[str, ...]
+    friction: Friction
+    metrics: Metrics
+    config: EstimatorConfig
+    traces: Traces | None = None
+
+    def parameter_values(self, parameter_set: str) -> np.ndarray:
+        """Values over the base parameters for 'base' or 'essential' (eliminated and unestimated = 0)."""
+        if parameter_set == "base":
+            return np.nan_to_num(self.base.values, nan=0.0)
+        if parameter_set == "essential":
+            values = np.zeros(len(self.base.names))
+            index = {name: i for i, name in enumerate(self.base.names)}
+            values[[index[name] for name in self.essential.names]] = self.essential.values
+            return values
+        raise ValueError(f"unknown parameter set '{parameter_set}'; known: base, essential")
+
+
+@dataclass(frozen=True)
+class Validation:
+    joint_names: tuple[str, ...]
+    sources: tuple[str, ...]
+    rms_nm: dict[str, np.ndarray]
+    """Per-joint RMS of measured − predicted torque, measured as recorded (period-averaged when periodic)."""
+    rms_filtered_nm: dict[str, np.ndarray]
+    """The same against the low-pass filtered torque of the processing."""
+    total_rms_nm: dict[str, float]
+    correlation: dict[str, np.ndarray]
+    torque_rms_nm: np.ndarray
+    """RMS of the measured torque per joint, the scale of the errors."""
+    observer_max_nm: dict[str, np.ndarray]
+    collision_threshold_nm: dict[str, np.ndarray]
+    observer_gain_1_s: float
+    collision_safety_factor: float
+    notes: tuple[str, ...]
+    traces: Traces | None = None
+
+
+def _list(x: np.ndarray | Sequence[float]) -> list[float | None]:
+    """JSON list with null for NaN/inf."""
+    return [float(v) if math.isfinite(v) else None for v in np.asarray(x, dtype=float).ravel()]
+
+
+def _number(x: float) -> float | None:
+    """JSON number, null for NaN/inf (a condition number of a rank-deficient regressor, say)."""
+    return float(x) if math.isfinite(x) else None
+
+
+def _float(x: float | None) -> float:
+    return math.nan if x is None else float(x)
+
+
+def _array(x: list | None) -> np.ndarray:
+    return np.array([math.nan if v is None else v for v in x], dtype=float)
+
+
+def _parameter_set(p: ParameterSet) -> dict:
+    return {"names": list(p.names), "values": _list(p.values), "rsd_percent": _list(p.rsd_percent)}
+
+
+def identification_to_dict(result: Identification) -> dict:
+    s, f, m = result.setup, result.friction, result.metrics
+    friction = {
+        "joint_names": list(f.joint_names),
+        "viscous_nm_s_rad": _list(f.viscous_nm_s_rad),
+        "coulomb_nm": _list(f.coulomb_nm),
+        "offset_nm": _list(f.offset_nm),
+        "stribeck": None,
+    }
+    if f.stribeck is not None:
+        friction["stribeck"] = {
+            "coefficient_names": list(STRIBECK_NAMES),
+            "coefficients": [None if np.isnan(row).all() else _list(row) for row in f.stribeck],
+            "rms_nm": _list(f.stribeck_rms_nm),
+        }
+    return {
+        "format": FORMAT,
+        "robot": {
+            "name": s.name,
+            "urdf": s.urdf_path,
+            "joint_names": list(s.joint_names),
+            "gravity_m_s2": list(s.gravity_m_s2),
+            "torque_filter_time_constant_s": s.torque_filter_time_constant_s,
+            "friction_terms": list(result.friction_terms),
+        },
+        "base": {
+            **_parameter_set(result.base),
+            "expressions": list(result.base_expressions),
+            "columns": [int(c) for c in result.columns],
+            "unidentified": dict(result.unidentified),
+        },
+        "essential": {**_parameter_set(result.essential), "eliminated": list(result.eliminated)},
+        "friction": friction,
+        "metrics": {
+            "condition_number": _number(m.condition_number),
+            "condition_number_scaled": _number(m.condition_number_scaled),
+            "n_samples": m.n_samples,
+            "n_periods": list(m.n_periods),
+            "noise_var_nm2": [None if v is None else _list(v) for v in m.noise_var_nm2],
+            "joint_weights": [_list(w) for w in m.joint_weights],
+            "residual_rms_nm": {k: _list(v) for k, v in m.residual_rms_nm.items()},
+            "residual_variance": {k: _number(v) for k, v in m.residual_variance.items()},
+            "rsd_filter_factor": _number(m.rsd_filter_factor),
+            "sources": list(m.sources),
+            "notes": list(m.notes),
+            "timings_s": dict(m.timings_s),
+        },
+        "config": config_to_dict(result.config),
+    }
+
+
+def identification_from_dict(raw: dict, label: str = "identification") -> Identification:
+    """Inverse of identification_to_dict; raises ConfigError naming what is missing."""
+    if raw.get("format") != FORMAT:
+        raise ConfigError(f"{label}: not a robot_id identification (format {raw.get('format')!r}, expected {FORMAT!r})")
+    try:
+        r, b, e, f, m = (raw[key] for key in ("robot", "base", "essential", "friction", "metrics"))
+        stribeck = f.get("stribeck")
+        n = len(r["joint_names"])
+        friction = Friction(
+            tuple(f["joint_names"]), _array(f["viscous_nm_s_rad"]), _array(f["coulomb_nm"]), _array(f["offset_nm"]),
+            None if stribeck is None else np.array(
+                [_array(c) if c is not None else np.full(len(STRIBECK_NAMES), np.nan) for c in stribeck["coefficients"]]
+            ).reshape(n, len(STRIBECK_NAMES)),
+            None if stribeck is None else _array(stribeck["rms_nm"]),
+        )
+        return Identification(
+            setup=RobotSetup(r["name"], r["urdf"], tuple(r["joint_names"]), tuple(r["gravity_m_s2"]),
+                             float(r["torque_filter_time_constant_s"])),
+            friction_terms=tuple(r["friction_terms"]),
+            columns=np.array(b["columns"], dtype=int),
+            base=ParameterSet(tuple(b["names"]), _array(b["values"]), _array(b["rsd_percent"])),
+            base_expressions=tuple(b["expressions"]),
+            unidentified=dict(b["unidentified"]),
+            essential=ParameterSet(tuple(e["names"]), _array(e["values"]), _array(e["rsd_percent"])),
+            eliminated=tuple(e["eliminated"]),
+            friction=friction,
+            metrics=Metrics(
+                condition_number=_float(m["condition_number"]),
+                condition_number_scaled=_float(m["condition_number_scaled"]),
+                n_samples=m["n_samples"],
+                n_periods=tuple(m["n_periods"]),
+                noise_var_nm2=tuple(m["noise_var_nm2"]),
+                joint_weights=tuple(m["joint_weights"]),
+                residual_rms_nm=m["residual_rms_nm"],
+                residual_variance={k: _float(v) for k, v in m["residual_variance"].items()},
+                rsd_filter_factor=_float(m["rsd_filter_factor"]),
+                sources=tuple(m["sources"]),
+                notes=tuple(m["notes"]),
+                timings_s=m["timings_s"],
+            ),
+            config=config_from_dict(raw.get("config") or {}, f"{label}: config"),
+        )
+    except (KeyError, TypeError, ValueError) as err:
+        if isinstance(err, ConfigError):
+            raise
+        raise ConfigError(f"{label}: missing or malformed entry {err}") from None
+
+
+def write_identification(result: Identification, path: str | pathlib.Path) -> pathlib.Path:
+    path = pathlib.Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(identification_to_dict(result), indent=1, allow_nan=False) + "\n")
+    return path
+
+
+def read_identification(path: str | pathlib.Path) -> Identification:
+    path = pathlib.Path(path)
+    if not path.is_file():
+        raise ConfigError(f"identification result not found: {path}")
+    try:
+        raw = json.loads(path.read_text())
+    except json.JSONDecodeError as err:
+        raise ConfigError(f"{path}: not valid JSON ({err})") from None
+    return identification_from_dict(raw, str(path))
+
+
+def validation_to_dict(v: Validation) -> dict:
+    sets = list(v.rms_nm)
+    return {
+        "format": VALIDATION_FORMAT,
+        "joint_names": list(v.joint_names),
+        "sources": list(v.sources),
+        "rms_nm": {k: _list(v.rms_nm[k]) for k in sets},
+        "rms_filtered_nm": {k: _list(v.rms_filtered_nm[k]) for k in sets},
+        "total_rms_nm": {k: _number(v.total_rms_nm[k]) for k in sets},
+        "correlation": {k: _list(v.correlation[k]) for k in sets},
+        "torque_rms_nm": _list(v.torque_rms_nm),
+        "momentum_observer": {
+            "gain_1_s": v.observer_gain_1_s,
+            "safety_factor": v.collision_safety_factor,
+            "max_residual_nm": {k: _list(v.observer_max_nm[k]) for k in sets},
+            "collision_threshold_nm": {k: _list(v.collision_threshold_nm[k]) for k in sets},
+        },
+        "notes": list(v.notes),
+    }
+
+
+def write_validation(v: Validation, path: str | pathlib.Path) -> pathlib.Path:
+    path = pathlib.Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(validation_to_dict(v), indent=1, allow_nan=False) + "\n")
+    return path

@@ -1,0 +1,109 @@
+"""Estimator settings: one typed config, read from YAML (`config/estimator.yaml` shows every key)."""
+
+from __future__ import annotations
+
+import dataclasses
+import pathlib
+from dataclasses import dataclass, field
+
+import yaml
+
+from robot_id_estimator.processing import ProcessingConfig
+from robot_id_model.robot_model import DEFAULT_FRICTION, FRICTION_TERMS
+
+METHODS = ("wls", "ols")
+
+
+class ConfigError(ValueError):
+    """An estimator config that cannot be used, with the reason."""
+
+
+@dataclass(frozen=True)
+class EstimatorConfig:
+    """Processing, estimation and validation settings with the seed papers' defaults."""
+
+    processing: ProcessingConfig = field(default_factory=ProcessingConfig)
+    friction: tuple[str, ...] = DEFAULT_FRICTION
+    """Friction terms of the linear model, from FV (viscous), FC (Coulomb), FO (offset), IA (rotor inertia)."""
+    method: str = "wls"
+    """"wls": weighted by per-joint torque noise (the MLE of seeds 001/004); "ols": seed 000 eq. (6)."""
+    essential_value_threshold: float = 0.01
+    essential_rsd_threshold_percent: float = 40.0
+    observer_gain_1_s: float = 50.0
+    """K_O of the momentum observer: its residual is the model error low-passed at this rate [1/s]."""
+    collision_safety_factor: float = 1.2
+    """Collision threshold = this × the largest collision-free observer residual (seed 000 IV-F)."""
+
+    def __post_init__(self) -> None:
+        wrong = []
+        if self.method not in METHODS:
+            wrong.append(f"method '{self.method}' is not one of {METHODS}")
+        unknown = [t for t in self.friction if t not in FRICTION_TERMS]
+        if unknown or len(set(self.friction)) != len(self.friction):
+            wrong.append(f"friction terms must be distinct, from {FRICTION_TERMS}; got {list(self.friction)}")
+        for name in ("essential_value_threshold", "essential_rsd_threshold_percent", "observer_gain_1_s"):
+            if not getattr(self, name) > 0.0:
+                wrong.append(f"{name} must be positive, got {getattr(self, name)}")
+        if not self.collision_safety_factor >= 1.0:
+            wrong.append(f"collision_safety_factor must be at least 1, got {self.collision_safety_factor}")
+        if wrong:
+            raise ConfigError("; ".join(wrong))
+
+
+_SECTIONS = {
+    "processing": [f.name for f in dataclasses.fields(ProcessingConfig)],
+    "estimation": ["friction", "method", "essential_value_threshold", "essential_rsd_threshold_percent"],
+    "validation": ["observer_gain_1_s", "collision_safety_factor"],
+}
+
+
+def config_to_dict(config: EstimatorConfig) -> dict:
+    """The YAML/JSON layout of a config: sections processing, estimation, validation."""
+    out = {"processing": dataclasses.asdict(config.processing)}
+    for section in ("estimation", "validation"):
+        out[section] = {key: getattr(config, key) for key in _SECTIONS[section]}
+    out["estimation"]["friction"] = list(config.friction)
+    return out
+
+
+def config_from_dict(raw: dict, label: str = "estimator config") -> EstimatorConfig:
+    """Inverse of config_to_dict; missing keys take their defaults, unknown keys are refused."""
+    if not isinstance(raw, dict):
+        raise ConfigError(f"{label}: expected a mapping with sections {list(_SECTIONS)}")
+    unknown = [key for key in raw if key not in _SECTIONS]
+    for section, keys in _SECTIONS.items():
+        values = raw.get(section) or {}
+        if not isinstance(values, dict):
+            raise ConfigError(f"{label}: section '{section}' must be a mapping")
+        unknown += [f"{section}.{key}" for key in values if key not in keys]
+    if unknown:
+        raise ConfigError(f"{label}: unknown keys {unknown}; known: {_SECTIONS}")
+    try:
+        processing = ProcessingConfig(**(raw.get("processing") or {}))
+        flat = {**(raw.get("estimation") or {}), **(raw.get("validation") or {})}
+        if "friction" in flat:
+            flat["friction"] = tuple(flat["friction"])
+        return EstimatorConfig(processing=processing, **flat)
+    except (TypeError, ValueError) as err:
+        raise ConfigError(f"{label}: {err}") from None
+
+
+def load_estimator_config(path: str | pathlib.Path) -> EstimatorConfig:
+    """Read an estimator config YAML."""
+    path = pathlib.Path(path)
+    if not path.is_file():
+        raise ConfigError(f"estimator config not found: {path}")
+    try:
+        raw = yaml.safe_load(path.read_text()) or {}
+    except yaml.YAMLError as err:
+        raise ConfigError(f"{path}: not valid YAML ({err})") from None
+    return config_from_dict(raw, str(path))
+
+
+def replace_config(config: EstimatorConfig, **overrides: object) -> EstimatorConfig:
+    """`config` with the overrides that are not None (command-line options)."""
+    given = {key: value for key, value in overrides.items() if value is not None}
+    try:
+        return dataclasses.replace(config, **given)
+    except ValueError as err:
+        raise ConfigError(str(err)) from None

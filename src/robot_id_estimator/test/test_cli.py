@@ -1,0 +1,174 @@
+"""The command line: identify and validate from CSV files, the result files, and one-line errors with exit 2."""
+
+import json
+import pathlib
+
+import numpy as np
+import pytest
+from estimator_synthetic import IIWA14, iiwa14_setup, simulated_recording, true_parameters
+
+from robot_id_estimator.__main__ import main
+from robot_id_estimator.recording import Recording
+from robot_id_estimator.results import read_identification, write_identification
+
+
+def write_csv(path: pathlib.Path, rec: Recording) -> pathlib.Path:
+    header = ["t"] + [f"q_{j}" for j in rec.joint_names] + [f"tau_{j}" for j in rec.joint_names]
+    np.savetxt(path, np.column_stack([rec.t_s, rec.q_rad, rec.tau_nm]), delimiter=",", header=",".join(header),
+               comments="", fmt="%.10g")
+    return path
+
+
+@pytest.fixture(scope="module")
+def files(tmp_path_factory):
+    """Identification data (6 periods of 10 s, noise) with messy rows, validation data, and their CLI run."""
+    tmp = tmp_path_factory.mktemp("cli")
+    setup = iiwa14_setup()
+    robot = setup.model(("FV", "FC", "FO"))
+    pi = true_parameters(robot)
+    ident = simulated_recording(robot, setup, pi, 6, tau_noise_nm=0.1)
+    rows = np.column_stack([ident.t_s, ident.q_rad, ident.tau_nm])
+    rows = np.insert(rows, [500, 501, 7000], rows[[499, 500, 6999]], axis=0)  # three duplicate rows
+    header = ["t"] + [f"q_{j}" for j in robot.joint_names] + [f"tau_{j}" for j in robot.joint_names]
+    np.savetxt(tmp / "ident.csv", rows, delimiter=",", header=",".join(header), comments="", fmt="%.10g")
+    write_csv(tmp / "val.csv", simulated_recording(robot, setup, pi, 2, seed=7, tau_noise_nm=0.0, q_noise_rad=0.0))
+    out, out2 = tmp / "id", tmp / "val"
+    code_identify = main(["identify", "--robot", str(IIWA14), "--data", str(tmp / "ident.csv"), "--period", "10",
+                          "--out", str(out)])
+    code_validate = main(["validate", "--result", str(out / "identification.json"), "--data", str(tmp / "val.csv"),
+                          "--period", "10", "--out", str(out2)])
+    return tmp, out, out2, code_identify, code_validate, robot
+
+
+def test_identify_writes_identification_json_and_a_report(files):
+    _tmp, out, _, code, _, robot = files
+    assert code == 0
+    data = json.loads((out / "identification.json").read_text())
+    for key in ("base", "essential", "friction", "metrics"):
+        assert key in data
+    base = data["base"]
+    assert len(base["names"]) == len(base["values"]) == len(base["rsd_percent"]) == len(base["expressions"]) == 64
+    assert base["names"][0] == "ZZ1R" and base["expressions"][0].startswith("ZZ1 + ")
+    assert set(data["essential"]["names"]) <= set(base["names"])
+    assert len(data["essential"]["values"]) == len(data["essential"]["rsd_percent"]) == len(data["essential"]["names"])
+    assert data["friction"]["joint_names"] == list(robot.joint_names)
+    assert data["friction"]["coulomb_nm"][0] == pytest.approx(0.6, rel=0.05)
+    metrics = data["metrics"]
+    assert metrics["n_periods"] == [6]
+    assert 0 < metrics["condition_number"] < 500
+    assert any("dropped 3 duplicate rows" in note for note in metrics["notes"])
+    report = (out / "report.md").read_text()
+    torque_plots = [f"torque_{j}.png" for j in robot.joint_names]
+    for name in ["rsd.png", "parameters_base.csv", "identification.json", *torque_plots]:
+        assert (out / name).is_file() and f"({name})" in report
+
+
+def test_validate_writes_rms_per_joint_and_correlation(files):
+    _tmp, _, out2, _, code, robot = files
+    assert code == 0
+    data = json.loads((out2 / "validation.json").read_text())
+    assert data["joint_names"] == list(robot.joint_names)
+    torque_rms = np.array(data["torque_rms_nm"])
+    for parameter_set in ("base", "essential"):
+        assert len(data["rms_nm"][parameter_set]) == 7
+        assert np.all(np.array(data["rms_nm"][parameter_set]) < 0.01 * torque_rms)
+        assert np.all(np.array(data["correlation"][parameter_set]) > 0.999)
+        assert len(data["momentum_observer"]["collision_threshold_nm"][parameter_set]) == 7
+    report = (out2 / "report.md").read_text()
+    assert "(observer.png)" in report and (out2 / "observer.png").is_file()
+
+
+def test_identification_json_round_trip(files):
+    tmp, out, *_ = files
+    result = read_identification(out / "identification.json")
+    again = read_identification(write_identification(result, tmp / "again" / "identification.json"))
+    assert again.base.names == result.base.names
+    np.testing.assert_array_equal(again.base.values, result.base.values)
+    np.testing.assert_array_equal(again.essential.rsd_percent, result.essential.rsd_percent)
+    np.testing.assert_array_equal(again.columns, result.columns)
+    assert again.config == result.config
+    assert again.setup == result.setup
+    assert (tmp / "again" / "identification.json").read_text() == (out / "identification.json").read_text()
+
+
+def test_unestimated_values_are_null_in_json_and_nan_when_read(files, tmp_path):
+    _, out, *_ = files
+    data = json.loads((out / "identification.json").read_text())
+    data["base"]["values"][1] = None
+    (tmp_path / "r.json").write_text(json.dumps(data))
+    result = read_identification(tmp_path / "r.json")
+    assert np.isnan(result.base.values[1])
+    assert result.parameter_values("base")[1] == 0.0
+
+
+def _error(capsys) -> str:
+    err = capsys.readouterr().err.strip().splitlines()
+    assert "Traceback" not in "\n".join(err)
+    return err[-1]
+
+
+def test_a_long_run_of_nans_is_refused_with_column_and_samples(files, tmp_path, capsys):
+    tmp, *_ = files
+    lines = (tmp / "val.csv").read_text().splitlines()
+    header = lines[0].split(",")
+    column = header.index("q_lbr_A3")
+    for i in range(101, 161):  # 60 samples = 0.3 s at 200 Hz
+        fields = lines[i].split(",")
+        fields[column] = "nan"
+        lines[i] = ",".join(fields)
+    (tmp_path / "nan.csv").write_text("\n".join(lines) + "\n")
+    code = main(["identify", "--robot", str(IIWA14), "--data", str(tmp_path / "nan.csv"), "--out", str(tmp_path / "o")])
+    assert code == 2
+    message = _error(capsys)
+    assert message.startswith("error: ") and "q_lbr_A3" in message and "not finite for 60 samples" in message
+    assert not (tmp_path / "o" / "identification.json").exists()
+
+
+@pytest.mark.parametrize(
+    ("argv", "expected"),
+    [
+        (["identify", "--robot", "IIWA14", "--data", "missing.csv", "--out", "o"], "no such file"),
+        (["identify", "--robot", "nowhere/robot.yaml", "--data", "x.csv", "--out", "o"], "robot config not found"),
+        (["identify", "--robot", "IIWA14", "--joints", "A1", "--data", "x.csv", "--out", "o"], "--joints goes with"),
+        (["identify", "--robot", "IIWA14", "--data", "VAL", "--out", "o", "--config", "CONFIG"], "unknown keys"),
+        (["validate", "--result", "missing.json", "--data", "VAL", "--out", "o"], "identification result not found"),
+    ],
+)
+def test_bad_input_exits_2_with_one_line(files, tmp_path, capsys, argv, expected):
+    tmp, *_ = files
+    (tmp_path / "config.yaml").write_text("estimation:\n  methd: ols\n")
+    replace = {"IIWA14": str(IIWA14), "VAL": str(tmp / "val.csv"), "CONFIG": str(tmp_path / "config.yaml")}
+    argv = [replace.get(a, a) for a in argv]
+    argv = [str(tmp_path / a) if a in ("missing.csv", "o", "missing.json") else a for a in argv]
+    assert main(argv) == 2
+    message = _error(capsys)
+    assert message.startswith("error: ") and expected in message, message
+
+
+def test_joints_missing_from_the_data_or_the_urdf_are_named(files, tmp_path, capsys):
+    tmp, *_ = files
+    text = (tmp / "val.csv").read_text()
+    (tmp_path / "renamed.csv").write_text(text.replace("q_lbr_A7", "q_A7", 1).replace("tau_lbr_A7", "tau_A7", 1))
+    assert main(["identify", "--robot", str(IIWA14), "--data", str(tmp_path / "renamed.csv"),
+                 "--out", str(tmp_path / "o")]) == 2
+    message = _error(capsys)
+    assert "no joint named ['lbr_A7']" in message and "'A7'" in message
+    urdf = iiwa14_setup().urdf_path
+    assert main(["identify", "--urdf", urdf, "--joints", "lbr_A1,nope", "--data", str(tmp / "val.csv"),
+                 "--out", str(tmp_path / "o")]) == 2
+    assert "no movable joint named ['nope']" in _error(capsys)
+
+
+def test_the_shipped_estimator_config_holds_the_defaults():
+    from robot_id_estimator.settings import EstimatorConfig, load_estimator_config
+
+    shipped = pathlib.Path(__file__).resolve().parents[1] / "config" / "estimator.yaml"
+    assert load_estimator_config(shipped) == EstimatorConfig()
+
+
+def test_the_period_is_detected_when_not_given(files, tmp_path):
+    tmp, *_ = files
+    assert main(["identify", "--robot", str(IIWA14), "--data", str(tmp / "val.csv"), "--out", str(tmp_path)]) == 0
+    metrics = json.loads((tmp_path / "identification.json").read_text())["metrics"]
+    assert metrics["n_periods"] == [2]
+    assert any("detected a period of 10 s" in note for note in metrics["notes"])

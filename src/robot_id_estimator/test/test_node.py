@@ -1,0 +1,137 @@
+"""The estimator node on a bag written here: service call, recorder status, latched result, failures."""
+
+import threading
+import time
+
+import numpy as np
+import pytest
+import rclpy
+from estimator_synthetic import IIWA14, iiwa14_setup, simulated_recording, true_parameters
+from rclpy.executors import MultiThreadedExecutor
+from rclpy.parameter import Parameter
+from rclpy.qos import DurabilityPolicy, QoSProfile
+from rosbags.rosbag2 import Writer
+
+from robot_id_estimator.node import RESULT_TOPIC, SERVICE, STATUS_TOPIC, EstimatorNode
+from robot_id_estimator.recording import EXCITATION, JOINT_STATE, robot_id_typestore
+from robot_id_msgs.msg import IdentificationResult, RecordingStatus
+from robot_id_msgs.srv import IdentifyBag
+
+PERIOD_S = 10.0
+
+
+def write_bag(path, recording, robot_name: str) -> None:
+    """JointState messages of a simulated run on /lbr/joint_states and the trajectory description."""
+    store = robot_id_typestore()
+    types = store.types
+    start_ns = 1_700_000_000 * 10**9
+
+    def stamp(t_ns: int):
+        return types["builtin_interfaces/msg/Time"](sec=t_ns // 10**9, nanosec=t_ns % 10**9)
+
+    n = len(recording.joint_names)
+    with Writer(path, version=9) as writer:
+        states = writer.add_connection("/lbr/joint_states", JOINT_STATE, typestore=store)
+        description = writer.add_connection("/robot_id/excitation", EXCITATION, typestore=store)
+        traj = types[EXCITATION](
+            header=types["std_msgs/msg/Header"](stamp=stamp(start_ns), frame_id=""), robot=robot_name,
+            kind="fourier", joint_names=list(recording.joint_names), period_s=PERIOD_S,
+            base_frequency_hz=1.0 / PERIOD_S, harmonics=5, coefficients_a=np.zeros(5 * n),
+            coefficients_b=np.zeros(5 * n), offsets_rad=np.zeros(n), num_periods=3, start_time=stamp(0),
+        )
+        writer.write(description, start_ns, store.serialize_cdr(traj, EXCITATION))
+        for k, t in enumerate(recording.t_s):
+            t_ns = start_ns + round(t * 1e9)
+            msg = types[JOINT_STATE](
+                header=types["std_msgs/msg/Header"](stamp=stamp(t_ns), frame_id=""),
+                name=list(recording.joint_names), position=recording.q_rad[k],
+                velocity=np.zeros(n), effort=recording.tau_nm[k],
+            )
+            writer.write(states, t_ns, store.serialize_cdr(msg, JOINT_STATE))
+
+
+@pytest.fixture(scope="module")
+def bags(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("bags")
+    setup = iiwa14_setup()
+    robot = setup.model(("FV", "FC", "FO"))
+    pi = true_parameters(robot)
+    for name, seed in (("run_1", 1), ("run_2", 2)):
+        write_bag(tmp / name, simulated_recording(robot, setup, pi, 3, tau_noise_nm=0.1, noise_seed=seed), "iiwa14")
+    return tmp
+
+
+@pytest.fixture
+def ros():
+    """The estimator and a client node in their own context, spun by a background executor; yields the client."""
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    estimator = EstimatorNode(context=context, parameter_overrides=[Parameter("robot", value=str(IIWA14))])
+    client = rclpy.create_node("client", context=context)
+    executor = MultiThreadedExecutor(context=context)
+    executor.add_node(estimator)
+    executor.add_node(client)
+    spinner = threading.Thread(target=executor.spin, daemon=True)
+    spinner.start()
+    yield client
+    executor.shutdown()
+    spinner.join(timeout=10.0)
+    estimator.destroy_node()
+    client.destroy_node()
+    rclpy.shutdown(context=context)
+
+
+def _wait(done, timeout_s: float = 120.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while not done() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert done(), "timed out"
+
+
+def test_service_identifies_a_bag_and_publishes_the_result(ros, bags, tmp_path):
+    client = ros
+    received = []
+    latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+    client.create_subscription(IdentificationResult, RESULT_TOPIC, received.append, latched)
+    service = client.create_client(IdentifyBag, SERVICE)
+    _wait(service.service_is_ready, 30.0)
+    future = service.call_async(IdentifyBag.Request(bag_path=str(bags / "run_1"), output_dir=str(tmp_path / "id")))
+    _wait(future.done)
+    response = future.result()
+    assert response.success, response.message
+    result = response.result
+    assert result.robot == "iiwa14" and len(result.joint_names) == 7
+    assert len(result.base_names) == len(result.base_values) == len(result.base_rsd_percent) == 64
+    assert np.all(np.isfinite(result.base_values))
+    assert 0 < len(result.essential_names) <= 64
+    assert [f.coulomb_nm for f in result.friction] == pytest.approx(0.6 * np.linspace(1.0, 0.4, 7), rel=0.05)
+    assert 0.0 < result.condition_number < 500.0
+    assert result.output_dir == str(tmp_path / "id")
+    assert (tmp_path / "id" / "identification.json").is_file() and (tmp_path / "id" / "report.md").is_file()
+    _wait(lambda: received, 30.0)
+    assert received[-1].base_values == result.base_values
+
+
+def test_a_finished_recording_is_identified_once_and_a_bad_bag_is_refused(ros, bags):
+    client = ros
+    received = []
+    client.create_subscription(IdentificationResult, RESULT_TOPIC, received.append,
+                               QoSProfile(depth=5, durability=DurabilityPolicy.TRANSIENT_LOCAL))
+    status = client.create_publisher(RecordingStatus, STATUS_TOPIC, 10)
+    _wait(lambda: status.get_subscription_count() > 0, 30.0)
+    status.publish(RecordingStatus(bag_path=str(bags / "run_2"), periods_recorded=2, periods_expected=3))
+    for _ in range(2):  # finished twice: identified once
+        status.publish(RecordingStatus(bag_path=str(bags / "run_2"), periods_recorded=3, periods_expected=3,
+                                       finished=True))
+    out = bags / "run_2_identification"
+    _wait(lambda: any(m.output_dir == str(out) for m in received))
+    assert (out / "identification.json").is_file()
+    time.sleep(1.0)
+    assert sum(m.output_dir == str(out) for m in received) == 1
+
+    service = client.create_client(IdentifyBag, SERVICE)
+    _wait(service.service_is_ready, 30.0)
+    future = service.call_async(IdentifyBag.Request(bag_path=str(bags / "missing"), output_dir=""))
+    _wait(future.done)
+    assert not future.result().success
+    assert "missing" in future.result().message
