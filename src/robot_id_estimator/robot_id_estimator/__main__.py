@@ -19,6 +19,7 @@ from robot_id_estimator.recording import load_recording
 from robot_id_estimator.report import write_identification_report, write_validation_report
 from robot_id_estimator.results import RobotSetup, read_identification, write_identification, write_validation
 from robot_id_estimator.settings import METHODS, EstimatorConfig, load_estimator_config, replace_config
+from robot_id_estimator.urdf_export import write_identified_model
 from robot_id_model.robot_config import load_robot_config
 from robot_id_model.robot_model import load_robot_model
 
@@ -82,9 +83,16 @@ def _identify(args: argparse.Namespace, say) -> None:
           f"parameters, {len(result.essential.names)} essential; cond(Yb) = {m.condition_number:.4g}")
     for reason in result.unidentified.values():
         print(f"  not identified: {reason}")
-    print("residual RMS [Nm] base:      " + " ".join(f"{x:.3g}" for x in m.residual_rms_nm["base"]))
-    print("residual RMS [Nm] essential: " + " ".join(f"{x:.3g}" for x in m.residual_rms_nm["essential"]))
-    print(f"wrote {out / 'identification.json'} and {report}")
+    for s in result.parameter_sets:
+        print(f"residual RMS [Nm] {s + ':':<10} " + " ".join(f"{x:.3g}" for x in m.residual_rms_nm[s]))
+    written = [out / "identification.json", report]
+    if result.physical is not None:
+        p = result.physical
+        print(f"physical parameters ({p.method}, {p.wall_time_s:.3g} s): residual {p.residual_increase_percent:+.3g} % "
+              f"over the unconstrained {p.target} fit; "
+              + ("all constraints met" if not p.violations else f"violations: {'; '.join(p.violations)}"))
+        written += list(write_identified_model(result, out))
+    print("wrote " + ", ".join(str(path) for path in written))
 
 
 def _validate(args: argparse.Namespace, say) -> None:

@@ -2,8 +2,10 @@
 
 Subscribes /robot_id/recording_status (robot_id_msgs/RecordingStatus; a run is identified once, when
 `finished` is true), serves /robot_id/identify_bag (robot_id_msgs/IdentifyBag), and publishes every result on
-/robot_id/identification_result (robot_id_msgs/IdentificationResult, transient local). It writes the same
-files as `python -m robot_id_estimator identify`: identification.json and the report.
+/robot_id/identification_result (robot_id_msgs/IdentificationResult, transient local) and, when physical
+parameters were retrieved, the identified URDF on robot_description_identified (std_msgs/String, transient
+local). It writes the same files as `python -m robot_id_estimator identify`: identification.json, the report,
+identified.urdf and identified.yaml.
 """
 
 from __future__ import annotations
@@ -19,20 +21,23 @@ from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile
+from std_msgs.msg import String
 
 from robot_id_estimator.pipeline import identify
 from robot_id_estimator.recording import load_recording
 from robot_id_estimator.report import write_identification_report
 from robot_id_estimator.results import Identification, RobotSetup, write_identification
 from robot_id_estimator.settings import EstimatorConfig, load_estimator_config
+from robot_id_estimator.urdf_export import write_identified_model
 from robot_id_model.robot_config import load_robot_config
 from robot_id_model.robot_model import load_robot_model
-from robot_id_msgs.msg import IdentificationResult, JointFriction, RecordingStatus
+from robot_id_msgs.msg import IdentificationResult, JointFriction, LinkInertial, RecordingStatus
 from robot_id_msgs.srv import IdentifyBag
 
 STATUS_TOPIC = "/robot_id/recording_status"
 SERVICE = "/robot_id/identify_bag"
 RESULT_TOPIC = "/robot_id/identification_result"
+URDF_TOPIC = "robot_description_identified"
 
 
 def _floats(values: np.ndarray) -> list[float]:
@@ -61,6 +66,12 @@ def result_message(result: Identification, output_dir: str) -> IdentificationRes
         if f.stribeck is not None and not np.isnan(f.stribeck[j]).any():
             joint.stribeck_coefficients = [float(c) for c in f.stribeck[j]]
         msg.friction.append(joint)
+    if result.physical is not None:
+        for name, link in zip(result.physical.link_names, result.physical.links, strict=True):
+            i = link.inertia_com_kg_m2
+            msg.physical.append(LinkInertial(
+                link_name=name, mass_kg=float(link.mass_kg), com_m=_floats(link.com_m),
+                inertia_kg_m2=_floats([i[0, 0], i[0, 1], i[0, 2], i[1, 1], i[1, 2], i[2, 2]])))
     msg.condition_number = float(result.metrics.condition_number)
     return msg
 
@@ -89,6 +100,7 @@ class EstimatorNode(Node):
         group = ReentrantCallbackGroup()
         latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
         self.publisher = self.create_publisher(IdentificationResult, RESULT_TOPIC, latched)
+        self.urdf_publisher = self.create_publisher(String, URDF_TOPIC, latched)
         self.create_subscription(RecordingStatus, STATUS_TOPIC, self._on_status, 10, callback_group=group)
         self.create_service(IdentifyBag, SERVICE, self._on_request, callback_group=group)
         self.get_logger().info(f"estimator for {self.setup.name} ({len(self.setup.joint_names)} joints) ready")
@@ -120,9 +132,12 @@ class EstimatorNode(Node):
             result = identify([recording], self.setup, self.config, progress=self.get_logger().info)
             write_identification(result, out / "identification.json")
             write_identification_report(result, out)
+            urdf_path = write_identified_model(result, out)[0] if result.physical is not None else None
         msg = result_message(result, str(out))
         msg.header.stamp = self.get_clock().now().to_msg()
         self.publisher.publish(msg)
+        if urdf_path is not None:
+            self.urdf_publisher.publish(String(data=urdf_path.read_text()))
         summary = (f"{len(result.essential.names)} essential of {len(result.base.names)} base parameters, "
                    f"cond(Yb) = {result.metrics.condition_number:.4g}; wrote {out}")
         if result.unidentified:

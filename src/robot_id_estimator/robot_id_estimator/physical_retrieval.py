@@ -71,12 +71,15 @@ def default_bounds(
     total_mass_factor: tuple[float, float] = (0.8, 1.2),
     friction_upper: Sequence[float] | None = None,
     fixed_inertials: Sequence[np.ndarray | None] = (),
+    max_inertia_ratio: float | None = None,
+    max_off_diagonal_ratio: float | None = None,
+    orderings: Sequence[str] = (),
 ) -> PhysicalBounds:
     """Bounds around the nominal (URDF) model: masses and total mass scaled, CoM within a margin,
     inertia diagonal up to `inertia_factor` × the nominal link's largest principal moment (at least 0.01 kg m²).
 
-    The eq. (18) ratios are seed 000's (100 and 0.1) or twice the nominal model's worst ratio, whichever is
-    larger, so that the nominal model is always feasible (the iiwa CAD inertias have off-diagonal terms up
+    The eq. (18) ratios, unless given, are seed 000's (100 and 0.1) or twice the nominal model's worst ratio,
+    whichever is larger, so that the nominal model is always feasible (the iiwa CAD inertias have off-diagonal terms up
     to 0.4 of the smallest diagonal one). Friction: viscous and Coulomb in [0, 50], offset in ±50, rotor
     inertia in [0, 5].
     """
@@ -103,8 +106,9 @@ def default_bounds(
         total_mass_kg=(mass.sum() * total_mass_factor[0], mass.sum() * total_mass_factor[1]),
         friction_lower=lower,
         friction_upper=upper,
-        max_inertia_ratio=max(100.0, 2.0 * inertia_ratio),
-        max_off_diagonal_ratio=max(0.1, 2.0 * off_diagonal_ratio),
+        max_inertia_ratio=max_inertia_ratio or max(100.0, 2.0 * inertia_ratio),
+        max_off_diagonal_ratio=max_off_diagonal_ratio or max(0.1, 2.0 * off_diagonal_ratio),
+        orderings=tuple(orderings),
         fixed_inertials=tuple(fixed_inertials),
     )
 
@@ -512,10 +516,9 @@ def retrieve_lmi(
             h >= m * bounds.com_lower_m[j],
             h <= m * bounds.com_upper_m[j],
         ]
-        j0 = pseudo_inertia(pi0[cols])
         if regularizer == "entropic":
-            j0_inv = np.linalg.inv(j0)
-            divergence += -cp.log_det(j_link) + cp.trace(j0_inv @ j_link) - np.log(np.linalg.det(j0_inv)) - 4
+            j0_inv = np.linalg.inv(_positive_definite(pseudo_inertia(pi0[cols])))
+            divergence += -cp.log_det(j_link) + cp.trace(j0_inv @ j_link)  # Bregman divergence up to a constant
         else:
             divergence += cp.sum_squares(pi[cols] - pi0[cols]) / max(float(np.sum(pi0[cols] ** 2)), 1e-12)
     masses = pi[inertial_columns(robot)[:, 0]]
@@ -535,6 +538,13 @@ def retrieve_lmi(
     return _result(
         robot, f"lmi-{regularizer}", value, _residual_norm(problem, value), problem, violations, t0, 1, (note,)
     )
+
+
+def _positive_definite(j: np.ndarray, floor: float = 1e-3) -> np.ndarray:
+    """`j` with its eigenvalues raised to at least `floor` × the largest: a proper prior even when the URDF
+    link is not physically consistent (Franka's FER link 4)."""
+    values, vectors = np.linalg.eigh(j)
+    return (vectors * np.maximum(values, floor * values.max())) @ vectors.T
 
 
 def _pseudo_inertia_expr(pi: cp.Variable, cols: np.ndarray) -> cp.Expression:

@@ -17,6 +17,7 @@ import numpy as np
 
 from robot_id_estimator import estimation
 from robot_id_estimator.friction import MIN_POINTS, STRIBECK_NAMES, fit_stribeck, mirrored_friction, stribeck_torque
+from robot_id_estimator.physical_retrieval import default_bounds, retrieve_lmi, retrieve_multistart
 from robot_id_estimator.processing import (
     ProcessedData,
     ProcessingConfig,
@@ -32,11 +33,13 @@ from robot_id_estimator.results import (
     Identification,
     Metrics,
     ParameterSet,
+    Physical,
     RobotSetup,
     Traces,
     Validation,
 )
-from robot_id_estimator.settings import EstimatorConfig
+from robot_id_estimator.settings import EstimatorConfig, PhysicalConfig
+from robot_id_estimator.urdf_export import lumped_known_parts
 from robot_id_estimator.validation import (
     collision_thresholds,
     correlation,
@@ -46,8 +49,10 @@ from robot_id_estimator.validation import (
     rms_error,
     total_rms_error,
 )
-from robot_id_model.base_parameters import base_parameters
+from robot_id_model.base_parameters import BaseParameters, base_parameters
+from robot_id_model.parameters import parameter_names
 from robot_id_model.regressor import regressor
+from robot_id_model.robot_model import RobotModel
 
 Progress = Callable[[str], None] | None
 
@@ -55,7 +60,6 @@ FILTER_SETTLE_TIME_CONSTANTS = 20
 """A periodic signal runs through the robot's first-order torque filter for this many time constants before
 the kept period, so the result is its periodic steady state (transient below e^-20)."""
 
-PARAMETER_SETS = ("base", "essential")
 
 
 def _say(progress: Progress, text: str) -> None:
@@ -274,6 +278,16 @@ def identify(
     essential_values = np.zeros(len(names))
     essential_values[essential.fit.columns] = essential.fit.values
     predicted = {"base": predict_torque(yb_all, values), "essential": predict_torque(yb_all, essential_values)}
+
+    physical = None
+    if config.physical.method != "none":
+        t_mark = time.perf_counter()
+        target = essential.fit.columns if config.physical.target == "essential" else columns
+        _say(progress, f"physical parameters: {config.physical.method} on {len(target)} {config.physical.target} "
+                       "parameter columns")
+        physical = retrieve_physical(robot, base, setup, yb_all, tau_all, target, config.physical)
+        predicted["physical"] = predict_torque(yb_all, physical.base_values)
+        timings["physical"] = time.perf_counter() - t_mark
     measured = np.concatenate([d.tau_nm for d in processed])
     friction_all = measured - tau_all
     timings["total"] = time.perf_counter() - t_start
@@ -284,7 +298,7 @@ def identify(
         n_periods=tuple(d.n_periods for d in processed),
         noise_var_nm2=tuple(None if v is None else list(map(float, v)) for v in noise),
         joint_weights=tuple(list(map(float, w[0])) for w in weights),
-        residual_rms_nm={s: list(map(float, rms_error(tau_all, predicted[s]))) for s in PARAMETER_SETS},
+        residual_rms_nm={s: list(map(float, rms_error(tau_all, predicted[s]))) for s in predicted},
         residual_variance={"base": fit.residual_variance, "essential": essential.fit.residual_variance},
         rsd_filter_factor=max(
             estimation.rsd_filter_factor(1.0 / float(d.t_s[1] - d.t_s[0]), config.processing.torque_cutoff_hz,
@@ -309,7 +323,58 @@ def identify(
         metrics=metrics,
         config=config,
         traces=Traces(_concatenated_times([d.t_s for d in processed]), measured,
-                      {s: predicted[s] + friction_all for s in PARAMETER_SETS}),
+                      {s: predicted[s] + friction_all for s in predicted}),
+        physical=physical,
+    )
+
+
+def retrieve_physical(
+    robot: RobotModel,
+    base: BaseParameters,
+    setup: RobotSetup,
+    yb: np.ndarray,
+    tau_nm: np.ndarray,
+    target_columns: np.ndarray,
+    config: PhysicalConfig,
+) -> Physical:
+    """Physical parameters whose `target_columns` base parameters best explain τ (seed 000 eq. 15).
+
+    `yb` (K, n, b) and `tau_nm` (K, n) are the processed, filtered identification data. Links that carry known
+    fixed links (a gripper in the URDF) keep those parts' inertials; their own part is kept consistent too.
+    """
+    w = yb[:, :, target_columns].reshape(-1, len(target_columns))
+    tau = tau_nm.reshape(-1)
+    target_from_pi = base.beta_from_pi[target_columns]
+    with open(setup.urdf_path) as f:
+        lumped = lumped_known_parts(robot, f.read())
+    bounds = default_bounds(
+        robot,
+        mass_factor=config.mass_factor,
+        com_margin_m=config.com_margin_m,
+        inertia_factor=config.inertia_factor,
+        total_mass_factor=config.total_mass_factor,
+        fixed_inertials=lumped,
+        max_inertia_ratio=config.max_inertia_ratio,
+        max_off_diagonal_ratio=config.max_off_diagonal_ratio,
+        orderings=config.orderings,
+    )
+    if config.method == "lmi":
+        result = retrieve_lmi(robot, w, tau, target_from_pi, bounds, config.regularizer, config.regularizer_weight)
+    else:
+        result = retrieve_multistart(robot, w, tau, target_from_pi, bounds, config.starts, config.seed)
+    return Physical(
+        method=result.method,
+        link_names=robot.link_names,
+        links=result.links,
+        standard_names=tuple(parameter_names(robot)),
+        standard_values=result.pi,
+        base_values=base.values(result.pi),
+        residual_norm_nm=result.residual_norm_nm,
+        unconstrained_residual_norm_nm=result.unconstrained_residual_norm_nm,
+        target=config.target,
+        violations=result.violations,
+        wall_time_s=result.wall_time_s,
+        notes=result.notes,
     )
 
 
@@ -419,11 +484,12 @@ def validate(
     config = config or result.config
     setup = result.setup
     robot = setup.model(result.friction_terms)
-    values = {s: result.parameter_values(s) for s in PARAMETER_SETS}
+    sets = result.parameter_sets
+    values = {s: result.parameter_values(s) for s in sets}
     measured, filtered, times, notes = [], [], [], []
-    predicted: dict[str, list[np.ndarray]] = {s: [] for s in PARAMETER_SETS}
-    smoothed: dict[str, list[np.ndarray]] = {s: [] for s in PARAMETER_SETS}
-    residuals: dict[str, list[np.ndarray]] = {s: [] for s in PARAMETER_SETS}
+    predicted: dict[str, list[np.ndarray]] = {s: [] for s in sets}
+    smoothed: dict[str, list[np.ndarray]] = {s: [] for s in sets}
+    residuals: dict[str, list[np.ndarray]] = {s: [] for s in sets}
     for i, rec in enumerate(recordings, 1):
         _check_joints(rec, robot.joint_names)
         _say(progress, f"validation {i}/{len(recordings)}: processing {rec.source}")
@@ -437,7 +503,7 @@ def validate(
         friction = _stribeck_model_torque(result.friction.stribeck, data.dq_rad_s)
         reference = measured_reference(rec, data)
         yp, yn = momentum_regressors(robot, result.columns, data.q_rad, data.dq_rad_s)
-        for s in PARAMETER_SETS:
+        for s in sets:
             predicted[s].append(predict_torque(yb, values[s]) + robot_filtered(friction, data,
                                                                               setup.torque_filter_time_constant_s))
             smoothed[s].append(torque_side(predicted[s][-1], data, config.processing, 0.0))
@@ -448,19 +514,19 @@ def validate(
         filtered.append(data.tau_nm)
         times.append(data.t_s)
     measured_all, filtered_all = np.concatenate(measured), np.concatenate(filtered)
-    pred = {s: np.concatenate(predicted[s]) for s in PARAMETER_SETS}
-    res = {s: np.concatenate(residuals[s]) for s in PARAMETER_SETS}
+    pred = {s: np.concatenate(predicted[s]) for s in sets}
+    res = {s: np.concatenate(residuals[s]) for s in sets}
     return Validation(
         joint_names=robot.joint_names,
         sources=tuple(rec.source for rec in recordings),
-        rms_nm={s: rms_error(measured_all, pred[s]) for s in PARAMETER_SETS},
-        rms_filtered_nm={s: rms_error(filtered_all, np.concatenate(smoothed[s])) for s in PARAMETER_SETS},
-        total_rms_nm={s: total_rms_error(measured_all, pred[s]) for s in PARAMETER_SETS},
-        correlation={s: correlation(measured_all, pred[s]) for s in PARAMETER_SETS},
+        rms_nm={s: rms_error(measured_all, pred[s]) for s in sets},
+        rms_filtered_nm={s: rms_error(filtered_all, np.concatenate(smoothed[s])) for s in sets},
+        total_rms_nm={s: total_rms_error(measured_all, pred[s]) for s in sets},
+        correlation={s: correlation(measured_all, pred[s]) for s in sets},
         torque_rms_nm=np.sqrt(np.mean(measured_all**2, axis=0)),
-        observer_max_nm={s: np.max(np.abs(res[s]), axis=0) for s in PARAMETER_SETS},
+        observer_max_nm={s: np.max(np.abs(res[s]), axis=0) for s in sets},
         collision_threshold_nm={s: collision_thresholds(res[s], config.collision_safety_factor)
-                                for s in PARAMETER_SETS},
+                                for s in sets},
         observer_gain_1_s=config.observer_gain_1_s,
         collision_safety_factor=config.collision_safety_factor,
         notes=tuple(notes),

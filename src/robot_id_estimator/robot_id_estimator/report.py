@@ -18,7 +18,7 @@ from robot_id_estimator.results import Identification, Traces, Validation
 MAX_PLOT_POINTS = 20_000
 """Longer traces are thinned to about this many points per line (every k-th sample)."""
 
-COLOURS = {"measured": "black", "base": "tab:blue", "essential": "tab:red"}
+COLOURS = {"measured": "black", "base": "tab:blue", "essential": "tab:red", "physical": "tab:green"}
 
 
 def _save(fig: Figure, path: pathlib.Path) -> str:
@@ -143,11 +143,28 @@ def write_identification_report(result: Identification, out_dir: str | pathlib.P
         "",
         "## Residual on the identification data",
         "",
-        *_table(["joint", "RMS base [Nm]", "RMS essential [Nm]"],
-                [[name, _fmt(m.residual_rms_nm["base"][j]), _fmt(m.residual_rms_nm["essential"][j])]
+        *_table(["joint"] + [f"RMS {s} [Nm]" for s in result.parameter_sets],
+                [[name] + [_fmt(m.residual_rms_nm[s][j]) for s in result.parameter_sets]
                  for j, name in enumerate(joints)]),
         "",
     ]
+    if result.physical is not None:
+        p = result.physical
+        lines += [
+            "## Physical parameters", "",
+            f"- method {p.method} on the {p.target} parameters' columns, {p.wall_time_s:.3g} s; residual of eq. (15) "
+            f"{_fmt(p.residual_norm_nm)} Nm, {p.residual_increase_percent:+.3g} % over the unconstrained fit",
+            "- constraints: " + ("all met" if not p.violations else "; ".join(p.violations)),
+            "- model: [identified.urdf](identified.urdf), friction and uncertainties: "
+            "[identified.yaml](identified.yaml)",
+            "",
+            *_table(["link", "mass [kg]", "CoM [m]", "Ixx Ixy Ixz Iyy Iyz Izz about the CoM [kg m²]"],
+                    [[name, _fmt(link.mass_kg), " ".join(_fmt(c) for c in link.com_m),
+                      " ".join(_fmt(link.inertia_com_kg_m2[a, b]) for a, b in
+                               ((0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2)))]
+                     for name, link in zip(p.link_names, p.links, strict=True)]),
+            "",
+        ]
     if result.unidentified:
         lines += ["## Parameters the data do not identify", ""]
         lines += [f"- {reason}" for reason in result.unidentified.values()] + [""]

@@ -16,6 +16,7 @@ import numpy as np
 
 from robot_id_estimator.friction import STRIBECK_NAMES
 from robot_id_estimator.settings import ConfigError, EstimatorConfig, config_from_dict, config_to_dict
+from robot_id_model.physical import LinkInertial
 from robot_id_model.robot_config import RobotConfig
 from robot_id_model.robot_model import RobotModel, load_robot_model
 
@@ -96,6 +97,33 @@ class Metrics:
 
 
 @dataclass(frozen=True)
+class Physical:
+    """Physically consistent link parameters retrieved from the identified ones (seed 000 section III)."""
+
+    method: str
+    link_names: tuple[str, ...]
+    links: tuple[LinkInertial, ...]
+    """Bodies as pinocchio identifies them: an arm link with the fixed links it carries (a gripper)."""
+    standard_names: tuple[str, ...]
+    standard_values: np.ndarray
+    """π(µ̂) in robot_id_model's order, friction terms included."""
+    base_values: np.ndarray
+    """The base parameters of π(µ̂), over the base names."""
+    residual_norm_nm: float
+    """‖τ − W·E·π(µ̂)‖ of eq. (15) on the identification data."""
+    unconstrained_residual_norm_nm: float
+    """The same residual of the unconstrained least-squares fit of W."""
+    target: str
+    violations: tuple[str, ...]
+    wall_time_s: float
+    notes: tuple[str, ...]
+
+    @property
+    def residual_increase_percent(self) -> float:
+        return 100.0 * (self.residual_norm_nm / self.unconstrained_residual_norm_nm - 1.0)
+
+
+@dataclass(frozen=True)
 class Identification:
     setup: RobotSetup
     friction_terms: tuple[str, ...]
@@ -111,9 +139,15 @@ class Identification:
     metrics: Metrics
     config: EstimatorConfig
     traces: Traces | None = None
+    physical: Physical | None = None
+
+    @property
+    def parameter_sets(self) -> tuple[str, ...]:
+        """The parameter sets this result can predict with: base, essential and, if retrieved, physical."""
+        return ("base", "essential") + (("physical",) if self.physical is not None else ())
 
     def parameter_values(self, parameter_set: str) -> np.ndarray:
-        """Values over the base parameters for 'base' or 'essential' (eliminated and unestimated = 0)."""
+        """Values over the base parameters of one of parameter_sets (eliminated and unestimated = 0)."""
         if parameter_set == "base":
             return np.nan_to_num(self.base.values, nan=0.0)
         if parameter_set == "essential":
@@ -121,7 +155,9 @@ class Identification:
             index = {name: i for i, name in enumerate(self.base.names)}
             values[[index[name] for name in self.essential.names]] = self.essential.values
             return values
-        raise ValueError(f"unknown parameter set '{parameter_set}'; known: base, essential")
+        if parameter_set == "physical" and self.physical is not None:
+            return self.physical.base_values
+        raise ValueError(f"unknown parameter set '{parameter_set}'; known: {list(self.parameter_sets)}")
 
 
 @dataclass(frozen=True)
@@ -214,7 +250,52 @@ def identification_to_dict(result: Identification) -> dict:
             "timings_s": dict(m.timings_s),
         },
         "config": config_to_dict(result.config),
+        "physical": None if result.physical is None else _physical_to_dict(result.physical),
     }
+
+
+def _physical_to_dict(p: Physical) -> dict:
+    return {
+        "method": p.method,
+        "target": p.target,
+        "links": [
+            {
+                "link_name": name,
+                "mass_kg": link.mass_kg,
+                "com_m": _list(link.com_m),
+                "inertia_com_kg_m2": [_list(row) for row in link.inertia_com_kg_m2],
+            }
+            for name, link in zip(p.link_names, p.links, strict=True)
+        ],
+        "standard": {"names": list(p.standard_names), "values": _list(p.standard_values)},
+        "base_values": _list(p.base_values),
+        "residual_norm_nm": p.residual_norm_nm,
+        "unconstrained_residual_norm_nm": p.unconstrained_residual_norm_nm,
+        "residual_increase_percent": p.residual_increase_percent,
+        "violations": list(p.violations),
+        "wall_time_s": p.wall_time_s,
+        "notes": list(p.notes),
+    }
+
+
+def _physical_from_dict(raw: dict) -> Physical:
+    return Physical(
+        method=raw["method"],
+        link_names=tuple(link["link_name"] for link in raw["links"]),
+        links=tuple(
+            LinkInertial(float(link["mass_kg"]), _array(link["com_m"]), np.array(link["inertia_com_kg_m2"], float))
+            for link in raw["links"]
+        ),
+        standard_names=tuple(raw["standard"]["names"]),
+        standard_values=_array(raw["standard"]["values"]),
+        base_values=_array(raw["base_values"]),
+        residual_norm_nm=float(raw["residual_norm_nm"]),
+        unconstrained_residual_norm_nm=float(raw["unconstrained_residual_norm_nm"]),
+        target=raw["target"],
+        violations=tuple(raw["violations"]),
+        wall_time_s=float(raw["wall_time_s"]),
+        notes=tuple(raw["notes"]),
+    )
 
 
 def identification_from_dict(raw: dict, label: str = "identification") -> Identification:
@@ -258,6 +339,7 @@ def identification_from_dict(raw: dict, label: str = "identification") -> Identi
                 timings_s=m["timings_s"],
             ),
             config=config_from_dict(raw.get("config") or {}, f"{label}: config"),
+            physical=None if raw.get("physical") is None else _physical_from_dict(raw["physical"]),
         )
     except (KeyError, TypeError, ValueError) as err:
         if isinstance(err, ConfigError):

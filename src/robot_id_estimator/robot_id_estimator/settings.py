@@ -12,6 +12,55 @@ from robot_id_estimator.processing import ProcessingConfig
 from robot_id_model.robot_model import DEFAULT_FRICTION, FRICTION_TERMS
 
 METHODS = ("wls", "ols")
+PHYSICAL_METHODS = ("lmi", "multistart", "none")
+
+
+@dataclass(frozen=True)
+class PhysicalConfig:
+    """Retrieval of physically consistent link parameters (seed 000 section III) and its bounds."""
+
+    method: str = "lmi"
+    """"lmi": convex program on the pseudo-inertias (Wensing et al.), seconds; "multistart": seed 000's
+    multi-start of a constrained local solver (eqs. 15–18); "none": skip."""
+    target: str = "essential"
+    """Parameters whose regressor columns form the objective of eq. (15): "essential" or "base"."""
+    regularizer: str = "entropic"
+    """lmi: pull towards the URDF model, "entropic" (log-det divergence) or "euclidean"."""
+    regularizer_weight: float = 1e-4
+    starts: int = 16
+    """multistart: κ, the number of starts (one of them from the URDF model)."""
+    seed: int = 0
+    mass_factor: tuple[float, float] = (0.5, 2.0)
+    """Bounds of each link mass as factors of its URDF mass (eq. 16)."""
+    com_margin_m: float = 0.1
+    """Bounds of each CoM coordinate: URDF value ± this (eq. 16)."""
+    inertia_factor: float = 5.0
+    """Bound of each inertia diagonal: factor × the URDF link's largest principal moment (eq. 16)."""
+    total_mass_factor: tuple[float, float] = (0.8, 1.2)
+    """Range of the total arm mass as factors of the URDF total (eq. 17)."""
+    max_inertia_ratio: float | None = None
+    """Largest over smallest inertia diagonal (eq. 18); None: 100 or twice the URDF model's, if larger."""
+    max_off_diagonal_ratio: float | None = None
+    """Off-diagonal over smallest diagonal (eq. 18); None: 0.1 or twice the URDF model's, if larger."""
+    orderings: tuple[str, ...] = ()
+    """Robot-specific orderings such as "Izz3 <= Ixx3" (names m, cx, cy, cz, Ixx ... Izz, FV ... + joint)."""
+
+    def __post_init__(self) -> None:
+        wrong = []
+        if self.method not in PHYSICAL_METHODS:
+            wrong.append(f"physical method '{self.method}' is not one of {PHYSICAL_METHODS}")
+        if self.target not in ("essential", "base"):
+            wrong.append(f"physical target must be 'essential' or 'base', not '{self.target}'")
+        if self.regularizer not in ("entropic", "euclidean"):
+            wrong.append(f"regularizer must be 'entropic' or 'euclidean', not '{self.regularizer}'")
+        if self.starts < 1:
+            wrong.append(f"starts must be at least 1, got {self.starts}")
+        for name in ("mass_factor", "total_mass_factor"):
+            low, high = getattr(self, name)
+            if not 0.0 < low <= high:
+                wrong.append(f"{name} must be 0 < low <= high, got {getattr(self, name)}")
+        if wrong:
+            raise ConfigError("; ".join(wrong))
 
 
 class ConfigError(ValueError):
@@ -33,6 +82,7 @@ class EstimatorConfig:
     """K_O of the momentum observer: its residual is the model error low-passed at this rate [1/s]."""
     collision_safety_factor: float = 1.2
     """Collision threshold = this × the largest collision-free observer residual (seed 000 IV-F)."""
+    physical: PhysicalConfig = field(default_factory=PhysicalConfig)
 
     def __post_init__(self) -> None:
         wrong = []
@@ -54,6 +104,7 @@ _SECTIONS = {
     "processing": [f.name for f in dataclasses.fields(ProcessingConfig)],
     "estimation": ["friction", "method", "essential_value_threshold", "essential_rsd_threshold_percent"],
     "validation": ["observer_gain_1_s", "collision_safety_factor"],
+    "physical": [f.name for f in dataclasses.fields(PhysicalConfig)],
 }
 
 
@@ -63,6 +114,10 @@ def config_to_dict(config: EstimatorConfig) -> dict:
     for section in ("estimation", "validation"):
         out[section] = {key: getattr(config, key) for key in _SECTIONS[section]}
     out["estimation"]["friction"] = list(config.friction)
+    out["physical"] = {
+        key: list(value) if isinstance(value, tuple) else value
+        for key, value in dataclasses.asdict(config.physical).items()
+    }
     return out
 
 
@@ -80,10 +135,14 @@ def config_from_dict(raw: dict, label: str = "estimator config") -> EstimatorCon
         raise ConfigError(f"{label}: unknown keys {unknown}; known: {_SECTIONS}")
     try:
         processing = ProcessingConfig(**(raw.get("processing") or {}))
+        physical = {
+            key: tuple(value) if isinstance(value, list) else value
+            for key, value in (raw.get("physical") or {}).items()
+        }
         flat = {**(raw.get("estimation") or {}), **(raw.get("validation") or {})}
         if "friction" in flat:
             flat["friction"] = tuple(flat["friction"])
-        return EstimatorConfig(processing=processing, **flat)
+        return EstimatorConfig(processing=processing, physical=PhysicalConfig(**physical), **flat)
     except (TypeError, ValueError) as err:
         raise ConfigError(f"{label}: {err}") from None
 

@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import pathlib
 import re
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 
 import numpy as np
 import pinocchio as pin
+import yaml
 
+from robot_id_estimator.friction import STRIBECK_NAMES
+from robot_id_estimator.results import Identification
 from robot_id_model.parameters import inertial_columns, nominal_parameters
 from robot_id_model.physical import LinkInertial, link_from_standard, link_standard_parameters
 from robot_id_model.robot_model import RobotModel
@@ -112,3 +116,69 @@ def identified_urdf(
             dynamics = f'<dynamics damping="{_num(viscous)}" friction="{_num(coulomb)}"/>'
             text = _replace_child(text, "joint", joint, "dynamics", dynamics)
     return text
+
+
+def write_identified_model(result: Identification, out_dir: str | pathlib.Path) -> tuple[pathlib.Path, pathlib.Path]:
+    """identified.urdf (input URDF with the retrieved inertials and joint friction) and identified.yaml beside
+    it (friction model, base parameters with their uncertainty, retrieval figures). Needs result.physical."""
+    if result.physical is None:
+        raise ValueError("the identification has no physical parameters to export")
+    out = pathlib.Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    setup, physical = result.setup, result.physical
+    robot = setup.model(result.friction_terms)
+    urdf_text = pathlib.Path(setup.urdf_path).read_text()
+    pi = physical.standard_values
+    friction = dict(zip(physical.standard_names, pi, strict=True))
+    damping = None
+    if {"FV", "FC"} <= set(result.friction_terms):
+        damping = [(friction[f"FV{j}"], friction[f"FC{j}"]) for j in range(1, robot.n_joints + 1)]
+    urdf_path = out / "identified.urdf"
+    urdf_path.write_text(identified_urdf(urdf_text, robot, pi, lumped_known_parts(robot, urdf_text), damping))
+
+    f = result.friction
+    essential = set(result.essential.names)
+    model = {
+        "robot": setup.name,
+        "urdf": urdf_path.name,
+        "source_urdf": setup.urdf_path,
+        "joint_names": list(setup.joint_names),
+        "friction": {
+            name: {
+                "viscous_nm_s_rad": _plain(f.viscous_nm_s_rad[j]),
+                "coulomb_nm": _plain(f.coulomb_nm[j]),
+                "offset_nm": _plain(f.offset_nm[j]),
+                "stribeck": None if f.stribeck is None or np.isnan(f.stribeck[j]).all() else dict(
+                    zip(STRIBECK_NAMES, map(_plain, f.stribeck[j]), strict=True)
+                ),
+            }
+            for j, name in enumerate(f.joint_names)
+        },
+        "base_parameters": [
+            {"name": name, "value": _plain(value), "rsd_percent": _plain(rsd), "essential": name in essential,
+             "definition": expression}
+            for name, value, rsd, expression in zip(
+                result.base.names, result.base.values, result.base.rsd_percent, result.base_expressions, strict=True
+            )
+        ],
+        "uncertainty_note": (
+            "RSD of seed 000 eq. (7); it treats the low-pass filtered residual as white, multiply by "
+            f"rsd_filter_factor = {result.metrics.rsd_filter_factor:.3g} for a figure that includes the filter"
+        ),
+        "condition_number": _plain(result.metrics.condition_number),
+        "physical_retrieval": {
+            "method": physical.method,
+            "target": physical.target,
+            "residual_norm_nm": physical.residual_norm_nm,
+            "residual_increase_percent": physical.residual_increase_percent,
+            "violations": list(physical.violations),
+        },
+    }
+    yaml_path = out / "identified.yaml"
+    yaml_path.write_text(yaml.safe_dump(model, sort_keys=False, allow_unicode=True))
+    return urdf_path, yaml_path
+
+
+def _plain(x: float) -> float | None:
+    """A YAML number, None for NaN (not identified)."""
+    return float(x) if np.isfinite(x) else None

@@ -5,11 +5,13 @@ import pathlib
 
 import numpy as np
 import pytest
+import yaml
 from estimator_synthetic import IIWA14, iiwa14_setup, simulated_recording, true_parameters
 
 from robot_id_estimator.__main__ import main
 from robot_id_estimator.recording import Recording
 from robot_id_estimator.results import read_identification, write_identification
+from robot_id_model import load_robot_model
 
 
 def write_csv(path: pathlib.Path, rec: Recording) -> pathlib.Path:
@@ -69,13 +71,29 @@ def test_validate_writes_rms_per_joint_and_correlation(files):
     data = json.loads((out2 / "validation.json").read_text())
     assert data["joint_names"] == list(robot.joint_names)
     torque_rms = np.array(data["torque_rms_nm"])
-    for parameter_set in ("base", "essential"):
+    for parameter_set in ("base", "essential", "physical"):
         assert len(data["rms_nm"][parameter_set]) == 7
         assert np.all(np.array(data["rms_nm"][parameter_set]) < 0.01 * torque_rms)
         assert np.all(np.array(data["correlation"][parameter_set]) > 0.999)
         assert len(data["momentum_observer"]["collision_threshold_nm"][parameter_set]) == 7
     report = (out2 / "report.md").read_text()
     assert "(observer.png)" in report and (out2 / "observer.png").is_file()
+
+
+def test_identify_writes_the_identified_urdf_and_its_parameters(files):
+    _tmp, out, _, _, _, robot = files
+    data = json.loads((out / "identification.json").read_text())
+    physical = data["physical"]
+    assert physical["method"] == "lmi-entropic" and physical["violations"] == []
+    assert physical["residual_increase_percent"] < 2.0
+    reloaded = load_robot_model(out / "identified.urdf", robot.joint_names, friction=())
+    masses = [reloaded.model.inertias[j].mass for j in range(1, 8)]
+    assert masses == pytest.approx([link["mass_kg"] for link in physical["links"]], rel=1e-15)
+    model = yaml.safe_load((out / "identified.yaml").read_text())
+    assert model["urdf"] == "identified.urdf" and model["joint_names"] == list(robot.joint_names)
+    assert model["friction"]["lbr_A1"]["coulomb_nm"] == pytest.approx(0.6, rel=0.05)
+    assert {"name", "value", "rsd_percent", "essential", "definition"} <= set(model["base_parameters"][0])
+    assert "(identified.urdf)" in (out / "report.md").read_text()
 
 
 def test_identification_json_round_trip(files):
@@ -88,6 +106,8 @@ def test_identification_json_round_trip(files):
     np.testing.assert_array_equal(again.columns, result.columns)
     assert again.config == result.config
     assert again.setup == result.setup
+    np.testing.assert_array_equal(again.physical.standard_values, result.physical.standard_values)
+    np.testing.assert_array_equal(again.parameter_values("physical"), result.parameter_values("physical"))
     assert (tmp / "again" / "identification.json").read_text() == (out / "identification.json").read_text()
 
 

@@ -11,8 +11,9 @@ from rclpy.executors import MultiThreadedExecutor
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile
 from rosbags.rosbag2 import Writer
+from std_msgs.msg import String
 
-from robot_id_estimator.node import RESULT_TOPIC, SERVICE, STATUS_TOPIC, EstimatorNode
+from robot_id_estimator.node import RESULT_TOPIC, SERVICE, STATUS_TOPIC, URDF_TOPIC, EstimatorNode
 from robot_id_estimator.recording import EXCITATION, JOINT_STATE, robot_id_typestore
 from robot_id_msgs.msg import IdentificationResult, RecordingStatus
 from robot_id_msgs.srv import IdentifyBag
@@ -93,6 +94,8 @@ def test_service_identifies_a_bag_and_publishes_the_result(ros, bags, tmp_path):
     received = []
     latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
     client.create_subscription(IdentificationResult, RESULT_TOPIC, received.append, latched)
+    urdfs = []
+    client.create_subscription(String, URDF_TOPIC, urdfs.append, latched)
     service = client.create_client(IdentifyBag, SERVICE)
     _wait(service.service_is_ready, 30.0)
     future = service.call_async(IdentifyBag.Request(bag_path=str(bags / "run_1"), output_dir=str(tmp_path / "id")))
@@ -110,6 +113,11 @@ def test_service_identifies_a_bag_and_publishes_the_result(ros, bags, tmp_path):
     assert (tmp_path / "id" / "identification.json").is_file() and (tmp_path / "id" / "report.md").is_file()
     _wait(lambda: received, 30.0)
     assert received[-1].base_values == result.base_values
+    assert [link.link_name for link in result.physical] == [f"lbr_link_{j}" for j in range(1, 8)]
+    assert all(link.mass_kg > 0 for link in result.physical)
+    _wait(lambda: urdfs, 30.0)
+    assert urdfs[-1].data == (tmp_path / "id" / "identified.urdf").read_text()
+    assert f'<mass value="{result.physical[0].mass_kg!r}"/>' in urdfs[-1].data
 
 
 def test_a_finished_recording_is_identified_once_and_a_bad_bag_is_refused(ros, bags):

@@ -1,0 +1,78 @@
+"""Physical parameters through the whole pipeline (issue 5): noise-free ground truth, both methods."""
+
+import dataclasses
+
+import numpy as np
+import pytest
+from estimator_synthetic import fourier_motion, iiwa14_setup, simulated_recording, true_parameters
+
+from robot_id_estimator.physical_retrieval import default_bounds
+from robot_id_estimator.pipeline import identify, validate
+from robot_id_estimator.settings import EstimatorConfig, PhysicalConfig
+from robot_id_model import regressor
+from robot_id_model.parameters import inertial_columns
+from robot_id_model.physical import consistency_violations, pseudo_inertia
+
+
+@pytest.fixture(scope="module")
+def arm():
+    setup = iiwa14_setup()
+    robot = setup.model(("FV", "FC", "FO"))
+    pi = true_parameters(robot)
+    data = simulated_recording(robot, setup, pi, 4, tau_noise_nm=0.0, q_noise_rad=0.0)
+    return setup, robot, pi, data
+
+
+def _validation_error(robot, pi_true, result) -> np.ndarray:
+    """Per-joint torque RMS error of the physical parameters on a different trajectory, over its torque RMS."""
+    t = np.arange(0.0, 10.0, 0.005)
+    y = regressor(robot, *fourier_motion(robot, 10.0, 5, t, seed=7))
+    tau = y @ pi_true
+    error = y @ result.physical.standard_values - tau
+    return np.sqrt(np.mean(error**2, axis=0)) / np.sqrt(np.mean(tau**2, axis=0))
+
+
+@pytest.mark.parametrize("method", ["lmi", "multistart"])
+def test_noise_free_data_give_the_true_torques_from_consistent_links(arm, method):
+    setup, robot, pi, data = arm
+    config = EstimatorConfig(physical=PhysicalConfig(method=method, starts=2))
+    result = identify([data], setup, config)
+    physical = result.physical
+    assert physical.violations == ()
+    for name, link in zip(physical.link_names, physical.links, strict=True):
+        assert consistency_violations(link) == [], name
+    assert all(np.linalg.eigvalsh(pseudo_inertia(physical.standard_values[c]))[0] > 0
+               for c in inertial_columns(robot))
+    # noise-free: the unconstrained residual is ~0, so bound the residual by the torque it explains instead
+    tau_norm_one_period = np.linalg.norm(data.tau_nm) / np.sqrt(4)
+    assert physical.residual_norm_nm < 0.01 * tau_norm_one_period
+    assert np.all(_validation_error(robot, pi, result) < 0.01)
+
+
+def test_validate_reports_the_physical_set(arm):
+    setup, robot, pi, data = arm
+    result = identify([data], setup)
+    other = simulated_recording(robot, setup, pi, 2, seed=5, tau_noise_nm=0.0, q_noise_rad=0.0)
+    validation = validate(result, [other])
+    assert set(validation.rms_nm) == {"base", "essential", "physical"}
+    assert np.all(validation.rms_nm["physical"] < 0.01 * validation.torque_rms_nm)
+
+
+def test_bounds_from_the_config_bind(arm):
+    setup, robot, pi, data = arm
+    total = float(pi[inertial_columns(robot)[:, 0]].sum())
+    nominal_total = sum(default_bounds(robot).mass_upper_kg) / 2.0  # mass_factor (0.5, 2.0) around the URDF
+    assert total == pytest.approx(nominal_total, rel=1e-9)
+    config = EstimatorConfig(physical=PhysicalConfig(total_mass_factor=(0.5, 0.9)))
+    physical = identify([data], setup, config).physical
+    masses = physical.standard_values[inertial_columns(robot)[:, 0]]
+    assert masses.sum() == pytest.approx(0.9 * total, rel=1e-6)
+    assert physical.residual_increase_percent > 2.0
+    assert physical.violations == ()
+
+
+def test_the_physical_section_can_be_switched_off(arm):
+    setup, _robot, _pi, data = arm
+    config = dataclasses.replace(EstimatorConfig(), physical=PhysicalConfig(method="none"))
+    result = identify([data], setup, config)
+    assert result.physical is None and result.parameter_sets == ("base", "essential")
