@@ -12,9 +12,9 @@ Run from the repository root:  source env.sh && python benchmarks/estimator.py
 (without an installed workspace: PYTHONPATH=src/robot_id_estimator:src/robot_id_model:$PYTHONPATH).
 Ends with one line of JSON holding every figure.
 
-BLAS runs single-threaded (OPENBLAS_NUM_THREADS=1 unless set): on a 2-core machine shared with other work,
-OpenBLAS's threads spin against each other and the same QR takes ten times longer; the figure is reproducible
-this way, and the JSON records the setting.
+env.sh runs BLAS single-threaded (OPENBLAS_NUM_THREADS=1 unless set): on a 2-core machine shared with other
+work, OpenBLAS's threads spin against each other and the same QR takes ten times longer; the JSON records the
+setting.
 """
 
 from __future__ import annotations
@@ -22,65 +22,27 @@ from __future__ import annotations
 import json
 import os
 import pathlib
-import sys
 import tempfile
 import time
 
 import numpy as np
+from bench_data import PANDA_LOG, load_recording, panda_log_split, progress, robot_setup, simulated
 
 from robot_id_estimator.pipeline import identify, validate
-from robot_id_estimator.processing import ProcessingConfig, first_order_lowpass
-from robot_id_estimator.recording import Recording, load_recording
+from robot_id_estimator.processing import ProcessingConfig
 from robot_id_estimator.report import write_identification_report, write_validation_report
-from robot_id_estimator.results import RobotSetup, write_identification, write_validation
+from robot_id_estimator.results import write_identification, write_validation
 from robot_id_estimator.settings import EstimatorConfig
-from robot_id_model import load_robot_config, nominal_parameters, regressor
+from robot_id_model import nominal_parameters
 from robot_id_model.parameters import friction_columns
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
-CONFIGS = ROOT / "src" / "robot_id_bringup" / "config"
-PANDA_LOG = ROOT.parent / "shared" / "datasets" / "panda_gaz2019" / "panda_traj1_robot_log.csv"
 REFERENCE_OLS_NM = [0.32, 0.40, 0.28, 0.43, 0.12, 0.13, 0.06]
 REFERENCE_GAZ_NM = [0.41, 0.80, 0.35, 0.50, 0.17, 0.14, 0.07]
 
 
-def progress(text: str) -> None:
-    print(f"  … {text}", file=sys.stderr, flush=True)
-
-
-def fourier_run(robot, period_s: float, per_period: int, harmonics: int, seed: int):
-    """q, dq, ddq of one period of a random finite Fourier series (seed 000 eq. 8) inside 70 % of the joint
-    ranges and 60 % of the velocity limits."""
-    rng = np.random.default_rng(seed)
-    t = np.arange(per_period) * period_s / per_period
-    w, ls = 2.0 * np.pi / period_s, np.arange(1, harmonics + 1)
-    a, b = rng.normal(size=(2, robot.n_joints, harmonics)) / ls
-    phase = w * np.outer(t, ls)
-    q = np.sin(phase) @ (a / (w * ls)).T - np.cos(phase) @ (b / (w * ls)).T
-    dq = np.cos(phase) @ a.T + np.sin(phase) @ b.T
-    ddq = (-np.sin(phase) * w * ls) @ a.T + (np.cos(phase) * w * ls) @ b.T
-    lower, upper = robot.position_limits_rad
-    v_max = np.array([robot.model.velocityLimit[robot.model.joints[j].idx_v] for j in range(1, robot.model.njoints)])
-    scale = np.minimum(0.35 * (upper - lower) / np.abs(q).max(axis=0), 0.6 * v_max / np.abs(dq).max(axis=0))
-    return 0.5 * (lower + upper) + q * scale, dq * scale, ddq * scale
-
-
-def simulated(robot, setup, pi, n_periods: int, seed: int, noise_nm: float) -> Recording:
-    """n_periods of 20 s at 500 Hz with the torque the LBR publishes (its filter, then noise)."""
-    per_period, period_s = 10_000, 20.0
-    q, dq, ddq = fourier_run(robot, period_s, per_period, 5, seed)
-    tau = np.tile(regressor(robot, q, dq, ddq) @ pi, (n_periods + 1, 1))
-    tau = first_order_lowpass(tau, period_s / per_period, setup.torque_filter_time_constant_s)[per_period:]
-    rng = np.random.default_rng(seed + 100)
-    k = n_periods * per_period
-    return Recording(robot.joint_names, np.arange(k) * period_s / per_period,
-                     np.tile(q, (n_periods, 1)) + 1e-5 * rng.normal(size=(k, 7)),
-                     tau + noise_nm * rng.normal(size=(k, 7)), None, None, period_s, 5, f"simulated seed {seed}", ())
-
-
 def speed(tmp: pathlib.Path) -> dict:
     print("1. speed: iiwa14, 20 periods x 10 000 samples at 500 Hz, 7 joints")
-    setup = RobotSetup.from_config(load_robot_config(CONFIGS / "iiwa14.yaml"))
+    setup = robot_setup("iiwa14")
     robot = setup.model(("FV", "FC", "FO"))
     pi = nominal_parameters(robot)
     pi[friction_columns(robot)] = [0.4, 0.6, -0.15]
@@ -130,18 +92,12 @@ def speed(tmp: pathlib.Path) -> dict:
 
 def panda(tmp: pathlib.Path) -> dict:
     print("2. real data: Panda, Gaz et al. 2019 trajectory 1; identify on the first 70 %, validate on the last 30 %")
-    if not PANDA_LOG.is_file():
+    data = panda_log_split(tmp)
+    if data is None:
         print(f"   skipped: {PANDA_LOG} not found")
         return {"skipped": f"{PANDA_LOG} not found"}
-    raw = np.loadtxt(PANDA_LOG, delimiter=",", skiprows=1)
-    names = [f"fer_joint{i}" for i in range(1, 8)]
-    header = ",".join(["t"] + [f"q_{j}" for j in names] + [f"dq_{j}" for j in names] + [f"tau_{j}" for j in names])
-    split = int(0.7 * len(raw))
-    for name, rows in (("train", raw[:split]), ("validate", raw[split:])):
-        np.savetxt(tmp / f"panda_{name}.csv", rows, delimiter=",", header=header, comments="", fmt="%.9g")
-    setup = RobotSetup.from_config(load_robot_config(CONFIGS / "panda.yaml"))
-    train = load_recording(tmp / "panda_train.csv", names)
-    check = load_recording(tmp / "panda_validate.csv", names)
+    train, check = data
+    setup = robot_setup("panda")
     for note in train.repairs:
         print(f"   train data: {note}")
     # the source's processing: logged velocities, 4th-order Butterworth at 10 Hz on dq and ddq; the torque is
@@ -182,6 +138,4 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    if "OPENBLAS_NUM_THREADS" not in os.environ:  # numpy reads it at import: start again with it set
-        os.execve(sys.executable, [sys.executable, *sys.argv], {**os.environ, "OPENBLAS_NUM_THREADS": "1"})
     main()

@@ -292,34 +292,24 @@ def _sigma_basis() -> np.ndarray:
 _SIGMA_BASIS = _sigma_basis()
 
 
-def _minor_values_and_gradients(sigma: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """The 2×2 and 3×3 leading minors of Σ and their gradients with respect to Σ (adjugate rule)."""
-    m2 = sigma[0, 0] * sigma[1, 1] - sigma[0, 1] ** 2
-    d_m2 = np.zeros((3, 3))
-    d_m2[0, 0], d_m2[1, 1] = sigma[1, 1], sigma[0, 0]
-    d_m2[0, 1] = d_m2[1, 0] = -sigma[0, 1]
-    (a, b, c), (_, d, e), (_, _, f) = sigma  # symmetric: [[a, b, c], [b, d, e], [c, e, f]]
-    cofactor = np.array(
-        [
-            [d * f - e * e, c * e - b * f, b * e - c * d],
-            [c * e - b * f, a * f - c * c, b * c - a * e],
-            [b * e - c * d, b * c - a * e, a * d - b * b],
-        ]
-    )
-    det = a * cofactor[0, 0] + b * cofactor[0, 1] + c * cofactor[0, 2]
-    return np.array([m2, det]), np.array([d_m2, cofactor])
+def _smallest_eigen(sigma: np.ndarray) -> tuple[float, np.ndarray]:
+    """λ_min(Σ) and its gradient v·vᵀ with respect to Σ (v its unit eigenvector)."""
+    values, vectors = np.linalg.eigh(sigma)
+    v = vectors[:, 0]
+    return float(values[0]), np.outer(v, v)
 
 
-def _minors(robot: RobotModel, bounds: PhysicalBounds, mu: np.ndarray, scale: np.ndarray) -> np.ndarray:
-    """2×2 and 3×3 leading minors of each link's Σ (own part when something is lumped), scaled; all > 0.
+def _consistency(robot: RobotModel, bounds: PhysicalBounds, mu: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """λ_min(Σ)/scale per link (own part when something is lumped); ≥ 0 ⟺ positive-semidefinite Σ, i.e.
+    a consistent link (Σ ≻ 0 ⟺ the triangle inequalities ⟺ pseudo-inertia ≻ 0 for a positive mass).
 
-    With the eq. (18) triangle rows (Σxx ≥ 0) they make Σ, hence the pseudo-inertia, positive definite.
+    The smallest eigenvalue scales linearly with the inertia, which keeps SLSQP's linearisation good at the
+    boundary where real data push the solution (a cubic determinant made its subproblems incompatible).
     """
-    values = []
-    for j, cols in enumerate(inertial_columns(robot)):
-        minors, _ = _minor_values_and_gradients(_own_sigma(robot, bounds, mu, j, cols))
-        values += [minors[0] / scale[j] ** 2, minors[1] / scale[j] ** 3]
-    return np.array(values)
+    return np.array(
+        [_smallest_eigen(_own_sigma(robot, bounds, mu, j, cols))[0] / scale[j]
+         for j, cols in enumerate(inertial_columns(robot))]
+    )
 
 
 def _own_sigma(robot: RobotModel, bounds: PhysicalBounds, mu: np.ndarray, j: int, cols: np.ndarray) -> np.ndarray:
@@ -332,27 +322,23 @@ def _own_sigma(robot: RobotModel, bounds: PhysicalBounds, mu: np.ndarray, j: int
     return _sigma(np.array([i[0, 0], i[0, 1], i[0, 2], i[1, 1], i[1, 2], i[2, 2]]))
 
 
-def _minors_jacobian(robot: RobotModel, bounds: PhysicalBounds, mu: np.ndarray, scale: np.ndarray) -> np.ndarray:
-    """Jacobian of _minors: analytic through Σ; central differences for links with a lumped known part."""
-    jac = np.zeros((2 * robot.n_joints, len(mu)))
-    powers = np.array([2.0, 3.0])
+def _consistency_jacobian(robot: RobotModel, bounds: PhysicalBounds, mu: np.ndarray, scale: np.ndarray) -> np.ndarray:
+    """Jacobian of _consistency: analytic through Σ; central differences for links with a lumped known part."""
+    jac = np.zeros((robot.n_joints, len(mu)))
     for j, cols in enumerate(inertial_columns(robot)):
-        rows = slice(2 * j, 2 * j + 2)
         fixed = bounds.fixed_inertials[j] if j < len(bounds.fixed_inertials) else None
         if fixed is None:
-            _, grads = _minor_values_and_gradients(_sigma(mu[cols[4:10]]))
-            jac[rows, cols[4:10]] = np.einsum("mab,kab->mk", grads, _SIGMA_BASIS) / scale[j] ** powers[:, None]
+            _, grad = _smallest_eigen(_sigma(mu[cols[4:10]]))
+            jac[j, cols[4:10]] = np.einsum("ab,kab->k", grad, _SIGMA_BASIS) / scale[j]
             continue
         for col in cols:
             step = 1e-7 * max(1.0, abs(mu[col]))
             up, down = mu.copy(), mu.copy()
             up[col] += step
             down[col] -= step
-            diff = (
-                _minor_values_and_gradients(_own_sigma(robot, bounds, up, j, cols))[0]
-                - _minor_values_and_gradients(_own_sigma(robot, bounds, down, j, cols))[0]
-            )
-            jac[rows, col] = diff / (2 * step) / scale[j] ** powers
+            diff = (_smallest_eigen(_own_sigma(robot, bounds, up, j, cols))[0]
+                    - _smallest_eigen(_own_sigma(robot, bounds, down, j, cols))[0])
+            jac[j, col] = diff / (2 * step) / scale[j]
     return jac
 
 
@@ -384,29 +370,43 @@ def constraint_violations(robot: RobotModel, bounds: PhysicalBounds, pi: np.ndar
 # --- method 1: multi-start SLSQP (seed 000 Table 1) ---------------------------------------------------
 
 
+def _euclidean_weights(robot: RobotModel, pi0: np.ndarray) -> np.ndarray:
+    """Per-entry weights of D(π) = Σ_links ‖π_i − π0_i‖² / ‖π0_i‖² (inertial entries only)."""
+    weights = np.zeros(len(pi0))
+    for cols in inertial_columns(robot):
+        weights[cols] = 1.0 / max(float(np.sum(pi0[cols] ** 2)), 1e-12)
+    return weights
+
+
 def _local_solve(args: tuple) -> tuple[np.ndarray, float, bool]:
     """One SLSQP run in normalised variables x ∈ [0, 1] (µ = lower + span·x): units differ by orders of
-    magnitude (kg, m, kg m²) and SLSQP stalls without this scaling."""
-    robot, bounds, problem, mu0, max_iter = args
+    magnitude (kg, m, kg m²) and SLSQP stalls without this scaling.
+
+    Objective: ‖τ − Aπ(µ)‖²/‖τ‖² + weight·D(π, π_nominal) with the Euclidean D of retrieve_lmi, which keeps
+    directions the data do not see (eliminated parameters) at the URDF model instead of anywhere in the bounds.
+    """
+    robot, bounds, problem, mu0, max_iter, weight = args
     lower, upper = _box(robot, bounds)
     span = upper - lower
     g, h, _ = _linear_constraints(robot, bounds)
     scale = np.maximum(bounds.inertia_diag_upper_kg_m2, 1e-6)
     c_norm = problem.c if problem.c > 0 else 1.0
+    pi0 = nominal_parameters(robot)
+    d_weights = weight * _euclidean_weights(robot, pi0)
 
     def objective(x: np.ndarray) -> tuple[float, np.ndarray]:
         mu = lower + span * x
         pi = pi_from_mu(robot, mu)
-        grad_pi = 2.0 * (problem.q @ pi - problem.b)
-        value = pi @ problem.q @ pi - 2.0 * problem.b @ pi + problem.c
-        return value / c_norm, span * (_pi_jacobian(robot, mu).T @ grad_pi) / c_norm
+        grad_pi = 2.0 * (problem.q @ pi - problem.b) / c_norm + 2.0 * d_weights * (pi - pi0)
+        value = (pi @ problem.q @ pi - 2.0 * problem.b @ pi + problem.c) / c_norm + d_weights @ (pi - pi0) ** 2
+        return value, span * (_pi_jacobian(robot, mu).T @ grad_pi)
 
     constraints = [
         {"type": "ineq", "fun": lambda x: h - g @ (lower + span * x), "jac": lambda x: -g * span},
         {
             "type": "ineq",
-            "fun": lambda x: _minors(robot, bounds, lower + span * x, scale) - 1e-9,
-            "jac": lambda x: _minors_jacobian(robot, bounds, lower + span * x, scale) * span,
+            "fun": lambda x: _consistency(robot, bounds, lower + span * x, scale) - 1e-6,
+            "jac": lambda x: _consistency_jacobian(robot, bounds, lower + span * x, scale) * span,
         },
     ]
     result = scipy.optimize.minimize(
@@ -441,19 +441,23 @@ def retrieve_multistart(
     tau_nm: np.ndarray,
     target_from_pi: np.ndarray,
     bounds: PhysicalBounds,
-    starts: int = 16,
+    starts: int = 8,
     seed: int = 0,
     workers: int | None = None,
-    max_iter: int = 1000,
+    max_iter: int = 1500,
+    weight: float = 1e-4,
 ) -> RetrievalResult:
-    """Seed 000's retrieval: κ = `starts` random starts (one from the nominal model) of SLSQP, in parallel."""
+    """Seed 000's retrieval: κ = `starts` starts of SLSQP in parallel processes, with a Euclidean pull of
+    `weight` towards the URDF model. The starts are the convex solution (retrieve_lmi, Euclidean), the URDF
+    model, and random points in the bounds."""
     t0 = time.perf_counter()
     _linear_constraints(robot, bounds)  # refuses malformed orderings before any work starts
     problem = _reduce(w_target, tau_nm, target_from_pi)
     rng = np.random.default_rng(seed)
-    mu_nominal = mu_from_pi(robot, nominal_parameters(robot))
-    mu_starts = [mu_nominal] + [_random_start(robot, bounds, rng) for _ in range(starts - 1)]
-    jobs = [(robot, bounds, problem, mu0, max_iter) for mu0 in mu_starts]
+    convex = retrieve_lmi(robot, w_target, tau_nm, target_from_pi, bounds, "euclidean", weight)
+    mu_starts = [mu_from_pi(robot, convex.pi), mu_from_pi(robot, nominal_parameters(robot))]
+    mu_starts = (mu_starts + [_random_start(robot, bounds, rng) for _ in range(starts - 2)])[:starts]
+    jobs = [(robot, bounds, problem, mu0, max_iter, weight) for mu0 in mu_starts]
     workers = workers or min(len(jobs), os.cpu_count() or 1)
     results = []
     if workers > 1:
@@ -486,7 +490,7 @@ def retrieve_lmi(
     tau_nm: np.ndarray,
     target_from_pi: np.ndarray,
     bounds: PhysicalBounds,
-    regularizer: str = "entropic",
+    regularizer: str = "euclidean",
     weight: float = 1e-4,
     epsilon: float = 1e-6,
 ) -> RetrievalResult:
@@ -515,6 +519,8 @@ def retrieve_lmi(
             m <= bounds.mass_upper_kg[j],
             h >= m * bounds.com_lower_m[j],
             h <= m * bounds.com_upper_m[j],
+            # eq. (16) on the inertia about the CoM, through I_C,ii ≤ I_O,ii (sufficient, linear in π)
+            pi[cols[[4, 7, 9]]] <= bounds.inertia_diag_upper_kg_m2[j],
         ]
         if regularizer == "entropic":
             j0_inv = np.linalg.inv(_positive_definite(pseudo_inertia(pi0[cols])))

@@ -359,9 +359,11 @@ def retrieve_physical(
         orderings=config.orderings,
     )
     if config.method == "lmi":
-        result = retrieve_lmi(robot, w, tau, target_from_pi, bounds, config.regularizer, config.regularizer_weight)
+        result = retrieve_lmi(robot, w, tau, target_from_pi, bounds, config.regularizer,
+                              config.weight(config.regularizer))
     else:
-        result = retrieve_multistart(robot, w, tau, target_from_pi, bounds, config.starts, config.seed)
+        result = retrieve_multistart(robot, w, tau, target_from_pi, bounds, config.starts, config.seed,
+                                     weight=config.weight("euclidean"))
     return Physical(
         method=result.method,
         link_names=robot.link_names,

@@ -13,6 +13,7 @@ from robot_id_model.robot_model import DEFAULT_FRICTION, FRICTION_TERMS
 
 METHODS = ("wls", "ols")
 PHYSICAL_METHODS = ("lmi", "multistart", "none")
+DEFAULT_REGULARIZER_WEIGHTS = {"euclidean": 1e-4, "entropic": 1e-7}
 
 
 @dataclass(frozen=True)
@@ -24,11 +25,14 @@ class PhysicalConfig:
     multi-start of a constrained local solver (eqs. 15–18); "none": skip."""
     target: str = "essential"
     """Parameters whose regressor columns form the objective of eq. (15): "essential" or "base"."""
-    regularizer: str = "entropic"
-    """lmi: pull towards the URDF model, "entropic" (log-det divergence) or "euclidean"."""
-    regularizer_weight: float = 1e-4
-    starts: int = 16
-    """multistart: κ, the number of starts (one of them from the URDF model)."""
+    regularizer: str = "euclidean"
+    """lmi: pull towards the URDF model, "euclidean" (relative squared distance per link) or "entropic"
+    (log-det divergence of the pseudo-inertias). multistart always pulls with the Euclidean one."""
+    regularizer_weight: float | None = None
+    """Weight of the pull; None: 1e-4 (euclidean) or 1e-7 (entropic), which cost < 1 % of residual on the
+    simulated iiwa14 (benchmarks/physical.py)."""
+    starts: int = 8
+    """multistart: κ, the number of starts (the convex solution, the URDF model, random points)."""
     seed: int = 0
     mass_factor: tuple[float, float] = (0.5, 2.0)
     """Bounds of each link mass as factors of its URDF mass (eq. 16)."""
@@ -44,6 +48,12 @@ class PhysicalConfig:
     """Off-diagonal over smallest diagonal (eq. 18); None: 0.1 or twice the URDF model's, if larger."""
     orderings: tuple[str, ...] = ()
     """Robot-specific orderings such as "Izz3 <= Ixx3" (names m, cx, cy, cz, Ixx ... Izz, FV ... + joint)."""
+
+    def weight(self, regularizer: str) -> float:
+        """The pull weight of `regularizer`: the configured one if it is the chosen regularizer, else its default."""
+        if regularizer == self.regularizer and self.regularizer_weight is not None:
+            return self.regularizer_weight
+        return DEFAULT_REGULARIZER_WEIGHTS[regularizer]
 
     def __post_init__(self) -> None:
         wrong = []

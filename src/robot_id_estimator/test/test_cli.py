@@ -84,7 +84,7 @@ def test_identify_writes_the_identified_urdf_and_its_parameters(files):
     _tmp, out, _, _, _, robot = files
     data = json.loads((out / "identification.json").read_text())
     physical = data["physical"]
-    assert physical["method"] == "lmi-entropic" and physical["violations"] == []
+    assert physical["method"] == "lmi-euclidean" and physical["violations"] == []
     assert physical["residual_increase_percent"] < 2.0
     reloaded = load_robot_model(out / "identified.urdf", robot.joint_names, friction=())
     masses = [reloaded.model.inertias[j].mass for j in range(1, 8)]

@@ -1,0 +1,71 @@
+"""Data shared by the benchmarks: simulated periodic runs and the public Panda log (not a benchmark itself)."""
+
+from __future__ import annotations
+
+import pathlib
+import sys
+
+import numpy as np
+
+from robot_id_estimator.processing import first_order_lowpass
+from robot_id_estimator.recording import Recording, load_recording
+from robot_id_estimator.results import RobotSetup
+from robot_id_model import load_robot_config, regressor
+
+ROOT = pathlib.Path(__file__).resolve().parents[1]
+CONFIGS = ROOT / "src" / "robot_id_bringup" / "config"
+PANDA_LOG = ROOT.parent / "shared" / "datasets" / "panda_gaz2019" / "panda_traj1_robot_log.csv"
+PANDA_JOINTS = tuple(f"fer_joint{i}" for i in range(1, 8))
+
+
+def progress(text: str) -> None:
+    print(f"  … {text}", file=sys.stderr, flush=True)
+
+
+def robot_setup(name: str) -> RobotSetup:
+    return RobotSetup.from_config(load_robot_config(CONFIGS / f"{name}.yaml"))
+
+
+def fourier_run(robot, period_s: float, per_period: int, harmonics: int, seed: int):
+    """q, dq, ddq of one period of a random finite Fourier series (seed 000 eq. 8) inside 70 % of the joint
+    ranges and 60 % of the velocity limits."""
+    rng = np.random.default_rng(seed)
+    t = np.arange(per_period) * period_s / per_period
+    w, ls = 2.0 * np.pi / period_s, np.arange(1, harmonics + 1)
+    a, b = rng.normal(size=(2, robot.n_joints, harmonics)) / ls
+    phase = w * np.outer(t, ls)
+    q = np.sin(phase) @ (a / (w * ls)).T - np.cos(phase) @ (b / (w * ls)).T
+    dq = np.cos(phase) @ a.T + np.sin(phase) @ b.T
+    ddq = (-np.sin(phase) * w * ls) @ a.T + (np.cos(phase) * w * ls) @ b.T
+    lower, upper = robot.position_limits_rad
+    v_max = np.array([robot.model.velocityLimit[robot.model.joints[j].idx_v] for j in range(1, robot.model.njoints)])
+    scale = np.minimum(0.35 * (upper - lower) / np.abs(q).max(axis=0), 0.6 * v_max / np.abs(dq).max(axis=0))
+    return 0.5 * (lower + upper) + q * scale, dq * scale, ddq * scale
+
+
+def simulated(
+    robot, setup, pi, n_periods: int, seed: int, noise_nm: float, period_s: float = 20.0, per_period: int = 10_000
+) -> Recording:
+    """n_periods of a Fourier run (500 Hz by default) with the torque the robot publishes (its filter, then noise)."""
+    q, dq, ddq = fourier_run(robot, period_s, per_period, 5, seed)
+    tau = np.tile(regressor(robot, q, dq, ddq) @ pi, (n_periods + 1, 1))
+    tau = first_order_lowpass(tau, period_s / per_period, setup.torque_filter_time_constant_s)[per_period:]
+    rng = np.random.default_rng(seed + 100)
+    k = n_periods * per_period
+    n = robot.n_joints
+    return Recording(robot.joint_names, np.arange(k) * period_s / per_period,
+                     np.tile(q, (n_periods, 1)) + 1e-5 * rng.normal(size=(k, n)),
+                     tau + noise_nm * rng.normal(size=(k, n)), None, None, period_s, 5, f"simulated seed {seed}", ())
+
+
+def panda_log_split(tmp: pathlib.Path, train_fraction: float = 0.7) -> tuple[Recording, Recording] | None:
+    """The Gaz et al. 2019 Panda log in our CSV format, split in time: (first 70 %, last 30 %); None if absent."""
+    if not PANDA_LOG.is_file():
+        return None
+    raw = np.loadtxt(PANDA_LOG, delimiter=",", skiprows=1)
+    names = PANDA_JOINTS
+    header = ",".join(["t"] + [f"q_{j}" for j in names] + [f"dq_{j}" for j in names] + [f"tau_{j}" for j in names])
+    split = int(train_fraction * len(raw))
+    for name, rows in (("train", raw[:split]), ("validate", raw[split:])):
+        np.savetxt(tmp / f"panda_{name}.csv", rows, delimiter=",", header=header, comments="", fmt="%.9g")
+    return load_recording(tmp / "panda_train.csv", names), load_recording(tmp / "panda_validate.csv", names)
