@@ -7,10 +7,10 @@ import sys
 
 import numpy as np
 
-from robot_id_estimator.processing import first_order_lowpass
 from robot_id_estimator.recording import Recording, load_recording
 from robot_id_estimator.results import RobotSetup
-from robot_id_model import load_robot_config, regressor
+from robot_id_estimator.simulation import periodic_recording
+from robot_id_model import load_robot_config
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
 CONFIGS = ROOT / "src" / "robot_id_bringup" / "config"
@@ -48,14 +48,8 @@ def simulated(
 ) -> Recording:
     """n_periods of a Fourier run (500 Hz by default) with the torque the robot publishes (its filter, then noise)."""
     q, dq, ddq = fourier_run(robot, period_s, per_period, 5, seed)
-    tau = np.tile(regressor(robot, q, dq, ddq) @ pi, (n_periods + 1, 1))
-    tau = first_order_lowpass(tau, period_s / per_period, setup.torque_filter_time_constant_s)[per_period:]
-    rng = np.random.default_rng(seed + 100)
-    k = n_periods * per_period
-    n = robot.n_joints
-    return Recording(robot.joint_names, np.arange(k) * period_s / per_period,
-                     np.tile(q, (n_periods, 1)) + 1e-5 * rng.normal(size=(k, n)),
-                     tau + noise_nm * rng.normal(size=(k, n)), None, None, period_s, 5, f"simulated seed {seed}", ())
+    return periodic_recording(robot, pi, q, dq, ddq, period_s, n_periods, setup.torque_filter_time_constant_s,
+                              noise_nm, 1e-5, seed + 100, 5, f"simulated seed {seed}")
 
 
 def panda_log_split(tmp: pathlib.Path, train_fraction: float = 0.7) -> tuple[Recording, Recording] | None:

@@ -7,9 +7,9 @@ import pathlib
 import numpy as np
 
 from robot_id_estimator.friction import stribeck_torque
-from robot_id_estimator.processing import first_order_lowpass
 from robot_id_estimator.recording import Recording
 from robot_id_estimator.results import RobotSetup
+from robot_id_estimator.simulation import periodic_recording
 from robot_id_model import load_robot_config, nominal_parameters, regressor
 from robot_id_model.parameters import friction_columns
 from robot_id_model.robot_model import RobotModel
@@ -83,18 +83,10 @@ def simulated_recording(
 ) -> Recording:
     """n_periods of a periodic excitation sampled at rate_hz, with the torque the robot would publish:
     τ = Y·π through the robot's torque filter (after a lead-in period), plus Gaussian noise."""
-    per_period = round(period_s * rate_hz)
-    t_one = np.arange(per_period) / rate_hz
+    t_one = np.arange(round(period_s * rate_hz)) / rate_hz
     q, dq, ddq = fourier_motion(robot, period_s, harmonics, t_one, seed, still=still)
-    tau_one = regressor(robot, q, dq, ddq) @ pi
-    tau = np.tile(tau_one, (n_periods + 1, 1))
-    tau = first_order_lowpass(tau, 1.0 / rate_hz, setup.torque_filter_time_constant_s)[per_period:]
-    rng = np.random.default_rng(noise_seed)
-    k = n_periods * per_period
-    q_all = np.tile(q, (n_periods, 1)) + q_noise_rad * rng.normal(size=(k, robot.n_joints))
-    tau = tau + np.asarray(tau_noise_nm) * rng.normal(size=(k, robot.n_joints))
-    t = np.arange(k) / rate_hz
-    return Recording(robot.joint_names, t, q_all, tau, None, None, period_s, harmonics, f"sim{seed}", ())
+    return periodic_recording(robot, pi, q, dq, ddq, period_s, n_periods, setup.torque_filter_time_constant_s,
+                              tau_noise_nm, q_noise_rad, noise_seed, harmonics, f"sim{seed}")
 
 
 STRIBECK_TRUE = np.array([0.3, 0.05, 0.1, 0.6, 0.05, 0.4, 0.02])
