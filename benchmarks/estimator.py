@@ -30,6 +30,7 @@ from bench_data import PANDA_LOG, load_recording, panda_log_split, progress, rob
 
 from robot_id_estimator.pipeline import identify, validate
 from robot_id_estimator.processing import ProcessingConfig
+from robot_id_estimator.recording import save_csv
 from robot_id_estimator.report import write_identification_report, write_validation_report
 from robot_id_estimator.results import write_identification, write_validation
 from robot_id_estimator.settings import EstimatorConfig
@@ -60,13 +61,9 @@ def speed(tmp: pathlib.Path) -> dict:
     write_validation_report(validation, tmp / "val")
     t3 = time.perf_counter()
 
-    csv = tmp / "ident.csv"
-    names = robot.joint_names
-    header = ",".join(["t"] + [f"q_{j}" for j in names] + [f"tau_{j}" for j in names])
-    np.savetxt(csv, np.column_stack([ident.t_s, ident.q_rad, ident.tau_nm]), delimiter=",", header=header,
-               comments="", fmt="%.9g")
+    csv = save_csv(ident, tmp / "ident.csv")
     t4 = time.perf_counter()
-    load_recording(csv, names, period_s=20.0)
+    load_recording(csv, robot.joint_names, period_s=20.0)
     t5 = time.perf_counter()
 
     relative = validation.rms_nm["essential"] / validation.torque_rms_nm

@@ -92,6 +92,19 @@ def load_recording(
     return clean(rec)
 
 
+def save_csv(rec: Recording, path: str | pathlib.Path) -> pathlib.Path:
+    """Write a recording in the CSV layout load_recording reads: t, q_<joint>..., [dq_..., ddq_...,] tau_<joint>..."""
+    columns, header = [rec.t_s], ["t"]
+    for signal, values in (("q", rec.q_rad), ("dq", rec.dq_rad_s), ("ddq", rec.ddq_rad_s2), ("tau", rec.tau_nm)):
+        if values is not None:
+            columns.append(values)
+            header += [f"{signal}_{joint}" for joint in rec.joint_names]
+    path = pathlib.Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    np.savetxt(path, np.column_stack(columns), delimiter=",", header=",".join(header), comments="", fmt="%.10g")
+    return path
+
+
 def _select_joints(source: str, available: Sequence[str], wanted: Sequence[str] | None) -> list[str]:
     if wanted is None:
         return list(available)

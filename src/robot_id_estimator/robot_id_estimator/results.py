@@ -347,11 +347,15 @@ def identification_from_dict(raw: dict, label: str = "identification") -> Identi
         raise ConfigError(f"{label}: missing or malformed entry {err}") from None
 
 
-def write_identification(result: Identification, path: str | pathlib.Path) -> pathlib.Path:
+def _write_json(data: dict, path: str | pathlib.Path) -> pathlib.Path:
     path = pathlib.Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(identification_to_dict(result), indent=1, allow_nan=False) + "\n")
+    path.write_text(json.dumps(data, indent=1, allow_nan=False) + "\n")
     return path
+
+
+def write_identification(result: Identification, path: str | pathlib.Path) -> pathlib.Path:
+    return _write_json(identification_to_dict(result), path)
 
 
 def read_identification(path: str | pathlib.Path) -> Identification:
@@ -387,7 +391,4 @@ def validation_to_dict(v: Validation) -> dict:
 
 
 def write_validation(v: Validation, path: str | pathlib.Path) -> pathlib.Path:
-    path = pathlib.Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(validation_to_dict(v), indent=1, allow_nan=False) + "\n")
-    return path
+    return _write_json(validation_to_dict(v), path)

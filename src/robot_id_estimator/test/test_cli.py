@@ -9,16 +9,9 @@ import yaml
 from estimator_synthetic import IIWA14, iiwa14_setup, simulated_recording, true_parameters
 
 from robot_id_estimator.__main__ import main
-from robot_id_estimator.recording import Recording
+from robot_id_estimator.recording import save_csv
 from robot_id_estimator.results import read_identification, write_identification
 from robot_id_model import load_robot_model
-
-
-def write_csv(path: pathlib.Path, rec: Recording) -> pathlib.Path:
-    header = ["t"] + [f"q_{j}" for j in rec.joint_names] + [f"tau_{j}" for j in rec.joint_names]
-    np.savetxt(path, np.column_stack([rec.t_s, rec.q_rad, rec.tau_nm]), delimiter=",", header=",".join(header),
-               comments="", fmt="%.10g")
-    return path
 
 
 @pytest.fixture(scope="module")
@@ -33,7 +26,7 @@ def files(tmp_path_factory):
     rows = np.insert(rows, [500, 501, 7000], rows[[499, 500, 6999]], axis=0)  # three duplicate rows
     header = ["t"] + [f"q_{j}" for j in robot.joint_names] + [f"tau_{j}" for j in robot.joint_names]
     np.savetxt(tmp / "ident.csv", rows, delimiter=",", header=",".join(header), comments="", fmt="%.10g")
-    write_csv(tmp / "val.csv", simulated_recording(robot, setup, pi, 2, seed=7, tau_noise_nm=0.0, q_noise_rad=0.0))
+    save_csv(simulated_recording(robot, setup, pi, 2, seed=7, tau_noise_nm=0.0, q_noise_rad=0.0), tmp / "val.csv")
     out, out2 = tmp / "id", tmp / "val"
     code_identify = main(["identify", "--robot", str(IIWA14), "--data", str(tmp / "ident.csv"), "--period", "10",
                           "--out", str(out)])
