@@ -19,7 +19,7 @@ test: setup lint
 		if [[ "$$summary" == "Summary: 0 tests"* ]]; then echo "no tests ran"; exit 1; fi; exit $$rc
 
 demo: setup
-	@$(ENV) python -m robot_id_model base-parameters --config iiwa14 --friction FV,FC
+	@$(ENV) python -m robot_id_bringup.offline_demo --robot iiwa14 --out demo_output
 
 bench: setup
 	@$(ENV) for b in benchmarks/*.py; do [ "$$b" = benchmarks/bench_data.py ] && continue; \

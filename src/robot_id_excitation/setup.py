@@ -1,3 +1,4 @@
+from glob import glob
 
 from setuptools import find_packages, setup
 
@@ -10,6 +11,7 @@ setup(
     data_files=[
         ('share/ament_index/resource_index/packages', [f'resource/{PACKAGE}']),
         (f'share/{PACKAGE}', ['package.xml']),
+        (f'share/{PACKAGE}/trajectories', glob('trajectories/*.yaml')),
     ],
     install_requires=['setuptools'],
     extras_require={'test': ['pytest']},
@@ -18,5 +20,5 @@ setup(
     maintainer_email='robot_id@example.com',
     description='Optimal excitation trajectories and the node that commands them.',
     license='Apache-2.0',
-    entry_points={'console_scripts': []},
+    entry_points={'console_scripts': ['excitation_node = robot_id_excitation.node:main']},
 )

@@ -1,0 +1,47 @@
+"""Safety check and excitation criteria of any trajectory on a time grid fine enough to hide nothing."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from robot_id_excitation.constraints import CheckReport, DesignLimits, check_samples, rest_checks
+from robot_id_excitation.criteria import CriteriaValues, evaluate_criteria
+from robot_id_excitation.regressor_sensitivity import base_regressor
+from robot_id_excitation.trajectory_file import Trajectory
+from robot_id_model.base_parameters import BaseParameters, base_parameters
+from robot_id_model.robot_model import RobotModel
+
+CHECK_STEP_S = 0.005
+"""Default grid of a check: 200 Hz, ten times the design grid of a 20 s period with 200 samples."""
+
+
+def time_grid(period_s: float, samples: int) -> np.ndarray:
+    """`samples` equally spaced times over one period, t = 0 included and t = T excluded."""
+    return np.arange(samples) * (period_s / samples)
+
+
+def check_trajectory(
+    robot: RobotModel, limits: DesignLimits, trajectory: Trajectory, samples: int | None = None
+) -> CheckReport:
+    """Every constraint on `samples` points of one period (default every CHECK_STEP_S), and rest at t = 0."""
+    if tuple(trajectory.joint_names) != tuple(robot.joint_names):
+        raise ValueError(f"trajectory joints {list(trajectory.joint_names)} differ from the robot's "
+                         f"{list(robot.joint_names)}")
+    samples = samples or int(np.ceil(trajectory.period_s / CHECK_STEP_S))
+    t = time_grid(trajectory.period_s, samples)
+    q0, dq0, ddq0 = trajectory.evaluate(np.zeros(1))
+    rest = rest_checks("period start", q0[0] - trajectory.rest_pose_rad, dq0[0], ddq0[0])
+    return check_samples(robot, limits, t, *trajectory.evaluate(t), extra=rest)
+
+
+def trajectory_criteria(
+    robot: RobotModel,
+    trajectory: Trajectory,
+    samples: int = 2000,
+    noise_std_nm: np.ndarray | None = None,
+    base: BaseParameters | None = None,
+) -> CriteriaValues:
+    """cond, log det and Hadamard of the plain base regressor (Coulomb column sign(dq)) over one period."""
+    base = base if base is not None else base_parameters(robot)
+    t = time_grid(trajectory.period_s, samples)
+    return evaluate_criteria(base_regressor(robot, base, *trajectory.evaluate(t)), noise_std_nm)

@@ -1,0 +1,325 @@
+"""Safety constraints of an excitation motion, evaluated on sampled joint states.
+
+Joint position (with a margin), velocity, acceleration, torque of the nominal model (pinocchio RNEA plus the
+URDF friction), Cartesian speed of the flange (seed 003 eq. 20) and a workspace floor: no link origin and not
+the flange below the plane z = floor_z_m of the base frame.
+
+Each constraint group (one kind on one joint or one point) has a normalised value g ≤ 0 per sample:
+|q − mid|/half_range − 1, |dq|/dq_max − 1, |ddq|/ddq_max − 1, |τ|/τ_max − 1, (‖v‖² − v_max²)/(2 v_max²),
+(floor_z − z)/1 m; optionally with its partial derivatives with respect to q, dq and ddq for the design.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import pinocchio as pin
+
+from robot_id_model.robot_config import RobotConfig
+from robot_id_model.robot_model import RobotModel
+
+FLOOR_SCALE_M = 1.0
+DEFAULT_TOLERANCE = 1e-9
+"""A normalised value above this counts as a violation (numerical zero)."""
+REST_TOLERANCE = 1e-9
+"""Position error, velocity and acceleration below this count as at rest."""
+
+
+@dataclass(frozen=True)
+class DesignLimits:
+    """The bounds a trajectory must respect; positions already shrunk by the margin."""
+
+    joint_names: tuple[str, ...]
+    position_lower_rad: np.ndarray
+    position_upper_rad: np.ndarray
+    velocity_rad_s: np.ndarray
+    acceleration_rad_s2: np.ndarray
+    torque_nm: np.ndarray
+    flange_speed_m_s: float
+    floor_z_m: float
+    flange_frame: str
+
+    def as_dict(self) -> dict:
+        return {
+            "position_lower_rad": self.position_lower_rad.tolist(),
+            "position_upper_rad": self.position_upper_rad.tolist(),
+            "velocity_rad_s": self.velocity_rad_s.tolist(),
+            "acceleration_rad_s2": self.acceleration_rad_s2.tolist(),
+            "torque_nm": self.torque_nm.tolist(),
+            "flange_speed_m_s": self.flange_speed_m_s,
+            "floor_z_m": self.floor_z_m,
+            "flange_frame": self.flange_frame,
+        }
+
+
+def design_limits(
+    config: RobotConfig,
+    position_margin_rad: float = 0.0,
+    velocity_scale: float | Sequence[float] = 1.0,
+    acceleration_scale: float | Sequence[float] = 1.0,
+    torque_scale: float = 1.0,
+    flange_speed_m_s: float | None = None,
+    floor_z_m: float | None = None,
+) -> DesignLimits:
+    """Limits of a robot config, positions shrunk by the margin and the rest scaled (scale 1: the config)."""
+    lim = config.limits
+    lower = lim.position_lower_rad + position_margin_rad
+    upper = lim.position_upper_rad - position_margin_rad
+    if np.any(lower >= upper):
+        narrow = [config.joint_names[i] for i in np.flatnonzero(lower >= upper)]
+        raise ValueError(f"position margin {position_margin_rad} rad leaves no range on joints {narrow}")
+    return DesignLimits(
+        joint_names=config.joint_names,
+        position_lower_rad=lower,
+        position_upper_rad=upper,
+        velocity_rad_s=lim.velocity_rad_s * np.asarray(velocity_scale, dtype=float),
+        acceleration_rad_s2=lim.acceleration_rad_s2 * np.asarray(acceleration_scale, dtype=float),
+        torque_nm=lim.torque_nm * torque_scale,
+        flange_speed_m_s=lim.flange_speed_m_s if flange_speed_m_s is None else flange_speed_m_s,
+        floor_z_m=config.floor_z_m if floor_z_m is None else floor_z_m,
+        flange_frame=config.flange_frame,
+    )
+
+
+@dataclass(frozen=True)
+class ConstraintGroup:
+    """One constraint on one joint or point over K samples: physical quantity, normalised value, partials."""
+
+    constraint: str
+    where: str
+    unit: str
+    quantity: np.ndarray
+    """(K,) the physical quantity: q, |dq|, |ddq|, |τ|, ‖v‖, or z"""
+    bound: np.ndarray
+    """(K,) the bound it is compared with at each sample"""
+    excess: np.ndarray
+    """(K,) how far beyond the bound, in `unit` (negative inside)"""
+    value: np.ndarray
+    """(K,) normalised, ≤ 0 where the constraint holds"""
+    d_q: np.ndarray | None = None
+    d_dq: np.ndarray | None = None
+    d_ddq: np.ndarray | None = None
+    """(K, n) partial derivatives of `value`, when requested"""
+
+
+def nominal_torque_nm(robot: RobotModel, q_rad: np.ndarray, dq_rad_s: np.ndarray, ddq_rad_s2: np.ndarray) -> np.ndarray:
+    """τ (K, n) of the URDF model: RNEA plus its viscous (damping) and Coulomb (friction) terms."""
+    model, data = robot.model, robot.model.createData()
+    tau = np.empty_like(np.asarray(q_rad, dtype=float))
+    for k in range(len(q_rad)):
+        tau[k] = pin.rnea(model, data, q_rad[k], dq_rad_s[k], ddq_rad_s2[k])
+    return tau + model.damping * dq_rad_s + model.friction * np.sign(dq_rad_s)
+
+
+def _frame_id(robot: RobotModel, frame: str) -> int:
+    if not robot.model.existFrame(frame):
+        raise ValueError(f"flange frame '{frame}' is not in the robot model")
+    return robot.model.getFrameId(frame)
+
+
+def _kinematics(robot: RobotModel, flange: int, q: np.ndarray, dq: np.ndarray, ddq: np.ndarray, partials: bool):
+    """Per sample: τ, flange velocity (world axes), heights of the link origins and the flange; with partials."""
+    model, data = robot.model, robot.model.createData()
+    k_samples, n = q.shape
+    tau = np.empty((k_samples, n))
+    vel = np.empty((k_samples, 3))
+    z = np.empty((k_samples, n + 1))
+    d = {}
+    if partials:
+        d = {key: np.empty((k_samples, *shape)) for key, shape in
+             (("tau_q", (n, n)), ("tau_dq", (n, n)), ("tau_ddq", (n, n)), ("vel_q", (3, n)), ("vel_dq", (3, n)),
+              ("z_q", (n + 1, n)))}
+    joints = range(1, model.njoints)
+    for k in range(k_samples):
+        if partials:
+            pin.computeRNEADerivatives(model, data, q[k], dq[k], ddq[k])
+            d["tau_q"][k], d["tau_dq"][k], d["tau_ddq"][k] = data.dtau_dq, data.dtau_dv, data.M
+            tau[k] = pin.rnea(model, data, q[k], dq[k], ddq[k])
+            pin.computeForwardKinematicsDerivatives(model, data, q[k], dq[k], ddq[k])
+            pin.updateFramePlacements(model, data)
+            rot = data.oMf[flange].rotation
+            v_local = pin.getFrameVelocity(model, data, flange, pin.LOCAL).linear
+            dv_q, _ = pin.getFrameVelocityDerivatives(model, data, flange, pin.LOCAL)
+            pin.computeJointJacobians(model, data, q[k])
+            jac = pin.getFrameJacobian(model, data, flange, pin.LOCAL_WORLD_ALIGNED)
+            vel[k] = rot @ v_local
+            # d(R v)/dq_j = ω_j × (R v) + R ∂v/∂q_j, ω_j the world angular Jacobian column
+            d["vel_q"][k] = np.cross(jac[3:].T, vel[k]).T + rot @ dv_q[:3]
+            d["vel_dq"][k] = jac[:3]
+            for j in joints:
+                d["z_q"][k, j - 1] = pin.getJointJacobian(model, data, j, pin.LOCAL_WORLD_ALIGNED)[2]
+            d["z_q"][k, n] = jac[2]
+        else:
+            tau[k] = pin.rnea(model, data, q[k], dq[k], ddq[k])
+            pin.forwardKinematics(model, data, q[k], dq[k])
+            pin.updateFramePlacements(model, data)
+            vel[k] = pin.getFrameVelocity(model, data, flange, pin.LOCAL_WORLD_ALIGNED).linear
+        z[k, :n] = [data.oMi[j].translation[2] for j in joints]
+        z[k, n] = data.oMf[flange].translation[2]
+    tau += model.damping * dq + model.friction * np.sign(dq)
+    if partials:
+        d["tau_dq"] += np.diag(model.damping)[None]
+    return tau, vel, z, d
+
+
+def constraint_groups(
+    robot: RobotModel,
+    limits: DesignLimits,
+    q_rad: np.ndarray,
+    dq_rad_s: np.ndarray,
+    ddq_rad_s2: np.ndarray,
+    partials: bool = False,
+) -> list[ConstraintGroup]:
+    """Every constraint group on the samples (K, n); with `partials`, the derivatives of the normalised values."""
+    q, dq, ddq = (np.atleast_2d(np.asarray(x, dtype=float)) for x in (q_rad, dq_rad_s, ddq_rad_s2))
+    k_samples, n = q.shape
+    if n != robot.n_joints or tuple(limits.joint_names) != tuple(robot.joint_names):
+        raise ValueError(f"limits are for joints {limits.joint_names}, the robot has {robot.joint_names}")
+    flange = _frame_id(robot, limits.flange_frame)
+    tau, vel, z, d = _kinematics(robot, flange, q, dq, ddq, partials)
+    groups = []
+
+    def one_joint(values: np.ndarray, i: int) -> np.ndarray:
+        out = np.zeros((k_samples, n))
+        out[:, i] = values
+        return out
+
+    zeros = np.zeros((k_samples, n)) if partials else None
+    mid = 0.5 * (limits.position_upper_rad + limits.position_lower_rad)
+    half = 0.5 * (limits.position_upper_rad - limits.position_lower_rad)
+    for i, name in enumerate(robot.joint_names):
+        side = np.where(q[:, i] >= mid[i], 1.0, -1.0)
+        excess = np.abs(q[:, i] - mid[i]) - half[i]
+        groups.append(ConstraintGroup(
+            "position", name, "rad", q[:, i], np.where(side > 0, limits.position_upper_rad[i],
+                                                       limits.position_lower_rad[i]),
+            excess, excess / half[i], *((one_joint(side / half[i], i), zeros, zeros) if partials else (None,) * 3),
+        ))
+        for slot, (kind, x, lim, unit) in enumerate((
+            ("velocity", dq, limits.velocity_rad_s[i], "rad/s"),
+            ("acceleration", ddq, limits.acceleration_rad_s2[i], "rad/s²"),
+            ("torque", tau, limits.torque_nm[i], "Nm"),
+        )):
+            magnitude = np.abs(x[:, i])
+            parts: tuple = (None,) * 3
+            if partials:
+                sign = np.sign(x[:, i]) / lim
+                if kind == "torque":
+                    parts = tuple(sign[:, None] * d[key][:, i, :] for key in ("tau_q", "tau_dq", "tau_ddq"))
+                else:
+                    parts = (zeros, one_joint(sign, i), zeros) if slot == 0 else (zeros, zeros, one_joint(sign, i))
+            groups.append(ConstraintGroup(
+                kind, name, unit, magnitude, np.full(k_samples, lim), magnitude - lim, magnitude / lim - 1.0, *parts
+            ))
+    vmax = limits.flange_speed_m_s
+    speed_sq = np.einsum("kx,kx->k", vel, vel)
+    parts = (None,) * 3
+    if partials:
+        parts = (np.einsum("kx,kxj->kj", vel, d["vel_q"]) / vmax**2,
+                 np.einsum("kx,kxj->kj", vel, d["vel_dq"]) / vmax**2, zeros)
+    groups.append(ConstraintGroup(
+        "flange_speed", limits.flange_frame, "m/s", np.sqrt(speed_sq), np.full(k_samples, vmax),
+        np.sqrt(speed_sq) - vmax, (speed_sq - vmax**2) / (2 * vmax**2), *parts,
+    ))
+    for p, point in enumerate([*robot.link_names, limits.flange_frame]):
+        below = limits.floor_z_m - z[:, p]
+        groups.append(ConstraintGroup(
+            "floor", point, "m", z[:, p], np.full(k_samples, limits.floor_z_m), below, below / FLOOR_SCALE_M,
+            *((-d["z_q"][:, p, :] / FLOOR_SCALE_M, zeros, zeros) if partials else (None,) * 3),
+        ))
+    return groups
+
+
+@dataclass(frozen=True)
+class ConstraintCheck:
+    """The worst sample of one constraint group."""
+
+    constraint: str
+    where: str
+    unit: str
+    value: float
+    limit: float
+    excess: float
+    """how far beyond the limit, in `unit` (negative: the margin left)"""
+    normalised: float
+    """normalised value at the worst sample (> 0: violated)"""
+    time_s: float
+
+    @property
+    def violated(self) -> bool:
+        return self.normalised > DEFAULT_TOLERANCE
+
+    def describe(self) -> str:
+        if self.constraint == "floor":
+            where = f"z {self.value:.4g} m, floor {self.limit:.4g} m"
+            state = f"below it by {self.excess:.4g} m" if self.violated else f"above it by {-self.excess:.4g} m"
+        else:
+            where = f"{self.value:.4g} {self.unit}, limit {self.limit:.4g}"
+            state = (f"exceeds by {self.excess:.4g} {self.unit}" if self.violated
+                     else f"margin {-self.excess:.4g} {self.unit}")
+        return f"{self.constraint:<13} {self.where:<14} {where} at t = {self.time_s:.3f} s: {state}"
+
+
+@dataclass(frozen=True)
+class CheckReport:
+    """Worst value of every constraint on a time grid."""
+
+    checks: tuple[ConstraintCheck, ...]
+    n_samples: int
+
+    @property
+    def feasible(self) -> bool:
+        return not any(c.violated for c in self.checks)
+
+    @property
+    def violations(self) -> tuple[ConstraintCheck, ...]:
+        return tuple(sorted((c for c in self.checks if c.violated), key=lambda c: -c.normalised))
+
+    def binding(self, count: int = 5) -> tuple[ConstraintCheck, ...]:
+        """The `count` constraints closest to (or furthest beyond) their limits."""
+        return tuple(sorted(self.checks, key=lambda c: -c.normalised)[:count])
+
+    def lines(self) -> list[str]:
+        head = "FEASIBLE" if self.feasible else f"INFEASIBLE: {len(self.violations)} constraint(s) violated"
+        shown = self.violations or self.binding()
+        label = "violated" if self.violations else "closest to their limits"
+        return [f"{head} (checked on {self.n_samples} samples); {label}:", *("  " + c.describe() for c in shown)]
+
+
+def rest_checks(
+    where: str, q_error_rad: np.ndarray, dq_rad_s: np.ndarray, ddq_rad_s2: np.ndarray, time_s: float = 0.0
+) -> list[ConstraintCheck]:
+    """Checks that a state is at rest where it should be, to REST_TOLERANCE."""
+    checks = []
+    for label, value, unit in (
+        ("position error", np.abs(q_error_rad).max(), "rad"),
+        ("velocity", np.abs(dq_rad_s).max(), "rad/s"),
+        ("acceleration", np.abs(ddq_rad_s2).max(), "rad/s²"),
+    ):
+        checks.append(ConstraintCheck(
+            "rest", f"{where} {label}", unit, float(value), REST_TOLERANCE, float(value - REST_TOLERANCE),
+            float(value / REST_TOLERANCE - 1.0), time_s,
+        ))
+    return checks
+
+
+def check_samples(
+    robot: RobotModel,
+    limits: DesignLimits,
+    t_s: np.ndarray,
+    q_rad: np.ndarray,
+    dq_rad_s: np.ndarray,
+    ddq_rad_s2: np.ndarray,
+    extra: Sequence[ConstraintCheck] = (),
+) -> CheckReport:
+    """Worst sample of every constraint group on the given samples."""
+    checks = list(extra)
+    for g in constraint_groups(robot, limits, q_rad, dq_rad_s, ddq_rad_s2):
+        k = int(np.argmax(g.value))
+        checks.append(ConstraintCheck(
+            g.constraint, g.where, g.unit, float(g.quantity[k]), float(g.bound[k]), float(g.excess[k]),
+            float(g.value[k]), float(np.asarray(t_s, dtype=float)[k]),
+        ))
+    return CheckReport(tuple(checks), len(np.atleast_1d(t_s)))

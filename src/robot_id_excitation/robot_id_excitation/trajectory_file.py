@@ -1,0 +1,78 @@
+"""Trajectory files: YAML (or JSON by suffix) with a `kind` of fourier, modified_fourier or friction_sweep.
+
+The package ships designed excitations in share/robot_id_excitation/trajectories/<robot>.yaml; a name without
+a file suffix (`iiwa14`) loads one of those from the installed workspace.
+"""
+
+from __future__ import annotations
+
+import json
+import pathlib
+
+import yaml
+
+from robot_id_excitation.fourier import KINDS, FourierTrajectory
+from robot_id_excitation.sweeps import KIND as SWEEP_KIND
+from robot_id_excitation.sweeps import FrictionSweep
+
+Trajectory = FourierTrajectory | FrictionSweep
+PACKAGE = "robot_id_excitation"
+SUFFIXES = (".yaml", ".yml", ".json")
+
+
+def trajectory_from_dict(data: dict) -> Trajectory:
+    kind = data.get("kind")
+    if kind in KINDS:
+        return FourierTrajectory.from_dict(data)
+    if kind == SWEEP_KIND:
+        return FrictionSweep.from_dict(data)
+    raise ValueError(f"unknown trajectory kind {kind!r}; expected one of {[*KINDS, SWEEP_KIND]}")
+
+
+def save_trajectory(trajectory: Trajectory, path: str | pathlib.Path, extra: dict | None = None) -> pathlib.Path:
+    """Write the trajectory (and an optional informative block such as the design criteria)."""
+    path = pathlib.Path(path)
+    data = trajectory.to_dict() | (extra or {})
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if path.suffix == ".json":
+        path.write_text(json.dumps(data, indent=2) + "\n")
+    else:
+        path.write_text(yaml.safe_dump(data, sort_keys=False, default_flow_style=None, width=120))
+    return path
+
+
+def shipped_trajectory(name: str) -> pathlib.Path:
+    """Path of the excitation shipped for `name` in the installed workspace."""
+    try:
+        from ament_index_python.packages import PackageNotFoundError, get_package_share_directory
+    except ImportError as err:
+        raise FileNotFoundError(f"'{name}': trajectory names need a built workspace; pass a file path") from err
+    try:
+        directory = pathlib.Path(get_package_share_directory(PACKAGE)) / "trajectories"
+    except PackageNotFoundError as err:
+        raise FileNotFoundError(f"'{name}': {PACKAGE} is not installed; pass a file path") from err
+    path = directory / f"{name}.yaml"
+    if not path.is_file():
+        known = sorted(p.stem for p in directory.glob("*.yaml"))
+        raise FileNotFoundError(f"no shipped trajectory '{name}'; shipped: {known}")
+    return path
+
+
+def load_trajectory(name_or_path: str | pathlib.Path) -> Trajectory:
+    """Load a trajectory file, or by robot name one shipped with the package."""
+    path = pathlib.Path(name_or_path)
+    if path.suffix not in SUFFIXES:
+        path = shipped_trajectory(str(name_or_path))
+    if not path.is_file():
+        raise FileNotFoundError(f"trajectory file not found: {path}")
+    text = path.read_text()
+    try:
+        data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+    except (json.JSONDecodeError, yaml.YAMLError) as err:
+        raise ValueError(f"{path}: not valid {'JSON' if path.suffix == '.json' else 'YAML'} ({err})") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"{path}: not a trajectory (expected a mapping)")
+    try:
+        return trajectory_from_dict(data)
+    except ValueError as err:
+        raise ValueError(f"{path}: {err}") from None

@@ -1,0 +1,60 @@
+"""python -m robot_id_excitation design | check | sweep, run in-process."""
+
+import json
+import pathlib
+
+import numpy as np
+import yaml
+
+from robot_id_excitation.__main__ import main
+from robot_id_excitation.fourier import FourierTrajectory
+from robot_id_excitation.trajectory_file import load_trajectory, save_trajectory
+
+CONFIG_DIR = pathlib.Path(__file__).resolve().parents[2] / "robot_id_bringup" / "config"
+PANDA = str(CONFIG_DIR / "panda.yaml")
+POSE = [0.0, -0.3, 0.0, -2.0, 0.0, 1.8, 0.0]
+
+
+def random_coefficients(n: int, harmonics: int, scale: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return scale * rng.normal(size=(n, harmonics)), scale * rng.normal(size=(n, harmonics))
+
+
+def test_design_writes_trajectory_plot_and_criteria(tmp_path, capsys):
+    out = tmp_path / "design"
+    code = main(["design", "--robot", PANDA, "--harmonics", "2", "--base-frequency", "0.2", "--samples", "40",
+                 "--starts", "1", "--max-iterations", "150", "--out", str(out)])
+    assert code == 0
+    printed = capsys.readouterr().out
+    assert "cond(Yb) =" in printed and "FEASIBLE" in printed
+    traj = load_trajectory(out / "excitation.yaml")
+    assert isinstance(traj, FourierTrajectory) and traj.harmonics == 2 and traj.robot == "panda"
+    criteria = yaml.safe_load((out / "excitation.yaml").read_text())["criteria"]
+    summary = json.loads((out / "design.json").read_text())
+    assert criteria["condition_number"] == summary["condition_number"] > 1 and summary["friction"] == ["FV", "FC"]
+    assert (out / "excitation.png").stat().st_size > 10_000
+
+
+def test_check_reports_feasible_and_infeasible_trajectories(tmp_path, capsys, panda_config):
+    a, b = random_coefficients(7, 3, 0.05, seed=1)
+    gentle = FourierTrajectory("modified_fourier", "panda", panda_config.joint_names, 0.1, a, b, np.array(POSE))
+    path = save_trajectory(gentle, tmp_path / "gentle.yaml")
+    assert main(["check", str(path), "--robot", PANDA]) == 0
+    printed = capsys.readouterr().out
+    assert "FEASIBLE" in printed and "cond(Yb)" in printed and (tmp_path / "gentle.png").is_file()
+
+    wild = FourierTrajectory("modified_fourier", "panda", panda_config.joint_names, 0.1, 20 * a, 20 * b,
+                             np.array(POSE))
+    path = save_trajectory(wild, tmp_path / "wild.yaml")
+    assert main(["check", str(path), "--robot", PANDA, "--plot", str(tmp_path / "wild_plot.png")]) == 3
+    printed = capsys.readouterr().out
+    assert "INFEASIBLE" in printed and "exceeds by" in printed and (tmp_path / "wild_plot.png").is_file()
+
+
+def test_sweep_command_and_bad_input(tmp_path, capsys):
+    out = tmp_path / "sweep"
+    code = main(["sweep", "--robot", PANDA, "--joints", "fer_joint7", "--velocities", "0.05,0.3",
+                 "--hold", ",".join(map(str, POSE)), "--out", str(out)])
+    assert code == 0 and load_trajectory(out / "friction_sweep.yaml").joints == ("fer_joint7",)
+    assert main(["design", "--robot", str(tmp_path / "missing.yaml"), "--out", str(tmp_path)]) == 2
+    assert "robot config not found" in capsys.readouterr().err

@@ -1,0 +1,98 @@
+"""Excitation design: feasible on a 10x finer grid, cond far below a random feasible start, clear failures."""
+
+import numpy as np
+import pytest
+
+from robot_id_excitation.check import check_trajectory, trajectory_criteria
+from robot_id_excitation.constraints import design_limits
+from robot_id_excitation.design import DesignError, DesignOptions, _Problem, _random_start, design_excitation
+from robot_id_model import base_parameters
+
+SMALL = DesignOptions(harmonics=3, base_frequency_hz=0.1, samples=60, constraint_samples=120, starts=1, seed=1,
+                      max_iterations=150)
+
+
+@pytest.fixture(scope="module")
+def panda_design(panda, panda_config):
+    limits = design_limits(panda_config, position_margin_rad=0.1)
+    return design_excitation(panda, limits, SMALL, "panda", progress=lambda _: None), limits
+
+
+def test_design_is_feasible_on_a_grid_ten_times_finer(panda_design, panda):
+    result, limits = panda_design
+    assert result.feasible
+    fine = check_trajectory(panda, limits, result.trajectory, samples=10 * SMALL.constraint_samples)
+    assert fine.feasible, fine.lines()
+    finer = check_trajectory(panda, limits, result.trajectory, samples=37 * SMALL.constraint_samples)
+    assert finer.feasible, finer.lines()
+
+
+def test_design_lowers_cond_far_below_a_random_feasible_start(panda_design):
+    result, _ = panda_design
+    start = result.starts[0]
+    assert start.feasible
+    assert result.criteria.condition_number < 0.1 * start.initial.condition_number
+    assert result.criteria.condition_number < 150
+
+
+def test_modified_series_design_starts_and_ends_at_rest(panda_design, panda):
+    traj = panda_design[0].trajectory
+    q, dq, ddq = traj.evaluate(np.array([0.0, traj.period_s]))
+    assert np.abs(q - traj.offsets_rad).max() <= 1e-12 and np.abs(dq).max() <= 1e-12 and np.abs(ddq).max() <= 1e-12
+    plain = trajectory_criteria(panda, traj, samples=10 * SMALL.samples)
+    assert plain.condition_number == pytest.approx(panda_design[0].criteria.condition_number, rel=1e-9)
+
+
+def test_finite_series_design_meets_seed_000_eq_10(iiwa14, iiwa14_config):
+    limits = design_limits(iiwa14_config, position_margin_rad=0.1, velocity_scale=0.5)
+    options = DesignOptions(kind="fourier", harmonics=3, base_frequency_hz=0.1, samples=60, constraint_samples=120,
+                            starts=1, seed=2, max_iterations=60, criterion="d_optimality")
+    result = design_excitation(iiwa14, limits, options, "iiwa14", progress=lambda _: None)
+    assert result.feasible
+    traj = result.trajectory
+    q, dq, ddq = traj.evaluate(np.zeros(1))
+    assert np.abs(q - traj.offsets_rad).max() < 1e-12 and np.abs(dq).max() < 1e-12 and np.abs(ddq).max() < 1e-12
+    assert result.criteria.d_optimality < result.starts[0].initial.d_optimality
+
+
+def test_embedded_design_respects_its_d_bound(panda, panda_config):
+    limits = design_limits(panda_config, position_margin_rad=0.1)
+    bound = -20.0
+    options = DesignOptions(harmonics=3, base_frequency_hz=0.1, samples=60, constraint_samples=120, starts=1, seed=1,
+                            max_iterations=60, criterion="embedded", d_bound=bound)
+    result = design_excitation(panda, limits, options, "panda", progress=lambda _: None)
+    design_grid_d = result.starts[0].final.d_optimality
+    assert result.feasible and design_grid_d <= bound + 1e-3
+
+
+@pytest.mark.parametrize("kind", ["modified_fourier", "fourier"])
+def test_design_gradients_match_finite_differences(panda, panda_config, kind):
+    limits = design_limits(panda_config, position_margin_rad=0.1)
+    options = DesignOptions(kind=kind, harmonics=3, base_frequency_hz=0.1, samples=40, constraint_samples=50,
+                            noise_std_nm=(1.0, 2.0, 1.0, 1.0, 0.3, 0.3, 0.3))
+    problem = _Problem(panda, base_parameters(panda), limits, options, "panda")
+    x = _random_start(problem, np.random.default_rng(3))
+    direction = np.random.default_rng(4).normal(size=x.shape)
+    h = 1e-5
+    for name in ("cond", "d_optimality", "hadamard"):
+        numeric = (problem.value(name, x + h * direction) - problem.value(name, x - h * direction)) / (2 * h)
+        assert problem.gradient(name, x) @ direction == pytest.approx(numeric, rel=1e-3, abs=1e-6), name
+    numeric = (problem.aggregated(x + h * direction) - problem.aggregated(x - h * direction)) / (2 * h)
+    assert np.abs(problem.aggregated_gradient(x) @ direction - numeric).max() < 1e-4 * (1 + np.abs(numeric).max())
+
+
+def test_infeasible_design_says_which_constraint_binds(iiwa14, iiwa14_config):
+    limits = design_limits(iiwa14_config, floor_z_m=0.5)
+    with pytest.raises(DesignError) as err:
+        design_excitation(iiwa14, limits, SMALL, "iiwa14", progress=lambda _: None)
+    message = str(err.value)
+    assert "no feasible excitation trajectory" in message
+    assert "floor         lbr_link_1     z 0.1475 m, floor 0.5 m" in message and "below it by 0.3525 m" in message
+
+
+def test_bad_options_are_rejected(panda, panda_config):
+    limits = design_limits(panda_config)
+    with pytest.raises(ValueError, match="criterion"):
+        design_excitation(panda, limits, DesignOptions(criterion="a_optimal"))
+    with pytest.raises(ValueError, match="noise_std_nm"):
+        design_excitation(panda, limits, DesignOptions(noise_std_nm=(1.0, 2.0)))

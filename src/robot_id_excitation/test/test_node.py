@@ -1,0 +1,213 @@
+"""The excitation node against a fake arm that follows the commanded trajectories (short rclpy runs)."""
+
+from __future__ import annotations
+
+import pathlib
+import time
+
+import numpy as np
+import pytest
+import rclpy
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+from rclpy.qos import DurabilityPolicy, QoSProfile
+from sensor_msgs.msg import JointState
+from std_srvs.srv import Trigger
+from trajectory_msgs.msg import JointTrajectory
+
+from robot_id_excitation.constraints import design_limits
+from robot_id_excitation.fourier import FourierTrajectory
+from robot_id_excitation.node import MARKER_TOPIC, TRAJECTORY_TOPIC, ExcitationNode
+from robot_id_excitation.trajectory_file import save_trajectory
+from robot_id_msgs.msg import ExcitationTrajectory, PeriodMarker
+
+START_POSE = np.array([0.3, 0.5, -0.2, -1.0, 0.4, 0.8, 0.1])
+PERIOD_S = 1.5
+CONFIG_DIR = pathlib.Path(__file__).resolve().parents[2] / "robot_id_bringup" / "config"
+
+
+def random_coefficients(n: int, harmonics: int, scale: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
+    rng = np.random.default_rng(seed)
+    return scale * rng.normal(size=(n, harmonics)), scale * rng.normal(size=(n, harmonics))
+
+
+def _seconds(t) -> float:
+    return t.sec + 1e-9 * t.nanosec
+
+
+class FakeArm(Node):
+    """Publishes joint states at 100 Hz; follows the last received trajectory by linear interpolation."""
+
+    def __init__(self, config, pose: np.ndarray, follow: bool = True, **kwargs) -> None:
+        super().__init__("fake_arm", **kwargs)
+        self.config, self.pose, self.follow = config, np.array(pose, dtype=float), follow
+        self.publishing = True
+        self.received: list[tuple[float, JointTrajectory, np.ndarray]] = []
+        self.markers: list[PeriodMarker] = []
+        self.descriptions: list[ExcitationTrajectory] = []
+        self.state_pub = self.create_publisher(JointState, config.joint_states_topic, 10)
+        self.create_subscription(JointTrajectory, config.joint_trajectory_topic, self._on_trajectory, 10)
+        self.create_subscription(PeriodMarker, MARKER_TOPIC, self.markers.append, 10)
+        latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+        self.create_subscription(ExcitationTrajectory, TRAJECTORY_TOPIC, self.descriptions.append, latched)
+        self.abort_client = self.create_client(Trigger, "/excitation/abort")
+        self.create_timer(0.01, self._tick)
+
+    def now_s(self) -> float:
+        return self.get_clock().now().nanoseconds * 1e-9
+
+    def _on_trajectory(self, msg: JointTrajectory) -> None:
+        self.received.append((self.now_s(), msg, self.pose.copy()))
+
+    def _tick(self) -> None:
+        if self.follow and self.received:
+            arrival, msg, pose_at_arrival = self.received[-1]
+            start = _seconds(msg.header.stamp) or arrival
+            times = np.array([start + _seconds(p.time_from_start) for p in msg.points])
+            positions = np.array([p.positions for p in msg.points])
+            if times[0] > arrival:
+                times, positions = np.concatenate([[arrival], times]), np.vstack([pose_at_arrival, positions])
+            now = self.now_s()
+            self.pose = np.array([np.interp(now, times, positions[:, j]) for j in range(positions.shape[1])])
+        if self.publishing:
+            self.state_pub.publish(JointState(name=list(self.config.joint_names), position=self.pose.tolist()))
+
+
+@pytest.fixture
+def trajectory_file(tmp_path, iiwa14_config):
+    a, b = random_coefficients(7, 2, 0.08, seed=4)
+    traj = FourierTrajectory("modified_fourier", "iiwa14", iiwa14_config.joint_names, 1.0 / PERIOD_S, a, b, START_POSE)
+    return save_trajectory(traj, tmp_path / "excitation.yaml")
+
+
+@pytest.fixture
+def ros_context():
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    yield context
+    rclpy.shutdown(context=context)
+
+
+def _start(context, trajectory_file, config, arm_pose, follow=True, **overrides):
+    params = {"robot": str(CONFIG_DIR / "iiwa14.yaml"), "trajectory_file": str(trajectory_file), "num_periods": 4,
+              "mode": "sim", "start_delay_s": 0.3, "state_timeout_s": 0.2, "rate_hz": 50.0, "settle_s": 0.2,
+              "approach_speed_rad_s": 1.0, "approach_acceleration_rad_s2": 3.0, "max_start_error_rad": 0.01,
+              "overlap_s": 0.3} | overrides
+    node = ExcitationNode(context=context, parameter_overrides=[Parameter(k, value=v) for k, v in params.items()])
+    arm = FakeArm(config, arm_pose, follow, context=context)
+    executor = SingleThreadedExecutor(context=context)
+    executor.add_node(node)
+    executor.add_node(arm)
+    return node, arm, executor
+
+
+def _spin(executor, seconds: float, until=lambda: False) -> None:
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline and not until():
+        executor.spin_once(timeout_sec=0.01)
+
+
+def _stop(node, arm, executor) -> None:
+    executor.shutdown()
+    node.destroy_node()
+    arm.destroy_node()
+
+
+def _assert_within_limits(messages, config) -> None:
+    limits = design_limits(config)
+    for msg in messages:
+        q = np.array([p.positions for p in msg.points])
+        dq = np.array([p.velocities for p in msg.points])
+        ddq = np.array([p.accelerations for p in msg.points])
+        assert np.all(q >= limits.position_lower_rad) and np.all(q <= limits.position_upper_rad)
+        assert np.all(np.abs(dq) <= limits.velocity_rad_s)
+        assert np.all(np.abs(ddq) <= limits.acceleration_rad_s2)
+
+
+def test_streams_periods_within_limits_and_holds_on_abort(ros_context, trajectory_file, iiwa14_config):
+    away = START_POSE + np.array([0.2, -0.1, 0.0, 0.1, 0.0, 0.0, -0.15])
+    node, arm, executor = _start(ros_context, trajectory_file, iiwa14_config, away)
+    try:
+        _spin(executor, 12.0, until=lambda: len(arm.markers) >= 2)
+        assert len(arm.markers) == 2 and [m.period_index for m in arm.markers] == [0, 1]
+        assert node.state == "exciting"
+        approach, *periods = (msg for _, msg, _ in arm.received)
+        assert np.allclose(approach.points[0].positions, away, atol=1e-9)
+        assert np.allclose(approach.points[-1].positions, START_POSE, atol=1e-9)
+        assert len(periods) >= 2 and all(len(m.points) > 10 for m in periods)
+        description = arm.descriptions[-1]
+        assert description.kind == "modified_fourier" and description.num_periods == 4
+        assert description.period_s == pytest.approx(PERIOD_S)
+        assert _seconds(description.start_time) == pytest.approx(_seconds(arm.markers[0].header.stamp))
+
+        future = arm.abort_client.call_async(Trigger.Request())
+        _spin(executor, 5.0, until=future.done)
+        assert future.result().success
+        hold = arm.received[-1][1]
+        assert len(hold.points) == 1 and np.allclose(hold.points[0].velocities, 0.0)
+        assert np.abs(np.array(hold.points[0].positions) - arm.pose).max() < 0.1
+        count = len(arm.received)
+        _spin(executor, 2 * PERIOD_S)
+        assert len(arm.received) == count, "commands were sent after the abort"
+        assert len(arm.markers) <= 3
+        assert node.state == "holding"
+        _assert_within_limits([msg for _, msg, _ in arm.received], iiwa14_config)
+    finally:
+        _stop(node, arm, executor)
+
+
+def test_refuses_when_joint_states_are_stale(ros_context, trajectory_file, iiwa14_config):
+    node, arm, executor = _start(ros_context, trajectory_file, iiwa14_config, START_POSE, start_delay_s=0.6)
+    try:
+        _spin(executor, 5.0, until=lambda: node.first_state_s is not None)
+        arm.publishing = False
+        _spin(executor, 1.5, until=lambda: node.state == "refused")
+        assert node.state == "refused" and "stale" in node.reason
+        assert arm.received == []
+    finally:
+        _stop(node, arm, executor)
+
+
+def test_refuses_when_the_arm_does_not_reach_the_start_pose(ros_context, trajectory_file, iiwa14_config):
+    away = START_POSE + np.array([0.0, 0.0, 0.0, 0.25, 0.0, 0.0, 0.0])
+    node, arm, executor = _start(ros_context, trajectory_file, iiwa14_config, away, follow=False,
+                                 max_tracking_error_rad=0.0)
+    try:
+        _spin(executor, 8.0, until=lambda: node.state == "refused")
+        assert node.state == "refused" and "lbr_A4" in node.reason and "start pose" in node.reason
+        _spin(executor, 2.0, until=lambda: len(arm.received) >= 2)
+        _, hold = (msg for _, msg, _ in arm.received)
+        assert len(hold.points) == 1 and np.allclose(hold.points[0].positions, away, atol=1e-9)
+        assert arm.markers == []
+    finally:
+        _stop(node, arm, executor)
+
+
+def test_holds_when_joint_states_stop_during_the_excitation(ros_context, trajectory_file, iiwa14_config):
+    node, arm, executor = _start(ros_context, trajectory_file, iiwa14_config, START_POSE)
+    try:
+        _spin(executor, 8.0, until=lambda: len(arm.markers) >= 1)
+        arm.publishing = False
+        _spin(executor, 1.0, until=lambda: node.state == "holding")
+        assert node.state == "holding" and "joint states" in node.reason
+        _spin(executor, 1.0, until=lambda: len(arm.received[-1][1].points) == 1)
+        hold = arm.received[-1][1]
+        assert len(hold.points) == 1
+        count = len(arm.received)
+        _spin(executor, 2 * PERIOD_S)
+        assert len(arm.received) == count
+    finally:
+        _stop(node, arm, executor)
+
+
+def test_hardware_mode_moves_only_after_confirmation(ros_context, trajectory_file, iiwa14_config):
+    node, arm, executor = _start(ros_context, trajectory_file, iiwa14_config, START_POSE, mode="hardware")
+    try:
+        _spin(executor, 1.5)
+        assert arm.received == [] and node.state == "waiting_for_joint_states"
+        node.set_parameters([Parameter("confirm", value=True)])
+        _spin(executor, 5.0, until=lambda: len(arm.markers) >= 1)
+        assert node.state == "exciting" and arm.received
+    finally:
+        _stop(node, arm, executor)

@@ -1,0 +1,36 @@
+"""The excitations shipped in trajectories/ are within their robot's limits and start and end at rest."""
+
+import pathlib
+
+import numpy as np
+import pytest
+import yaml
+
+from robot_id_excitation.check import check_trajectory
+from robot_id_excitation.constraints import design_limits
+from robot_id_excitation.trajectory_file import load_trajectory
+from robot_id_model.robot_config import load_robot_config
+
+PACKAGE = pathlib.Path(__file__).resolve().parents[1]
+CONFIG_DIR = PACKAGE.parent / "robot_id_bringup" / "config"
+SHIPPED = sorted((PACKAGE / "trajectories").glob("*.yaml"))
+
+
+def test_every_robot_config_has_a_shipped_excitation():
+    assert {p.stem for p in SHIPPED} == {p.stem for p in CONFIG_DIR.glob("*.yaml")}
+
+
+@pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.stem)
+def test_shipped_excitation_is_safe_and_as_designed(path):
+    config = load_robot_config(CONFIG_DIR / f"{path.stem}.yaml")
+    traj = load_trajectory(path)
+    assert traj.joint_names == config.joint_names and traj.kind == "modified_fourier"
+    robot = config.load_model(("FV", "FC"))
+    report = check_trajectory(robot, design_limits(config), traj)
+    assert report.feasible, report.lines()
+    recorded = yaml.safe_load(path.read_text())
+    assert recorded["criteria"]["condition_number"] < 100
+    limits = recorded["design"]["limits"]
+    q, dq, _ = traj.evaluate(np.linspace(0.0, traj.period_s, 2001))
+    assert np.all(q >= np.array(limits["position_lower_rad"]) - 1e-9)
+    assert np.all(np.abs(dq) <= np.array(limits["velocity_rad_s"]) + 1e-9)
