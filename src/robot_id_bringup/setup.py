@@ -22,5 +22,5 @@ setup(
     maintainer_email='robot_id@example.com',
     description='Launch files, robot descriptions and configs of the robot_id suite.',
     license='Apache-2.0',
-    entry_points={'console_scripts': []},
+    entry_points={'console_scripts': ['offline_demo = robot_id_bringup.offline_demo:main']},
 )
