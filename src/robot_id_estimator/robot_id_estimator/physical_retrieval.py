@@ -3,10 +3,11 @@
 Objective of seed 000 eq. (15): f(µ) = ‖τ − W·E·π(µ)‖, with W the stacked essential (or base) regressor of
 the averaged data, E the map from standard parameters π to those parameters, and π(µ) of eq. (14).
 
-- `retrieve_multistart`: seed 000's method — κ random starts in the bounds (eq. 16) of a gradient-based
-  constrained local solver (SLSQP, exact gradients) with the total-mass range (eq. 17) and the inertia
-  constraints of eq. (18), plus full physical consistency: the leading minors of Σ = ½tr(I_C)E − I_C are
-  positive, which is equivalent to a positive-definite pseudo-inertia. Starts run in parallel processes.
+- `retrieve_multistart`: seed 000's method — κ starts (the convex solution, the URDF model, random points in
+  the bounds of eq. 16) of a gradient-based constrained local solver (SLSQP, exact gradients) with the
+  total-mass range (eq. 17) and the inertia constraints of eq. (18), plus full physical consistency: the
+  smallest eigenvalue of Σ = ½tr(I_C)E − I_C is non-negative, which for a positive mass is a positive
+  (semi-)definite pseudo-inertia. Starts run in parallel processes.
 - `retrieve_lmi`: a convex program (cvxpy) over π with every link's pseudo-inertia positive definite
   (Wensing et al. 2017), and a regulariser towards the nominal model, Euclidean or entropic (log-det
   Bregman divergence, Lee, Wensing and Park 2019).
