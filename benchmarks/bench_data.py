@@ -38,7 +38,7 @@ def fourier_run(robot, period_s: float, per_period: int, harmonics: int, seed: i
     dq = np.cos(phase) @ a.T + np.sin(phase) @ b.T
     ddq = (-np.sin(phase) * w * ls) @ a.T + (np.cos(phase) * w * ls) @ b.T
     lower, upper = robot.position_limits_rad
-    v_max = np.array([robot.model.velocityLimit[robot.model.joints[j].idx_v] for j in range(1, robot.model.njoints)])
+    v_max = robot.velocity_limits_rad_s
     scale = np.minimum(0.35 * (upper - lower) / np.abs(q).max(axis=0), 0.6 * v_max / np.abs(dq).max(axis=0))
     return 0.5 * (lower + upper) + q * scale, dq * scale, ddq * scale
 

@@ -168,10 +168,13 @@ def pi_from_mu(robot: RobotModel, mu: np.ndarray) -> np.ndarray:
     """Standard parameters of the physical vector µ (same layout per joint as π)."""
     pi = mu.copy()
     for cols in inertial_columns(robot):
-        m, c = mu[cols[0]], mu[cols[1:4]]
-        inertia = _sym(mu[cols[4:10]])
-        pi[cols] = link_standard_parameters(LinkInertial(m, c, inertia))
+        pi[cols] = _link_pi(mu, cols)
     return pi
+
+
+def _link_pi(mu: np.ndarray, cols: np.ndarray) -> np.ndarray:
+    """[M, MX, ..., ZZ] of the link whose µ entries are `cols` (eq. 14)."""
+    return link_standard_parameters(LinkInertial(mu[cols[0]], mu[cols[1:4]], _sym(mu[cols[4:10]])))
 
 
 def mu_from_pi(robot: RobotModel, pi: np.ndarray) -> np.ndarray:
@@ -308,17 +311,17 @@ def _consistency(robot: RobotModel, bounds: PhysicalBounds, mu: np.ndarray, scal
     boundary where real data push the solution (a cubic determinant made its subproblems incompatible).
     """
     return np.array(
-        [_smallest_eigen(_own_sigma(robot, bounds, mu, j, cols))[0] / scale[j]
+        [_smallest_eigen(_own_sigma(bounds, mu, j, cols))[0] / scale[j]
          for j, cols in enumerate(inertial_columns(robot))]
     )
 
 
-def _own_sigma(robot: RobotModel, bounds: PhysicalBounds, mu: np.ndarray, j: int, cols: np.ndarray) -> np.ndarray:
+def _own_sigma(bounds: PhysicalBounds, mu: np.ndarray, j: int, cols: np.ndarray) -> np.ndarray:
     fixed = bounds.fixed_inertials[j] if j < len(bounds.fixed_inertials) else None
     if fixed is None:
         return _sigma(mu[cols[4:10]])
     # own part about its CoM from π_i − π_fixed
-    own = link_from_standard(pi_from_mu(robot, mu)[cols] - fixed)
+    own = link_from_standard(_link_pi(mu, cols) - fixed)
     i = own.inertia_com_kg_m2
     return _sigma(np.array([i[0, 0], i[0, 1], i[0, 2], i[1, 1], i[1, 2], i[2, 2]]))
 
@@ -337,8 +340,8 @@ def _consistency_jacobian(robot: RobotModel, bounds: PhysicalBounds, mu: np.ndar
             up, down = mu.copy(), mu.copy()
             up[col] += step
             down[col] -= step
-            diff = (_smallest_eigen(_own_sigma(robot, bounds, up, j, cols))[0]
-                    - _smallest_eigen(_own_sigma(robot, bounds, down, j, cols))[0])
+            diff = (_smallest_eigen(_own_sigma(bounds, up, j, cols))[0]
+                    - _smallest_eigen(_own_sigma(bounds, down, j, cols))[0])
             jac[j, col] = diff / (2 * step) / scale[j]
     return jac
 

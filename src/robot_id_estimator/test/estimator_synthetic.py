@@ -49,7 +49,7 @@ def fourier_motion(
     rng = np.random.default_rng(seed)
     lower, upper = robot.position_limits_rad
     centre, half = 0.5 * (lower + upper), 0.5 * (upper - lower)
-    v_max = np.array([robot.model.velocityLimit[robot.model.joints[j].idx_v] for j in range(1, robot.model.njoints)])
+    v_max = robot.velocity_limits_rad_s
     w = 2.0 * np.pi / period_s
     ls = np.arange(1, harmonics + 1)
     a, b = rng.normal(size=(2, robot.n_joints, harmonics)) / ls

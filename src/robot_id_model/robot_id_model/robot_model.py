@@ -66,6 +66,11 @@ class RobotModel:
                 upper[j] = self.model.upperPositionLimit[iq]
         return lower, upper
 
+    @property
+    def velocity_limits_rad_s(self) -> np.ndarray:
+        """Joint speed limits from the URDF."""
+        return np.array([self.model.velocityLimit[self.model.joints[j].idx_v] for j in range(1, self.model.njoints)])
+
     def configuration(self, q_rad: np.ndarray) -> np.ndarray:
         """Pinocchio configuration(s) from joint angles (K×n or n); continuous joints become (cos, sin)."""
         q_rad = np.asarray(q_rad, dtype=float)
