@@ -22,6 +22,7 @@ import numpy as np
 from robot_id_estimator.__main__ import main as estimator_cli
 from robot_id_estimator.recording import load_recording, save_csv
 from robot_id_estimator.simulation import periodic_recording
+from robot_id_estimator.validation import rms_error
 from robot_id_excitation.__main__ import main as excitation_cli
 from robot_id_excitation.trajectory_file import load_trajectory
 from robot_id_model import load_robot_config, nominal_parameters
@@ -102,7 +103,7 @@ def run(robot_name: str, out: pathlib.Path) -> int:
     urdf_run = periodic_recording(robot, urdf_parameters(robot), q, SLOWER * dq, SLOWER**2 * ddq, slow_period, 1,
                                   config.torque_filter_time_constant_s)
     measured = load_recording(check_csv, robot.joint_names, slow_period)
-    urdf_rms = np.sqrt(np.mean((urdf_run.tau_nm - measured.tau_nm[: len(urdf_run.tau_nm)]) ** 2, axis=0))
+    urdf_rms = rms_error(measured.tau_nm[: len(urdf_run.tau_nm)], urdf_run.tau_nm)
     torque_rms = np.array(validation["torque_rms_nm"])
     errors = {"URDF model": urdf_rms} | {s: np.array(rms) for s, rms in validation["rms_nm"].items()}
     print(f"{'[% of torque RMS]':<18}" + "".join(f"{name:>9}" for name in robot.joint_names))
