@@ -7,6 +7,10 @@ torque passes a zero-phase Butterworth filter (order 4, 6 Hz in seed 000 IV-B). 
 a zero-phase Butterworth filter and differentiated by central differences (seed 002, 3.2.1), each derivative
 filtered again (as for the reference figures of the Gaz et al. Panda log: 10 Hz on dq and ddq).
 
+Before averaging, the periods are checked (period_check.check_periods): transient periods at either end (a
+ramp-in or ramp-out) are dropped, and periods that still disagree are processed as non-periodic data, with a
+warning either way.
+
 The torque filter is not applied to the motion: to keep τ = Y·π consistent (Coulomb friction sign(dq) has
 content above the cutoff), filter the regressor columns with the same function (they accept (K, n, p)).
 """
@@ -14,33 +18,23 @@ content above the cutoff), filter the regressor columns with the same function (
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 import scipy.signal
 
+from robot_id_estimator.period_check import check_periods, detect_period
 from robot_id_estimator.recording import DataError, Recording, resample
 
 DRIFT_TOL_SAMPLES = 0.01
 """Largest accumulated misalignment over all periods, in samples, tolerated before resampling so that a
 period holds a whole number of samples."""
 
-PERIODIC_MAX_DISSIMILARITY = 0.05
-"""detect_period: largest mean squared difference between the signal and its shift by one period, relative
-to twice its variance (1 − correlation), for the data to count as clearly periodic."""
-
-STILL_VARIANCE_RATIO = 1e-12
-"""detect_period: joints whose position variance is below this fraction of the largest one do not move."""
-
 MIN_PERIOD_SAMPLES = 4
 """Fewest samples per period: the first harmonic must lie below the Nyquist bin."""
 
 MIN_KEPT = 2
 """Samples that must remain after trimming the ends."""
-
-SUBPERIOD_TOL = 1e-3
-"""detect_period: a shorter lag is the period when its dissimilarity is within the best one plus the larger
-of this and the best one (noise-free data repeat to better than this)."""
 
 
 @dataclass(frozen=True)
@@ -60,6 +54,8 @@ class ProcessingConfig:
     description's harmonics when known, else motion_cutoff_hz)."""
     trim_s: float = 0.0
     """Non-periodic: drop this much at both ends after filtering (filter edge effects)."""
+    non_periodic: bool = False
+    """Process as non-periodic data even when a period is known or detected."""
 
     def __post_init__(self) -> None:
         positive = {"torque_cutoff_hz": self.torque_cutoff_hz, "motion_cutoff_hz": self.motion_cutoff_hz}
@@ -70,6 +66,8 @@ class ProcessingConfig:
             wrong.append(f"filter_order = {self.filter_order} and decimation = {self.decimation} must be >= 1")
         if not self.trim_s >= 0.0:
             wrong.append(f"trim_s = {self.trim_s} must not be negative")
+        if not isinstance(self.non_periodic, bool):
+            wrong.append(f"non_periodic = {self.non_periodic!r} must be true or false")
         if wrong:
             raise ValueError(f"invalid processing settings: {', '.join(wrong)}")
 
@@ -90,6 +88,8 @@ class ProcessedData:
     n_periods: int
     """Periods averaged; 1 = one period used as it is; 0 = non-periodic processing."""
     notes: tuple[str, ...]
+    warnings: tuple[str, ...] = ()
+    """What the user must see on the console (transient periods dropped, periods that disagree); also in notes."""
 
 
 def average_periods(x: np.ndarray, samples_per_period: int) -> tuple[np.ndarray, np.ndarray]:
@@ -185,59 +185,6 @@ def first_order_lowpass(x: np.ndarray, dt_s: float, time_constant_s: float) -> n
     return scipy.signal.lfilter([alpha], [1.0, alpha - 1.0], x, axis=0, zi=initial)[0]
 
 
-def detect_period(t_s: np.ndarray, q_rad: np.ndarray) -> float | None:
-    """Period of uniformly sampled positions from their normalised mean squared difference to shifted
-    copies (1 − autocorrelation), or None when the data do not repeat clearly at least twice.
-
-    The shortest lag whose dissimilarity is close to the best one is taken (a multiple of the period
-    repeats as well), then refined on the largest multiple that fits, to a fraction of a sample.
-    """
-    t_s, q_rad = np.asarray(t_s, dtype=float), np.asarray(q_rad, dtype=float).reshape(len(t_s), -1)
-    k = len(t_s)
-    x = q_rad - q_rad.mean(axis=0)
-    variance = x.var(axis=0)
-    if k < 2 or not variance.max() > 0.0:
-        return None
-    moving = variance > STILL_VARIANCE_RATIO * variance.max()
-    x = x[:, moving] / np.sqrt(variance[moving])
-    d = _dissimilarity(x)
-    max_lag = k // 2
-    above = np.flatnonzero(d[1:max_lag + 1] > 0.5)
-    if above.size == 0:
-        return None
-    lags = np.arange(above[0] + 1, max_lag + 1)
-    minima = lags[(d[lags] <= d[lags - 1]) & (d[lags] <= d[np.minimum(lags + 1, k - 1)])]
-    if minima.size == 0:
-        return None
-    best = float(d[minima].min())
-    if best > PERIODIC_MAX_DISSIMILARITY:
-        return None
-    lag = int(minima[d[minima] <= best + max(best, SUBPERIOD_TOL)][0])
-    multiple = max(1, k // lag - 1)
-    around = multiple * lag + np.arange(-2 * multiple - 1, 2 * multiple + 2)
-    around = around[(around > 0) & (around < k - 1)]
-    centre = int(around[np.argmin(d[around])])
-    left, mid, right = d[centre - 1], d[centre], d[centre + 1]
-    curvature = left - 2.0 * mid + right
-    shift = 0.5 * (left - right) / curvature if curvature > 0.0 else 0.0
-    dt_s = (t_s[-1] - t_s[0]) / (k - 1)
-    return float((centre + np.clip(shift, -0.5, 0.5)) / multiple * dt_s)
-
-
-def _dissimilarity(x: np.ndarray) -> np.ndarray:
-    """d(τ) = mean over joints and overlap of (x(t+τ) − x(t))² / 2 for unit-variance columns, all lags."""
-    k = len(x)
-    size = 1 << (2 * k - 1).bit_length()
-    spectrum = np.fft.rfft(x, n=size, axis=0)
-    cross = np.fft.irfft(np.abs(spectrum) ** 2, n=size, axis=0)[:k].sum(axis=1)
-    energy = np.concatenate([[0.0], np.cumsum((x**2).sum(axis=1))])
-    lags = np.arange(k)
-    tail = energy[k] - energy[lags]
-    head = energy[k - lags]
-    overlap = (k - lags) * x.shape[1]
-    return 0.5 * (head + tail - 2.0 * cross) / np.maximum(overlap, 1)
-
-
 def process(rec: Recording, config: ProcessingConfig = ProcessingConfig()) -> ProcessedData:
     """Turn a cleaned recording into regressor samples: periodic processing when the period is known (or
     detected) and the data hold at least one whole period, non-periodic processing otherwise."""
@@ -247,6 +194,10 @@ def process(rec: Recording, config: ProcessingConfig = ProcessingConfig()) -> Pr
         raise DataError(f"{rec.source}: {k} sample(s) cannot be processed")
     dt_s = (rec.t_s[-1] - rec.t_s[0]) / (k - 1)
     period_s = rec.period_s
+    if config.non_periodic:
+        ignored = f" (period of {period_s:g} s ignored)" if period_s is not None else ""
+        notes.append(f"non_periodic set: processed as non-periodic data{ignored}")
+        return _process_nonperiodic(rec, dt_s, config, notes)
     if period_s is None:
         period_s = detect_period(rec.t_s, rec.q_rad)
         if period_s is not None:
@@ -268,14 +219,14 @@ def _check_decimation(source: str, fs_hz: float, content_hz: float, decimation: 
 def _process_periodic(
     rec: Recording, period_s: float, dt_s: float, config: ProcessingConfig, notes: list[str]
 ) -> ProcessedData:
-    k = len(rec.t_s)
+    k, notes_before = len(rec.t_s), len(notes)
     exact = period_s / dt_s
     per_period = round(exact)
     if per_period < MIN_PERIOD_SAMPLES:
         raise DataError(f"{rec.source}: a period of {period_s:g} s holds only {exact:.3g} samples at "
                         f"{1.0 / dt_s:g} Hz")
     n_periods = math.floor((k + 0.5) / exact)
-    signals = {"q": rec.q_rad, "tau": rec.tau_nm}
+    signals, rec_dt_s = {"q": rec.q_rad, "tau": rec.tau_nm}, dt_s
     if abs(exact - per_period) * n_periods > DRIFT_TOL_SAMPLES:
         dt_s = period_s / per_period
         grid = rec.t_s[0] + dt_s * np.arange(n_periods * per_period)
@@ -287,7 +238,17 @@ def _process_periodic(
     if left_over_s > 0.5 * dt_s:
         notes.append(f"dropped the last {left_over_s:.4g} s after {n_periods} whole periods")
     q, tau = (signals[key][:used] for key in ("q", "tau"))
-    fs_hz = 1.0 / dt_s
+    fs_hz, first, warnings, agreement = 1.0 / dt_s, 0, (), []
+    if n_periods >= 2:  # drop transient end periods; periods that disagree are not averaged
+        check = check_periods(_split_periods(q, per_period), _split_periods(tau, per_period), period_s,
+                              rec.t_s[0], rec.joint_names)
+        if not check.consistent:
+            warnings = (f"{check.reason}: processed as non-periodic data, not averaged",)
+            data = _process_nonperiodic(rec, rec_dt_s, config, notes[:notes_before] + list(warnings))
+            return replace(data, warnings=warnings)
+        first, n_periods, warnings, agreement = check.first, check.stop - check.first, check.dropped, [check.reason]
+        q, tau = (x[first * per_period:check.stop * per_period] for x in (q, tau))
+        notes += warnings
 
     if n_periods >= 2:
         q_mean, _ = average_periods(q, per_period)
@@ -297,7 +258,9 @@ def _process_periodic(
                      f"std per joint {np.array2string(np.sqrt(noise), precision=3)} Nm")
     else:
         q_mean, tau_mean, noise = q, tau, None
-        notes.append(f"only one whole period of {period_s:g} s: used without averaging, no noise estimate")
+        notes.append(f"only one {'kept' if agreement else 'whole'} period of {period_s:g} s: used without "
+                     "averaging, no noise estimate")
+    notes += agreement
 
     if config.max_harmonic_hz is not None:
         highest, why = math.floor(config.max_harmonic_hz * period_s + 1e-9), f"up to {config.max_harmonic_hz:g} Hz"
@@ -321,8 +284,8 @@ def _process_periodic(
     notes.append(f"torque: zero-phase Butterworth order {config.filter_order} at {config.torque_cutoff_hz:g} Hz "
                  "(periodic)")
     _check_decimation(rec.source, fs_hz, max(config.torque_cutoff_hz, highest / period_s), config.decimation)
-    t = rec.t_s[0] + dt_s * np.arange(per_period)
-    return _finish(rec, t, q_mean, dq, ddq, tau_f, noise, n_periods, config.decimation, notes)
+    t = rec.t_s[0] + dt_s * (first * per_period + np.arange(per_period))
+    return _finish(rec, t, q_mean, dq, ddq, tau_f, noise, n_periods, config.decimation, notes, warnings)
 
 
 def _process_nonperiodic(rec: Recording, dt_s: float, config: ProcessingConfig, notes: list[str]) -> ProcessedData:
@@ -365,7 +328,7 @@ def _process_nonperiodic(rec: Recording, dt_s: float, config: ProcessingConfig, 
     return _finish(rec, t, q, dq, ddq, tau, None, 0, config.decimation, notes)
 
 
-def _finish(rec, t, q, dq, ddq, tau, noise, n_periods, decimation, notes) -> ProcessedData:
+def _finish(rec, t, q, dq, ddq, tau, noise, n_periods, decimation, notes, warnings=()) -> ProcessedData:
     if decimation > 1:
         t, q, dq, ddq, tau = (x[::decimation] for x in (t, q, dq, ddq, tau))
         notes.append(f"decimated by {decimation} to {len(t)} samples")
@@ -379,5 +342,6 @@ def _finish(rec, t, q, dq, ddq, tau, noise, n_periods, decimation, notes) -> Pro
         noise_var_nm2=noise,
         n_periods=n_periods,
         notes=tuple(notes),
+        warnings=tuple(warnings),
     )
 
