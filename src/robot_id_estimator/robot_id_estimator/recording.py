@@ -1,9 +1,10 @@
 """Recordings of joint positions and torques from CSV files or rosbag2 bags, cleaned of what real logs contain.
 
 A CSV has a header row: `t` [s], `q_<joint>` [rad], `tau_<joint>` [Nm] and optionally `dq_<joint>` [rad/s],
-`ddq_<joint>` [rad/s²], with `<joint>` the URDF joint name. A bag holds sensor_msgs/JointState messages and,
-when the robot_id recorder wrote it, the robot_id_msgs/ExcitationTrajectory it ran (period, harmonics) and a
-robot_id_msgs/PeriodMarker at the start of every period.
+`ddq_<joint>` [rad/s²], with `<joint>` the URDF joint name; a column map (csv_columns) reads other headers.
+A bag holds sensor_msgs/JointState messages and, when the robot_id recorder wrote it, the
+robot_id_msgs/ExcitationTrajectory it ran (period, harmonics) and a robot_id_msgs/PeriodMarker at the start
+of every period.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import math
 import pathlib
 import sys
 import warnings
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -22,6 +23,8 @@ import scipy.interpolate
 from rosbags.rosbag2 import Reader, ReaderError
 from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 from rosbags.typesys.store import Typestore
+
+from robot_id_estimator.csv_columns import SIGNALS, TIME, DataError, resolve_columns
 
 MIN_SAMPLES = 3
 """Fewest samples a recording may have: central differences need three."""
@@ -33,6 +36,12 @@ quantised to 1 ns stay uniform up to 10 kHz)."""
 RATE_ROUNDING = 0.005
 """Resampling rates are rounded to few significant digits when that changes them by at most this fraction."""
 
+TIME_TOL_S = 1e-9
+"""Timestamps resolve 1 ns: a sample this close to a time-window bound is inside it."""
+
+UNMODELLED_MOTION = 0.01
+"""Position range [rad, or m for a prismatic joint] above which a joint left out of the model counts as moving."""
+
 SHORT_GAP_FACTOR = 1.5
 """A sample interval longer than this many median intervals is reported as a gap (a sample is probably
 missing there); gaps up to max_gap_s are interpolated."""
@@ -40,12 +49,6 @@ missing there); gaps up to max_gap_s are interpolated."""
 JOINT_STATE = "sensor_msgs/msg/JointState"
 EXCITATION = "robot_id_msgs/msg/ExcitationTrajectory"
 PERIOD_MARKER = "robot_id_msgs/msg/PeriodMarker"
-SIGNALS = ("q", "dq", "ddq", "tau")
-"""Per-joint signals in their CSV column prefixes; q, dq, ddq are smooth motion, tau is noisy torque."""
-
-
-class DataError(ValueError):
-    """Messy data that cannot be repaired; the message says what and where."""
 
 
 @dataclass(frozen=True)
@@ -69,27 +72,52 @@ class Recording:
     """Everything loading and cleaning did to the data, in words."""
 
 
+@dataclass(frozen=True)
+class _Unselected:
+    """Positions of the joints in the data that joint_names leaves out, on the recording's time base."""
+
+    names: tuple[str, ...]
+    t_s: np.ndarray
+    q: np.ndarray
+    """(K, len(names)) [rad, or m for a prismatic joint]; NaN where a message lacks the joint."""
+
+
 def load_recording(
-    path: str | pathlib.Path, joint_names: Sequence[str] | None = None, period_s: float | None = None
+    path: str | pathlib.Path,
+    joint_names: Sequence[str] | None = None,
+    period_s: float | None = None,
+    *,
+    columns: Mapping[str, str] | None = None,
+    start_s: float | None = None,
+    end_s: float | None = None,
+    unmodelled_motion_ok: bool = False,
 ) -> Recording:
     """Load a CSV file or a rosbag2 bag (directory, or its .db3/.mcap file) and clean it.
 
     `joint_names` selects and orders the joints (default: all, in file order, or the joints of the bag's
     trajectory description). `period_s` declares the data periodic and overrides a bag's description.
+    `columns` maps our CSV column names to the file's (see csv_columns; CSV only). `start_s` and `end_s` keep
+    only the samples in [start_s, end_s], in seconds from the first sample of the cleaned recording (for a bag,
+    after its cut to whole periods). Joints in the data but not in `joint_names` must not move (their motion
+    acts on the torques of the selected joints) unless `unmodelled_motion_ok`, which notes it instead.
     Raises DataError with the reason when the file cannot be used.
     """
     path = pathlib.Path(path)
     if period_s is not None and not period_s > 0.0:
         raise DataError(f"{path}: the period must be positive, got {period_s} s")
+    _check_window(path, start_s, end_s)
     if path.is_dir() or path.suffix in (".db3", ".mcap"):
-        rec = _read_bag(path, joint_names, period_s)
+        if columns:
+            raise DataError(f"{path}: a column map applies to CSV files, not to a rosbag2 bag")
+        rec, unselected = _read_bag(path, joint_names, period_s)
     elif path.suffix.lower() == ".csv":
-        rec = _read_csv(path, joint_names, period_s)
+        rec, unselected = _read_csv(path, joint_names, period_s, columns)
     elif not path.exists():
         raise DataError(f"{path}: no such file or directory")
     else:
         raise DataError(f"{path}: unknown format; give a .csv file or a rosbag2 bag (directory, .db3 or .mcap)")
-    return clean(rec)
+    rec = _window(clean(rec), start_s, end_s)
+    return _check_unmodelled_motion(rec, unselected, unmodelled_motion_ok)
 
 
 def save_csv(rec: Recording, path: str | pathlib.Path) -> pathlib.Path:
@@ -116,21 +144,80 @@ def _select_joints(source: str, available: Sequence[str], wanted: Sequence[str] 
     return list(wanted)
 
 
+def _check_window(path: pathlib.Path, start_s: float | None, end_s: float | None) -> None:
+    for name, value in (("start", start_s), ("end", end_s)):
+        if value is not None and not value >= 0.0:
+            raise DataError(f"{path}: the time window's {name} must be ≥ 0 s (seconds from the first sample), "
+                            f"got {value:g} s")
+    if start_s is not None and end_s is not None and not start_s < end_s:
+        raise DataError(f"{path}: the time window's start {start_s:g} s must come before its end {end_s:g} s")
+
+
+def _window(rec: Recording, start_s: float | None, end_s: float | None) -> Recording:
+    """The samples in [start_s, end_s] seconds from the first sample, with a note; the whole recording if neither."""
+    if start_s is None and end_s is None:
+        return rec
+    length_s = float(rec.t_s[-1] - rec.t_s[0])
+    start = 0.0 if start_s is None else start_s
+    end = length_s if end_s is None else end_s
+    half_step_s = 0.5 * float(np.median(np.diff(rec.t_s)))
+    for name, value, limit in (("start", start, length_s), ("end", end, length_s + half_step_s)):
+        if value > limit:
+            raise DataError(f"{rec.source}: the time window's {name} {value:g} s is beyond the recording's length "
+                            f"of {length_s:.6g} s (times count from its first sample)")
+    since_s = rec.t_s - rec.t_s[0]
+    keep = (since_s >= start - TIME_TOL_S) & (since_s <= end + TIME_TOL_S)
+    if np.count_nonzero(keep) < MIN_SAMPLES:
+        raise DataError(f"{rec.source}: the time window {start:g}–{end:g} s holds {np.count_nonzero(keep)} "
+                        f"sample(s); a recording needs at least {MIN_SAMPLES}")
+    signals = {key: x[keep] for key, x in _signals(rec).items()}
+    end_text = f"{end:g}" if end_s is not None else f"{length_s:.1f}"
+    return dataclasses.replace(
+        rec,
+        t_s=rec.t_s[keep],
+        q_rad=signals["q"],
+        tau_nm=signals["tau"],
+        dq_rad_s=signals.get("dq"),
+        ddq_rad_s2=signals.get("ddq"),
+        repairs=(*rec.repairs, f"kept {start:g}–{end_text} s of {length_s:.1f} s "
+                               f"({np.count_nonzero(keep)} of {len(keep)} samples)"),
+    )
+
+
+def _check_unmodelled_motion(rec: Recording, unselected: _Unselected, allowed: bool) -> Recording:
+    """Refuse (or, when `allowed`, note) joints left out of the model that move while the recording runs."""
+    during = (unselected.t_s >= rec.t_s[0] - TIME_TOL_S) & (unselected.t_s <= rec.t_s[-1] + TIME_TOL_S)
+    moving = []
+    for name, q in zip(unselected.names, unselected.q[during].T, strict=True):
+        finite = q[np.isfinite(q)]
+        if finite.size and np.ptp(finite) > UNMODELLED_MOTION:
+            moving.append(f"{name} (range {np.ptp(finite):.3g})")
+    if not moving:
+        return rec
+    what = (f"joints not in the model move: {', '.join(moving)} [rad, or m if prismatic]; their motion acts on "
+            f"the torques of the selected joints {list(rec.joint_names)}")
+    if not allowed:
+        raise DataError(f"{rec.source}: {what}; model them (--urdf with --joints listing them), or pass "
+                        "--allow-unmodelled-motion to use the data anyway")
+    return dataclasses.replace(rec, repairs=(*rec.repairs, f"{what} (allowed by --allow-unmodelled-motion)"))
+
+
 # ---------------------------------------------------------------------------------------------- CSV
 
 
-def _read_csv(path: pathlib.Path, joint_names: Sequence[str] | None, period_s: float | None) -> Recording:
+def _read_csv(
+    path: pathlib.Path, joint_names: Sequence[str] | None, period_s: float | None, column_map: Mapping[str, str] | None
+) -> tuple[Recording, _Unselected]:
     if not path.is_file():
         raise DataError(f"{path}: no such file")
     with path.open(newline="") as f:
         header = [name.strip() for name in next(csv.reader(f), [])]
     if not header:
         raise DataError(f"{path}: empty file; expected a header row t,q_<joint>,...,tau_<joint>,...")
-    if "t" not in header:
-        raise DataError(f"{path}: no 't' column (time in seconds); the header is {header}")
-    columns = {name: i for i, name in enumerate(header)}
-    prefixes = ("ddq_", "dq_", "q_", "tau_")
-    available = [name[2:] for name in header if name.startswith("q_")]
+    columns, unused = resolve_columns(str(path), header, column_map, joint_names)
+    if TIME not in columns:
+        raise DataError(f"{path}: no 't' column (time in seconds; map one with t=<column>); the header is {header}")
+    available = [name[2:] for name in columns if name.startswith("q_")]
     if not available:
         raise DataError(f"{path}: no q_<joint> column; the header is {header}")
     joints = _select_joints(str(path), available, joint_names)
@@ -139,7 +226,6 @@ def _read_csv(path: pathlib.Path, joint_names: Sequence[str] | None, period_s: f
         raise DataError(f"{path}: no torque column {missing}; every joint needs q_<joint> and tau_<joint>")
 
     data, repairs = _csv_values(path, len(header))
-    unused = [name for name in header if name != "t" and not name.startswith(prefixes)]
     if unused:
         repairs.append(f"ignored CSV columns {unused}")
     signals: dict[str, np.ndarray | None] = {}
@@ -152,9 +238,11 @@ def _read_csv(path: pathlib.Path, joint_names: Sequence[str] | None, period_s: f
             signals[signal] = None
             if present:
                 repairs.append(f"ignored {present}: {signal} is not given for every joint")
+    others = [j for j in available if j not in joints]
+    unselected = _Unselected(tuple(others), data[:, columns[TIME]], data[:, [columns[f"q_{j}"] for j in others]])
     return Recording(
         joint_names=tuple(joints),
-        t_s=data[:, columns["t"]],
+        t_s=data[:, columns[TIME]],
         q_rad=signals["q"],
         tau_nm=signals["tau"],
         dq_rad_s=signals["dq"],
@@ -163,7 +251,7 @@ def _read_csv(path: pathlib.Path, joint_names: Sequence[str] | None, period_s: f
         harmonics=None,
         source=str(path),
         repairs=tuple(repairs),
-    )
+    ), unselected
 
 
 def _csv_values(path: pathlib.Path, n_columns: int) -> tuple[np.ndarray, list[str]]:
@@ -240,7 +328,9 @@ def _config_topic(robot: str) -> str | None:
         return None
 
 
-def _read_bag(path: pathlib.Path, joint_names: Sequence[str] | None, period_s: float | None) -> Recording:
+def _read_bag(
+    path: pathlib.Path, joint_names: Sequence[str] | None, period_s: float | None
+) -> tuple[Recording, _Unselected]:
     directory = path if path.is_dir() else path.parent
     store = robot_id_typestore()
     repairs: list[str] = []
@@ -276,7 +366,7 @@ def _read_bag(path: pathlib.Path, joint_names: Sequence[str] | None, period_s: f
         raise DataError(f"{path}: {topic.topic} holds no message")
 
     default_joints = list(description.joint_names) if description is not None and description.joint_names else None
-    t_ns, names, arrays, skipped = _joint_states(
+    t_ns, names, arrays, skipped, other_names = _joint_states(
         str(path), store, [raw for _, raw in raws], joint_names or default_joints
     )
     if skipped:
@@ -290,6 +380,7 @@ def _read_bag(path: pathlib.Path, joint_names: Sequence[str] | None, period_s: f
         raise DataError(f"{path}: the JointState messages on {topic.topic} carry no effort (joint torques)")
     origin_ns = int(t_ns[0])
     t_s = (t_ns - origin_ns) * 1e-9
+    unselected = _Unselected(tuple(other_names), t_s, arrays["others"])
 
     harmonics = None
     if period_s is None and description is not None and description.period_s > 0.0:
@@ -320,7 +411,7 @@ def _read_bag(path: pathlib.Path, joint_names: Sequence[str] | None, period_s: f
         harmonics=harmonics,
         source=str(path),
         repairs=tuple(repairs),
-    )
+    ), unselected
 
 
 def _raw(reader: Reader, store: Typestore, by_type: dict[str, list], msgtype: str) -> list[bytes]:
@@ -362,21 +453,26 @@ def _whole_periods(t_s: np.ndarray, start_s: float, period_s: float, n_planned: 
 
 def _joint_states(
     source: str, store: Typestore, raws: list[bytes], wanted: Sequence[str] | None
-) -> tuple[np.ndarray, list[str], dict, int]:
-    """Stamps [ns], joint names, and q/dq/tau arrays (K, n) of JointState messages; messages lacking a
-    selected joint are skipped (their count is returned). arrays["keep"] indexes the messages used."""
+) -> tuple[np.ndarray, list[str], dict, int, list[str]]:
+    """Stamps [ns], joint names, q/dq/tau arrays (K, n) of JointState messages, and the names of the other
+    joints (of the first message), whose positions are arrays["others"] (NaN where a message lacks one);
+    messages lacking a selected joint are skipped (their count is returned). arrays["keep"] indexes the
+    messages used."""
     fast = _joint_states_fixed_layout(store, raws)
     if fast is not None:
         t_ns, all_names, values = fast
         names = _select_joints(source, all_names, wanted)
+        others = [name for name in all_names if name not in names]
         columns = [all_names.index(name) for name in names]
         arrays = {key: None if v is None else v[:, columns] for key, v in values.items()}
+        arrays["others"] = values["q"][:, [all_names.index(name) for name in others]]
         arrays["keep"] = slice(None)
-        return t_ns, names, arrays, 0
+        return t_ns, names, arrays, 0, others
 
     first = store.deserialize_cdr(raws[0], JOINT_STATE)
     names = _select_joints(source, list(first.name), wanted)
-    t_ns, keep, rows = [], [], {"q": [], "dq": [], "tau": []}
+    others = [name for name in first.name if name not in names]
+    t_ns, keep, rows = [], [], {"q": [], "dq": [], "tau": [], "others": []}
     show_progress = len(raws) > 20_000
     for k, raw in enumerate(raws):
         if show_progress and k % 20_000 == 0:
@@ -390,6 +486,8 @@ def _joint_states(
         t_ns.append(_stamp_ns(msg.header.stamp))
         for key, field in (("q", msg.position), ("dq", msg.velocity), ("tau", msg.effort)):
             rows[key].append(field[columns] if len(field) == len(msg.name) else None)
+        rows["others"].append([msg.position[index[name]] if name in index and len(msg.position) == len(msg.name)
+                               else math.nan for name in others])
     if show_progress:
         print("\rreading joint states 100 %", file=sys.stderr)
     if not keep:
@@ -401,7 +499,7 @@ def _joint_states(
     if arrays["q"] is None:
         raise DataError(f"{source}: JointState messages without positions")
     arrays["keep"] = np.array(keep)
-    return np.array(t_ns, dtype=np.int64), names, arrays, len(raws) - len(keep)
+    return np.array(t_ns, dtype=np.int64), names, arrays, len(raws) - len(keep), others
 
 
 def _joint_states_fixed_layout(
