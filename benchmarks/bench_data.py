@@ -16,6 +16,8 @@ ROOT = pathlib.Path(__file__).resolve().parents[1]
 CONFIGS = ROOT / "src" / "robot_id_bringup" / "config"
 PANDA_LOG = ROOT.parent / "shared" / "datasets" / "panda_gaz2019" / "panda_traj1_robot_log.csv"
 PANDA_JOINTS = tuple(f"fer_joint{i}" for i in range(1, 8))
+PANDA_COLUMNS = {"t": "t_s", "q": "q{i}_rad", "dq": "dq{i}_rad_s", "tau": "tau{i}_Nm"}
+"""The log's own column names (`--columns t=t_s,q=q{i}_rad,dq=dq{i}_rad_s,tau=tau{i}_Nm` on the command line)."""
 
 
 def progress(text: str) -> None:
@@ -52,14 +54,12 @@ def simulated(
                               noise_nm, 1e-5, seed + 100, 5, f"simulated seed {seed}")
 
 
-def panda_log_split(tmp: pathlib.Path, train_fraction: float = 0.7) -> tuple[Recording, Recording] | None:
-    """The Gaz et al. 2019 Panda log in our CSV format, split in time: (first 70 %, last 30 %); None if absent."""
+def panda_log(train_fraction: float = 0.7) -> tuple[Recording, Recording] | None:
+    """The Gaz et al. 2019 Panda log read as it is shipped (column map, time windows): (first 70 %, last 30 %) of
+    its time span; None if absent."""
     if not PANDA_LOG.is_file():
         return None
-    raw = np.loadtxt(PANDA_LOG, delimiter=",", skiprows=1)
-    names = PANDA_JOINTS
-    header = ",".join(["t"] + [f"q_{j}" for j in names] + [f"dq_{j}" for j in names] + [f"tau_{j}" for j in names])
-    split = int(train_fraction * len(raw))
-    for name, rows in (("train", raw[:split]), ("validate", raw[split:])):
-        np.savetxt(tmp / f"panda_{name}.csv", rows, delimiter=",", header=header, comments="", fmt="%.9g")
-    return load_recording(tmp / "panda_train.csv", names), load_recording(tmp / "panda_validate.csv", names)
+    span_s = float(np.loadtxt(PANDA_LOG, delimiter=",", skiprows=1, usecols=0)[[0, -1]] @ [-1.0, 1.0])
+    split_s = train_fraction * span_s
+    return (load_recording(PANDA_LOG, PANDA_JOINTS, columns=PANDA_COLUMNS, end_s=split_s),
+            load_recording(PANDA_LOG, PANDA_JOINTS, columns=PANDA_COLUMNS, start_s=split_s))

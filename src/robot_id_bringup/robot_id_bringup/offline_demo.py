@@ -20,9 +20,8 @@ import sys
 import numpy as np
 
 from robot_id_estimator.__main__ import main as estimator_cli
-from robot_id_estimator.recording import load_recording, save_csv
+from robot_id_estimator.recording import save_csv
 from robot_id_estimator.simulation import periodic_recording
-from robot_id_estimator.validation import rms_error
 from robot_id_excitation.__main__ import main as excitation_cli
 from robot_id_excitation.trajectory_file import load_trajectory
 from robot_id_model import load_robot_config, nominal_parameters
@@ -44,13 +43,6 @@ def true_parameters(robot) -> np.ndarray:
     pi[inertial_columns(robot)[-1]] += link_standard_parameters(tool)
     for t, term in enumerate(robot.friction):
         pi[friction_columns(robot)[:, t]] = FRICTION[term] * np.linspace(1.0, 0.4, robot.n_joints)
-    return pi
-
-
-def urdf_parameters(robot) -> np.ndarray:
-    """The model a user has before identifying: the URDF inertials and no friction."""
-    pi = nominal_parameters(robot)
-    pi[friction_columns(robot)] = 0.0
     return pi
 
 
@@ -100,15 +92,11 @@ def run(robot_name: str, out: pathlib.Path) -> int:
 
     step(5, "what the identification bought: torque error on the validation run, URDF model against identified")
     validation = json.loads((validated / "validation.json").read_text())
-    urdf_run = periodic_recording(robot, urdf_parameters(robot), q, SLOWER * dq, SLOWER**2 * ddq, slow_period, 1,
-                                  config.torque_filter_time_constant_s)
-    measured = load_recording(check_csv, robot.joint_names, slow_period)
-    urdf_rms = rms_error(measured.tau_nm[: len(urdf_run.tau_nm)], urdf_run.tau_nm)
-    torque_rms = np.array(validation["torque_rms_nm"])
-    errors = {"URDF model": urdf_rms} | {s: np.array(rms) for s, rms in validation["rms_nm"].items()}
+    percent = validation["rms_percent_of_torque"]
+    labels = {"urdf": "URDF model"} | {s: s for s in percent if s != "urdf"}
     print(f"{'[% of torque RMS]':<18}" + "".join(f"{name:>9}" for name in robot.joint_names))
-    for label, rms in errors.items():
-        print(f"{label:<18}" + "".join(f"{x:>9.2f}" for x in 100.0 * rms / torque_rms))
+    for key, label in labels.items():
+        print(f"{label:<18}" + "".join(f"{x:>9.2f}" for x in percent[key]))
     print(f"\nidentified URDF: {identified / 'identified.urdf'}\nreports: {identified / 'report.md'}, "
           f"{validated / 'report.md'}")
     return 0

@@ -8,20 +8,28 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import pathlib
 import sys
 import time
 
 import numpy as np
 
-from robot_id_estimator.pipeline import identify, validate
+from robot_id_estimator.csv_columns import parse_column_map
+from robot_id_estimator.output_files import check_writable
+from robot_id_estimator.physical_retrieval import RetrievalError
+from robot_id_estimator.pipeline import identify
 from robot_id_estimator.recording import load_recording
 from robot_id_estimator.report import write_identification_report, write_validation_report
 from robot_id_estimator.results import RobotSetup, read_identification, write_identification, write_validation
+from robot_id_estimator.set_checks import RULE
 from robot_id_estimator.settings import METHODS, EstimatorConfig, load_estimator_config, replace_config
 from robot_id_estimator.urdf_export import write_identified_model
+from robot_id_estimator.validation_run import validate
 from robot_id_model.robot_config import load_robot_config
 from robot_id_model.robot_model import load_robot_model
+
+EXIT_CHECK_FAILED = 3
 
 
 def _progress(start: float):
@@ -56,26 +64,40 @@ def _setup(args: argparse.Namespace) -> RobotSetup:
 def _config(args: argparse.Namespace, base: EstimatorConfig | None = None) -> EstimatorConfig:
     config = load_estimator_config(args.config) if args.config else (base or EstimatorConfig())
     friction = getattr(args, "friction", None)
+    processing = dataclasses.replace(config.processing, non_periodic=True) if args.non_periodic else None
     return replace_config(
         config,
         method=getattr(args, "method", None),
         friction=tuple(t for t in friction.split(",") if t) if friction else None,
+        processing=processing,
     )
 
 
-def _identify(args: argparse.Namespace, say) -> None:
-    setup = _setup(args)
-    config = _config(args)
+def _load(args: argparse.Namespace, joint_names: tuple[str, ...], say) -> list:
+    columns = parse_column_map(args.columns) if args.columns else None
     recordings = []
     for path in args.data:
         say(f"loading {path}")
-        recordings.append(load_recording(path, setup.joint_names, args.period))
+        recordings.append(load_recording(path, joint_names, args.period, columns=columns, start_s=args.start,
+                                         end_s=args.end, unmodelled_motion_ok=args.allow_unmodelled_motion))
+    return recordings
+
+
+def _warn(warnings: tuple[str, ...]) -> None:
+    for warning in warnings:
+        print(f"warning: {warning}", file=sys.stderr)
+
+
+def _identify(args: argparse.Namespace, say) -> int:
+    setup = _setup(args)
+    config = _config(args)
+    out = check_writable(args.out)
+    recordings = _load(args, setup.joint_names, say)
     sweeps = []
     for path in args.friction_sweep or []:
         say(f"loading friction sweep {path}")
         sweeps.append(load_recording(path, setup.joint_names))
-    result = identify(recordings, setup, config, sweeps, progress=say)
-    out = pathlib.Path(args.out)
+    result = identify(recordings, setup, config, sweeps, progress=say, allow_outside_limits=args.allow_outside_limits)
     write_identification(result, out / "identification.json")
     report = write_identification_report(result, out, progress=say)
     m = result.metrics
@@ -91,24 +113,55 @@ def _identify(args: argparse.Namespace, say) -> None:
         print(f"physical parameters ({p.method}, {p.wall_time_s:.3g} s): residual {p.residual_increase_percent:+.3g} % "
               f"over the unconstrained {p.target} fit; "
               + ("all constraints met" if not p.violations else f"violations: {'; '.join(p.violations)}"))
+        held = [name for name, status in zip(p.standard_names, p.status, strict=True) if status == "held"]
+        print(f"  {len(held)} of {len(held) + len(p.status) - len(held)} standard parameters have no data term and "
+              "are held (friction at zero, inertials at the URDF values); see the report")
         written += list(write_identified_model(result, out))
     print("wrote " + ", ".join(str(path) for path in written))
+    _warn(result.warnings)
+    failed = [name for name, check in result.checks.items() if not check.passed]
+    if failed:
+        print(f"error: the {' and '.join(failed)} parameters failed their check against the identification data "
+              f"({RULE}); see the warnings above and {report}", file=sys.stderr)
+        return EXIT_CHECK_FAILED
+    return 0
 
 
-def _validate(args: argparse.Namespace, say) -> None:
+def _validate(args: argparse.Namespace, say) -> int:
     result = read_identification(args.result)
     config = _config(args, result.config)
-    recordings = []
-    for path in args.data:
-        say(f"loading {path}")
-        recordings.append(load_recording(path, result.setup.joint_names, args.period))
+    out = check_writable(args.out)
+    recordings = _load(args, result.setup.joint_names, say)
     validation = validate(result, recordings, config, progress=say)
-    out = pathlib.Path(args.out)
     write_validation(validation, out / "validation.json")
     report = write_validation_report(validation, out, progress=say)
+    print(f"motion: {validation.motion_comparison}")
+    print(f"{'RMS [Nm] (% of torque RMS)':<28}" + " ".join(f"{name:>16}" for name in validation.joint_names))
     for s, rms in validation.rms_nm.items():
-        print(f"RMS [Nm] {s:<10} " + " ".join(f"{x:.3g}" for x in rms) + f"   total {validation.total_rms_nm[s]:.3g}")
+        percent = validation.rms_percent_of_torque[s]
+        print(f"{s:<28}" + " ".join(f"{x:>8.3g} ({p:>5.3g})" for x, p in zip(rms, percent, strict=True))
+              + f"   total {validation.total_rms_nm[s]:.3g}")
     print(f"wrote {out / 'validation.json'} and {report}")
+    _warn(validation.warnings)
+    return 0
+
+
+def _data_options(p: argparse.ArgumentParser) -> None:
+    """Options on how to read the data, shared by identify and validate."""
+    p.add_argument("--data", action="extend", nargs="+", required=True, metavar="FILE",
+                   help="CSV file or rosbag2 bag; repeat for several")
+    p.add_argument("--period", type=float, metavar="SECONDS",
+                   help="the data are periodic with this period (checked: periods that disagree are not averaged)")
+    p.add_argument("--non-periodic", action="store_true",
+                   help="process the data as non-periodic even when a period is known or detected")
+    p.add_argument("--start", type=float, metavar="SECONDS", help="use the data from this many seconds after "
+                                                                  "the first sample")
+    p.add_argument("--end", type=float, metavar="SECONDS", help="use the data up to this many seconds after the "
+                                                                "first sample")
+    p.add_argument("--columns", metavar="MAP", help="CSV columns by their names in the file, e.g. "
+                   "'t=t_s,q=q{i}_rad,dq=dq{i}_rad_s,tau=tau{i}_Nm' ({i}: joint number from 1, {joint}: joint name)")
+    p.add_argument("--allow-unmodelled-motion", action="store_true",
+                   help="go on when joints that are not in the model move in the data")
 
 
 def parser() -> argparse.ArgumentParser:
@@ -125,11 +178,11 @@ def parser() -> argparse.ArgumentParser:
     ident.add_argument("--gravity", default="0,0,-9.81", help="gravity in the base frame [m/s²], with --urdf")
     ident.add_argument("--torque-filter-time-constant", type=float, default=0.0, metavar="SECONDS",
                        help="first-order filter the robot applied to the torques, with --urdf (LBR: 0.016)")
-    ident.add_argument("--data", action="extend", nargs="+", required=True, metavar="FILE",
-                       help="CSV file or rosbag2 bag; repeat for several")
+    _data_options(ident)
     ident.add_argument("--out", required=True, metavar="DIR", help="output directory")
     ident.add_argument("--config", metavar="YAML", help="estimator config (see config/estimator.yaml)")
-    ident.add_argument("--period", type=float, metavar="SECONDS", help="the data are periodic with this period")
+    ident.add_argument("--allow-outside-limits", action="store_true",
+                       help="go on when positions leave the URDF's joint limits")
     ident.add_argument("--friction-sweep", action="extend", nargs="+", metavar="FILE",
                        help="recordings of forward/backward joint sweeps for the Stribeck friction model")
     ident.add_argument("--method", choices=METHODS, help="override the config's estimator")
@@ -137,25 +190,29 @@ def parser() -> argparse.ArgumentParser:
 
     val = sub.add_parser("validate", help="predict torques of other recordings with an identification")
     val.add_argument("--result", required=True, metavar="JSON", help="identification.json of `identify`")
-    val.add_argument("--data", action="extend", nargs="+", required=True, metavar="FILE")
+    _data_options(val)
     val.add_argument("--out", required=True, metavar="DIR")
     val.add_argument("--config", metavar="YAML", help="estimator config (default: the identification's)")
-    val.add_argument("--period", type=float, metavar="SECONDS", help="the data are periodic with this period")
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Exit codes: 0 done, 2 bad input or a failure (one line on stderr), 3 results written but a parameter set
+    failed its check against the data, 130 interrupted (no half-written output files)."""
     args = parser().parse_args(argv)
     say = _progress(time.perf_counter())
     try:
-        if args.command == "identify":
-            _identify(args, say)
-        else:
-            _validate(args, say)
-    except (ValueError, OSError) as err:
+        return _identify(args, say) if args.command == "identify" else _validate(args, say)
+    except KeyboardInterrupt:
+        print("error: interrupted; files written so far are complete, the rest were not written", file=sys.stderr)
+        return 130
+    except (ValueError, OSError, RetrievalError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
-    return 0
+    except Exception as err:  # a bug must still end in one line and a non-zero exit
+        print(f"error: unexpected {type(err).__name__}: {err} (a bug in robot_id: please report it with the "
+              "command line)", file=sys.stderr)
+        return 2
 
 
 if __name__ == "__main__":

@@ -3,9 +3,11 @@
 Subscribes /robot_id/recording_status (robot_id_msgs/RecordingStatus; a run is identified once, when
 `finished` is true), serves /robot_id/identify_bag (robot_id_msgs/IdentifyBag), and publishes every result on
 /robot_id/identification_result (robot_id_msgs/IdentificationResult, transient local) and, when physical
-parameters were retrieved, the identified URDF on robot_description_identified (std_msgs/String, transient
-local). It writes the same files as `python -m robot_id_estimator identify`: identification.json, the report,
-identified.urdf and identified.yaml.
+parameters were retrieved and passed their check against the data, the identified URDF on
+robot_description_identified (std_msgs/String, transient local). A failed identification is answered (service)
+or published (result topic) with success false and the reason; the node keeps serving. It writes the same
+files as `python -m robot_id_estimator identify`: identification.json, the report, identified.urdf and
+identified.yaml.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile
 from std_msgs.msg import String
 
+from robot_id_estimator.physical_retrieval import RetrievalError
 from robot_id_estimator.pipeline import identify
 from robot_id_estimator.recording import load_recording
 from robot_id_estimator.report import write_identification_report
@@ -50,7 +53,12 @@ def result_message(result: Identification, output_dir: str) -> IdentificationRes
     JointFriction holds the linear terms and, when a sweep gave a Stribeck fit, its seven coefficients of
     seed 003 eq. (7).
     """
-    msg = IdentificationResult(robot=result.setup.name, output_dir=output_dir)
+    failed = [name for name, check in result.checks.items() if not check.passed]
+    msg = IdentificationResult(robot=result.setup.name, output_dir=output_dir, success=not failed,
+                               failed_sets=failed, warnings=list(result.warnings))
+    msg.message = (f"{', '.join(failed)} failed the check against the data" if failed else
+                   f"{len(result.essential.names)} essential of {len(result.base.names)} base parameters, "
+                   f"cond(Yb) = {result.metrics.condition_number:.4g}")
     msg.joint_names = list(result.setup.joint_names)
     msg.base_names = list(result.base.names)
     msg.base_expressions = list(result.base_expressions)
@@ -134,24 +142,38 @@ class EstimatorNode(Node):
             write_identification_report(result, out)
             urdf_path = write_identified_model(result, out)[0] if result.physical is not None else None
         msg = result_message(result, str(out))
-        msg.header.stamp = self.get_clock().now().to_msg()
-        self.publisher.publish(msg)
-        if urdf_path is not None:
+        self._publish(msg)
+        if urdf_path is not None and result.passed("physical"):
             self.urdf_publisher.publish(String(data=urdf_path.read_text()))
-        summary = (f"{len(result.essential.names)} essential of {len(result.base.names)} base parameters, "
-                   f"cond(Yb) = {result.metrics.condition_number:.4g}; wrote {out}")
+        for warning in result.warnings:
+            self.get_logger().warning(warning)
+        summary = f"{msg.message}; wrote {out}"
         if result.unidentified:
             summary += f"; not identified: {', '.join(result.unidentified)}"
-        self.get_logger().info(summary)
+        if msg.success:  # one severity per call site: rclpy refuses a call site that changes it
+            self.get_logger().info(summary)
+        else:
+            self.get_logger().error(summary)
         return msg, summary
 
+    def _publish(self, msg: IdentificationResult) -> None:
+        msg.header.stamp = self.get_clock().now().to_msg()
+        self.publisher.publish(msg)
+
+    def _failure(self, bag_path: str, err: BaseException) -> str:
+        """Log a failed identification and say why in one line (an unexpected error is a bug: named as such)."""
+        known = isinstance(err, (ValueError, OSError, RetrievalError))
+        message = str(err) if known else f"unexpected {type(err).__name__}: {err} (a bug in robot_id)"
+        self.get_logger().error(f"identification of {bag_path} failed: {message}")
+        return message
+
     def _on_request(self, request: IdentifyBag.Request, response: IdentifyBag.Response) -> IdentifyBag.Response:
+        """Always answers: success only when the identification ran and every parameter set passed its check."""
         try:
             response.result, response.message = self.identify_bag(request.bag_path, request.output_dir)
-            response.success = True
-        except (ValueError, OSError) as err:
-            response.success, response.message = False, str(err)
-            self.get_logger().error(f"identification of {request.bag_path} failed: {err}")
+            response.success = response.result.success
+        except Exception as err:  # the service answers every request and the node keeps serving
+            response.success, response.message = False, self._failure(request.bag_path, err)
         return response
 
     def _on_status(self, status: RecordingStatus) -> None:
@@ -161,10 +183,14 @@ class EstimatorNode(Node):
         threading.Thread(target=self._identify_finished, args=(status.bag_path,), daemon=True).start()
 
     def _identify_finished(self, bag_path: str) -> None:
+        """A run the recorder finished: identified, and a failure reported on the result topic too."""
         try:
             self.identify_bag(bag_path)
-        except (ValueError, OSError) as err:
-            self.get_logger().error(f"identification of {bag_path} failed: {err}")
+        except Exception as err:  # reported on the result topic; the node keeps running
+            message = self._failure(bag_path, err)
+            self._publish(IdentificationResult(robot=self.setup.name, joint_names=list(self.setup.joint_names),
+                                               success=False, message=message,
+                                               output_dir=str(self._out_dir(bag_path, ""))))
 
 
 def main(args: list[str] | None = None) -> None:

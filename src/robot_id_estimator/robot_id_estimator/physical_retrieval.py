@@ -23,6 +23,7 @@ import sys
 import time
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 
 import cvxpy as cp
@@ -42,6 +43,10 @@ from robot_id_model.robot_model import RobotModel
 MU_NAMES = ("m", "cx", "cy", "cz", "Ixx", "Ixy", "Ixz", "Iyy", "Iyz", "Izz")
 _DIAG = (4, 7, 9)  # Ixx, Iyy, Izz within a link's µ block
 _OFF_DIAG = (5, 6, 8)  # Ixy, Ixz, Iyz
+
+
+class RetrievalError(RuntimeError):
+    """The retrieval's solver failed; the message says how."""
 
 
 @dataclass(frozen=True)
@@ -391,7 +396,8 @@ def _local_solve(args: tuple) -> tuple[np.ndarray, float, bool]:
     """
     robot, bounds, problem, mu0, max_iter, weight = args
     lower, upper = _box(robot, bounds)
-    span = upper - lower
+    free = upper > lower
+    span = np.where(free, upper - lower, 1.0)  # a fixed (held) parameter stays at x = 0
     g, h, _ = _linear_constraints(robot, bounds)
     scale = np.maximum(bounds.inertia_diag_upper_kg_m2, 1e-6)
     c_norm = problem.c if problem.c > 0 else 1.0
@@ -418,7 +424,7 @@ def _local_solve(args: tuple) -> tuple[np.ndarray, float, bool]:
         (np.clip(mu0, lower, upper) - lower) / span,
         jac=True,
         method="SLSQP",
-        bounds=scipy.optimize.Bounds(0.0, 1.0),
+        bounds=scipy.optimize.Bounds(0.0, np.where(free, 1.0, 0.0)),
         constraints=constraints,
         options={"maxiter": max_iter, "ftol": 1e-10},
     )
@@ -464,15 +470,18 @@ def retrieve_multistart(
     jobs = [(robot, bounds, problem, mu0, max_iter, weight) for mu0 in mu_starts]
     workers = workers or min(len(jobs), os.cpu_count() or 1)
     results = []
-    if workers > 1:
-        with ProcessPoolExecutor(max_workers=workers) as pool:
-            for k, result in enumerate(pool.map(_local_solve, jobs), 1):
-                results.append(result)
+    try:
+        if workers > 1:
+            with ProcessPoolExecutor(max_workers=workers) as pool:
+                for k, result in enumerate(pool.map(_local_solve, jobs), 1):
+                    results.append(result)
+                    _progress(f"multi-start {k}/{len(jobs)}")
+        else:
+            for k, job in enumerate(jobs, 1):
+                results.append(_local_solve(job))
                 _progress(f"multi-start {k}/{len(jobs)}")
-    else:
-        for k, job in enumerate(jobs, 1):
-            results.append(_local_solve(job))
-            _progress(f"multi-start {k}/{len(jobs)}")
+    except (BrokenProcessPool, np.linalg.LinAlgError) as err:
+        raise RetrievalError(f"the multi-start local solver failed ({type(err).__name__}: {err})") from None
     _progress("")
     candidates = []
     for mu, _, _ in results:
@@ -536,9 +545,12 @@ def retrieve_lmi(
     friction = pi[friction_columns(robot).ravel()]
     constraints += [friction >= bounds.friction_lower.ravel(), friction <= bounds.friction_upper.ravel()]
     program = cp.Problem(cp.Minimize(fit + weight * divergence), constraints)
-    program.solve(solver=cp.CLARABEL)
+    try:
+        program.solve(solver=cp.CLARABEL)
+    except cp.error.SolverError as err:
+        raise RetrievalError(f"the convex program's solver failed ({err})") from None
     if pi.value is None:
-        raise RuntimeError(f"the convex retrieval failed: solver status {program.status}")
+        raise RetrievalError(f"the convex program has no solution: solver status {program.status}")
     value = np.asarray(pi.value)
     lmi_bounds = PhysicalBounds(
         **{**bounds.__dict__, "max_inertia_ratio": np.inf, "max_off_diagonal_ratio": np.inf, "orderings": ()}

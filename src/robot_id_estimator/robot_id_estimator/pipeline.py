@@ -1,106 +1,44 @@
-"""From recordings to an identified model and its validation, as plain functions.
+"""From recordings to an identified model, as plain functions.
 
 identify: process every recording (robot_id_estimator.processing), build the base regressor (robot_id_model),
 make it see the robot's torque filter, check which base parameters the data identify, estimate them by WLS
-or OLS with RSDs, reduce them to essential parameters, and collect friction (linear and, from sweeps,
-Stribeck). validate: predict the torque of other recordings with each parameter set, and run the momentum
-observer on them.
+or OLS with RSDs, reduce them to essential parameters, collect friction (linear and, from sweeps, Stribeck),
+retrieve physically consistent parameters, and check every parameter set against the data
+(robot_id_estimator.set_checks). Validation on other data is robot_id_estimator.validation_run.
 """
 
 from __future__ import annotations
 
-import math
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import numpy as np
 
 from robot_id_estimator import estimation
-from robot_id_estimator.friction import MIN_POINTS, STRIBECK_NAMES, fit_stribeck, mirrored_friction, stribeck_torque
-from robot_id_estimator.physical_retrieval import default_bounds, retrieve_lmi, retrieve_multistart
-from robot_id_estimator.processing import (
-    ProcessedData,
-    ProcessingConfig,
-    detect_period,
-    first_order_lowpass,
-    process,
-    zero_phase_lowpass,
-    zero_phase_lowpass_periodic,
+from robot_id_estimator.determination import determination, hold_friction
+from robot_id_estimator.friction import MIN_POINTS, STRIBECK_NAMES, fit_stribeck, mirrored_friction
+from robot_id_estimator.input_checks import check_enough_data, check_position_limits
+from robot_id_estimator.model_side import (
+    Progress,
+    check_joints,
+    concatenated_times,
+    say,
+    stribeck_model_torque,
+    torque_side,
 )
+from robot_id_estimator.motion_summary import motion_summary
+from robot_id_estimator.physical_retrieval import RetrievalError, default_bounds, retrieve_lmi, retrieve_multistart
+from robot_id_estimator.processing import ProcessedData, ProcessingConfig, process, zero_phase_lowpass
 from robot_id_estimator.recording import DataError, Recording
-from robot_id_estimator.results import (
-    Friction,
-    Identification,
-    Metrics,
-    ParameterSet,
-    Physical,
-    RobotSetup,
-    Traces,
-    Validation,
-)
+from robot_id_estimator.results import Friction, Identification, Metrics, ParameterSet, Physical, RobotSetup, Traces
+from robot_id_estimator.set_checks import SetCheck, check_sets
 from robot_id_estimator.settings import EstimatorConfig, PhysicalConfig
 from robot_id_estimator.urdf_export import lumped_known_parts
-from robot_id_estimator.validation import (
-    collision_thresholds,
-    correlation,
-    momentum_observer,
-    momentum_regressors,
-    predict_torque,
-    rms_error,
-    total_rms_error,
-)
+from robot_id_estimator.validation import predict_torque, rms_error
 from robot_id_model.base_parameters import BaseParameters, base_parameters
-from robot_id_model.parameters import parameter_names
+from robot_id_model.parameters import nominal_parameters, parameter_names
 from robot_id_model.regressor import regressor
 from robot_id_model.robot_model import RobotModel
-
-Progress = Callable[[str], None] | None
-
-FILTER_SETTLE_TIME_CONSTANTS = 20
-"""A periodic signal runs through the robot's first-order torque filter for this many time constants before
-the kept period, so the result is its periodic steady state (transient below e^-20)."""
-
-
-
-def _say(progress: Progress, text: str) -> None:
-    if progress is not None:
-        progress(text)
-
-
-def _check_joints(rec: Recording, joint_names: Sequence[str]) -> None:
-    if tuple(rec.joint_names) != tuple(joint_names):
-        raise DataError(
-            f"{rec.source}: joints {list(rec.joint_names)} do not match the robot's {list(joint_names)}; "
-            "load the recording with the robot's joint names"
-        )
-
-
-def robot_filtered(x: np.ndarray, data: ProcessedData, time_constant_s: float) -> np.ndarray:
-    """Apply the robot's first-order torque filter (processing.first_order_lowpass) along time to model-side
-    signals (K, ...) so that they match the filtered torque the robot published.
-
-    For periodic data (one averaged period) the filter's periodic steady state is returned; otherwise the
-    filter runs causally from the first sample, as on the robot.
-    """
-    if time_constant_s == 0.0:
-        return x
-    dt_s = float(data.t_s[1] - data.t_s[0])
-    if data.n_periods == 0:
-        return first_order_lowpass(x, dt_s, time_constant_s)
-    repeats = math.ceil(FILTER_SETTLE_TIME_CONSTANTS * time_constant_s / (dt_s * len(x)))
-    return first_order_lowpass(np.concatenate([x] * (repeats + 1)), dt_s, time_constant_s)[-len(x):]
-
-
-def torque_side(x: np.ndarray, data: ProcessedData, processing: ProcessingConfig, time_constant_s: float) -> np.ndarray:
-    """Model-side signals (K, ...) filtered exactly as the torque they are compared with: the robot's filter,
-    then the processing's zero-phase Butterworth (periodic or not). Filtering both sides alike ("parallel
-    filtering") keeps what the low-pass removes from the torque, such as the steps of Coulomb friction,
-    out of the residual."""
-    fs_hz = 1.0 / float(data.t_s[1] - data.t_s[0])
-    x = robot_filtered(x, data, time_constant_s)
-    if data.n_periods == 0:
-        return zero_phase_lowpass(x, fs_hz, processing.torque_cutoff_hz, processing.filter_order)
-    return zero_phase_lowpass_periodic(x, fs_hz, processing.torque_cutoff_hz, processing.filter_order)
 
 
 def _sanitised_motion(data: ProcessedData, static: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -110,16 +48,6 @@ def _sanitised_motion(data: ProcessedData, static: np.ndarray) -> tuple[np.ndarr
     dq[:, static] = 0.0
     ddq[:, static] = 0.0
     return q, dq, ddq
-
-
-def _stribeck_model_torque(coefficients: np.ndarray | None, dq_rad_s: np.ndarray) -> np.ndarray:
-    """Stribeck friction of the joints that have a fit (zero for the others)."""
-    if coefficients is None:
-        return np.zeros_like(dq_rad_s)
-    fitted = ~np.isnan(coefficients).any(axis=1)
-    tau = np.zeros_like(dq_rad_s)
-    tau[:, fitted] = stribeck_torque(dq_rad_s[:, fitted], coefficients[fitted])
-    return tau
 
 
 def friction_sweeps(
@@ -137,7 +65,7 @@ def friction_sweeps(
     speeds: list[list[np.ndarray]] = [[] for _ in range(n)]
     frictions: list[list[np.ndarray]] = [[] for _ in range(n)]
     for rec in recordings:
-        _check_joints(rec, joint_names)
+        check_joints(rec, joint_names)
         fs_hz = 1.0 / float(np.median(np.diff(rec.t_s)))
         try:
             q = zero_phase_lowpass(rec.q_rad, fs_hz, processing.motion_cutoff_hz, processing.filter_order)
@@ -189,8 +117,14 @@ def identify(
     config: EstimatorConfig | None = None,
     sweeps: Sequence[Recording] = (),
     progress: Progress = None,
+    allow_outside_limits: bool = False,
 ) -> Identification:
-    """Identify base and essential parameters and friction from recordings of `setup`'s joints."""
+    """Identify base, essential and physical parameters and friction from recordings of `setup`'s joints, and
+    check every parameter set against the data (Identification.checks, .warnings).
+
+    Positions outside the URDF's limits are refused unless `allow_outside_limits`. A physical retrieval that
+    fails (solver) leaves `physical` None and its check failed, with the reason.
+    """
     config = config or EstimatorConfig()
     if not recordings:
         raise DataError("no recording to identify from")
@@ -203,7 +137,7 @@ def identify(
 
     stribeck = stribeck_rms = None
     if sweeps:
-        _say(progress, f"fitting Stribeck friction to {len(sweeps)} sweep recording(s)")
+        say(progress, f"fitting Stribeck friction to {len(sweeps)} sweep recording(s)")
         stribeck, stribeck_rms, sweep_notes, sweep_ranges = friction_sweeps(sweeps, robot.joint_names,
                                                                            config.processing)
         notes += sweep_notes
@@ -211,8 +145,10 @@ def identify(
     processed, yb_parts, tau_parts = [], [], []
     t_mark = time.perf_counter()
     for i, rec in enumerate(recordings, 1):
-        _check_joints(rec, robot.joint_names)
-        _say(progress, f"processing {i}/{len(recordings)}: {rec.source} ({len(rec.t_s)} samples)")
+        check_joints(rec, robot.joint_names)
+        if not allow_outside_limits:
+            check_position_limits(rec, robot.joint_names, *robot.position_limits_rad)
+        say(progress, f"processing {i}/{len(recordings)}: {rec.source} ({len(rec.t_s)} samples)")
         data = process(rec, config.processing)
         processed.append(data)
         notes += [f"{rec.source}: {note}" for note in data.notes]
@@ -220,10 +156,10 @@ def identify(
 
     t_mark = time.perf_counter()
     for i, data in enumerate(processed, 1):
-        _say(progress, f"regressor {i}/{len(processed)}: {len(data.t_s)} samples × {robot.n_joints} joints")
+        say(progress, f"regressor {i}/{len(processed)}: {len(data.t_s)} samples × {robot.n_joints} joints")
         yb = regressor(robot, data.q_rad, data.dq_rad_s, data.ddq_rad_s2)[..., base.independent]
         yb_parts.append(torque_side(yb, data, config.processing, setup.torque_filter_time_constant_s))
-        friction_part = torque_side(_stribeck_model_torque(stribeck, data.dq_rad_s), data, config.processing,
+        friction_part = torque_side(stribeck_model_torque(stribeck, data.dq_rad_s), data, config.processing,
                                     setup.torque_filter_time_constant_s)
         tau_parts.append(data.tau_nm - friction_part)
     if stribeck is not None:
@@ -236,7 +172,7 @@ def identify(
     timings["regressor"] = time.perf_counter() - t_mark
 
     t_mark = time.perf_counter()
-    _say(progress, f"estimating {base.n_base} base parameters ({config.method.upper()}) from {len(tau_all)} samples")
+    say(progress, f"estimating {base.n_base} base parameters ({config.method.upper()}) from {len(tau_all)} samples")
     ones = np.ones(robot.n_joints)
     ols_system = estimation.reduce_system(yb_all, tau_all, ones)
     unidentified = _unidentified(robot, base.independent, processed, ols_system, names, ones, config.processing, setup)
@@ -246,27 +182,22 @@ def identify(
     if not len(columns):
         raise DataError(f"the data identify none of the {len(names)} base parameters: "
                         + "; ".join(unidentified.values()))
-    if tau_all.size <= len(columns):
-        raise DataError(f"{len(tau_all)} processed samples × {robot.n_joints} joints give {tau_all.size} equations "
-                        f"for {len(columns)} base parameters: record more (or longer) data")
+    check_enough_data(processed, config.processing.torque_cutoff_hz, len(columns))
     if replaced:
         notes.append(f"{[names[j] for j in sorted(replaced)]} replaced by the Stribeck friction of the sweeps")
 
     weights, noise, weight_notes = _weights(config.method, processed, yb_parts, tau_parts, ols_system, columns,
                                             config.processing)
     notes += weight_notes
-    if config.method == "wls":
-        row_weights = np.concatenate([np.repeat(w, len(t), axis=0) for w, t in zip(weights, tau_parts, strict=True)])
-        system = estimation.reduce_system(yb_all, tau_all, row_weights)
-    else:
-        system = ols_system
+    row_weights = np.concatenate([np.repeat(w, len(t), axis=0) for w, t in zip(weights, tau_parts, strict=True)])
+    system = estimation.reduce_system(yb_all, tau_all, row_weights) if config.method == "wls" else ols_system
     fit = estimation.fit_columns(system, columns)
     values, rsd = np.full(len(names), np.nan), np.full(len(names), np.nan)
     values[columns], rsd[columns] = fit.values, fit.rsd_percent
     timings["estimation"] = time.perf_counter() - t_mark
 
     t_mark = time.perf_counter()
-    _say(progress, "essential parameters: iterative elimination")
+    say(progress, "essential parameters: iterative elimination")
     essential = estimation.essential_parameters(
         system, columns, config.essential_value_threshold, config.essential_rsd_threshold_percent
     )
@@ -279,14 +210,20 @@ def identify(
     essential_values[essential.fit.columns] = essential.fit.values
     predicted = {"base": predict_torque(yb_all, values), "essential": predict_torque(yb_all, essential_values)}
 
-    physical = None
+    physical, physical_failure = None, None
     if config.physical.method != "none":
         t_mark = time.perf_counter()
         target = essential.fit.columns if config.physical.target == "essential" else columns
-        _say(progress, f"physical parameters: {config.physical.method} on {len(target)} {config.physical.target} "
+        say(progress, f"physical parameters: {config.physical.method} on {len(target)} {config.physical.target} "
                        "parameter columns")
-        physical = retrieve_physical(robot, base, setup, yb_all, tau_all, target, config.physical)
-        predicted["physical"] = predict_torque(yb_all, physical.base_values)
+        sqrt_w = np.sqrt(row_weights)
+        try:
+            physical = retrieve_physical(robot, base, setup, yb_all * sqrt_w[:, :, None], tau_all * sqrt_w, target,
+                                         config.physical)
+        except RetrievalError as err:
+            physical_failure = f"physical parameters not retrieved: {err}"
+        else:
+            predicted["physical"] = predict_torque(yb_all, physical.base_values)
         timings["physical"] = time.perf_counter() - t_mark
     measured = np.concatenate([d.tau_nm for d in processed])
     friction_all = measured - tau_all
@@ -305,10 +242,17 @@ def identify(
                                          config.processing.filter_order) for d in processed
         ),
         sources=tuple(rec.source for rec in recordings),
+        motion=motion_summary(processed),
         notes=tuple(notes),
         timings_s={k: round(v, 4) for k, v in timings.items()},
     )
-    _say(progress, f"identified {len(columns)} of {len(names)} base parameters, {len(essential_set.names)} essential; "
+    checks = check_sets(metrics.residual_rms_nm, np.sqrt(np.mean(measured**2, axis=0)), robot.joint_names,
+                        {"physical": physical.violations} if physical is not None else None)
+    if physical_failure is not None:
+        checks["physical"] = SetCheck(False, (physical_failure,))
+    warnings = [f"{rec.source}: {w}" for rec, d in zip(recordings, processed, strict=True) for w in d.warnings]
+    warnings += [f for c in checks.values() for f in c.failures]
+    say(progress, f"identified {len(columns)} of {len(names)} base parameters, {len(essential_set.names)} essential; "
                    f"cond(Yb) = {metrics.condition_number:.4g}")
     return Identification(
         setup=setup,
@@ -322,9 +266,11 @@ def identify(
         friction=_friction(names, robot.joint_names, values, stribeck, stribeck_rms),
         metrics=metrics,
         config=config,
-        traces=Traces(_concatenated_times([d.t_s for d in processed]), measured,
+        traces=Traces(concatenated_times([d.t_s for d in processed]), measured,
                       {s: predicted[s] + friction_all for s in predicted}),
         physical=physical,
+        checks=checks,
+        warnings=tuple(warnings),
     )
 
 
@@ -358,6 +304,8 @@ def retrieve_physical(
         max_off_diagonal_ratio=config.max_off_diagonal_ratio,
         orderings=config.orderings,
     )
+    det = determination(robot, target_from_pi, nominal_parameters(robot))
+    bounds = hold_friction(robot, bounds, det)
     if config.method == "lmi":
         result = retrieve_lmi(robot, w, tau, target_from_pi, bounds, config.regularizer,
                               config.weight(config.regularizer))
@@ -371,6 +319,8 @@ def retrieve_physical(
         standard_names=tuple(parameter_names(robot)),
         standard_values=result.pi,
         base_values=base.values(result.pi),
+        status=det.status,
+        held_values=det.held_values,
         residual_norm_nm=result.residual_norm_nm,
         unconstrained_residual_norm_nm=result.unconstrained_residual_norm_nm,
         target=config.target,
@@ -378,16 +328,6 @@ def retrieve_physical(
         wall_time_s=result.wall_time_s,
         notes=result.notes,
     )
-
-
-def _concatenated_times(times: Sequence[np.ndarray]) -> np.ndarray:
-    """One time axis for several recordings, each continuing where the previous one ended."""
-    out, offset = [], 0.0
-    for t in times:
-        shifted = t - t[0] + offset
-        out.append(shifted)
-        offset = shifted[-1] + (t[1] - t[0] if len(t) > 1 else 0.0)
-    return np.concatenate(out)
 
 
 def _unidentified(robot, independent, processed, system, names, weights, processing, setup) -> dict[str, str]:
@@ -460,77 +400,3 @@ def _friction(names, joint_names, values, stribeck, stribeck_rms) -> Friction:
                          for j in range(1, len(joint_names) + 1)])
 
     return Friction(tuple(joint_names), term("FV"), term("FC"), term("FO"), stribeck, stribeck_rms)
-
-
-def measured_reference(rec: Recording, data: ProcessedData) -> np.ndarray:
-    """The recorded torque at the processed samples, without the processing's low-pass filter: averaged over
-    the same periods for periodic data (seed 000 eq. 11), the samples themselves otherwise."""
-    def at(times: np.ndarray) -> np.ndarray:
-        return np.column_stack([np.interp(times, rec.t_s, rec.tau_nm[:, j]) for j in range(rec.tau_nm.shape[1])])
-
-    if data.n_periods == 0:
-        return at(data.t_s)
-    period_s = rec.period_s if rec.period_s is not None else detect_period(rec.t_s, rec.q_rad)
-    return np.mean([at(data.t_s + m * period_s) for m in range(data.n_periods)], axis=0)
-
-
-def validate(
-    result: Identification,
-    recordings: Sequence[Recording],
-    config: EstimatorConfig | None = None,
-    progress: Progress = None,
-) -> Validation:
-    """Torque prediction errors and momentum-observer residuals of each parameter set on other recordings."""
-    if not recordings:
-        raise DataError("no recording to validate on")
-    config = config or result.config
-    setup = result.setup
-    robot = setup.model(result.friction_terms)
-    sets = result.parameter_sets
-    values = {s: result.parameter_values(s) for s in sets}
-    measured, filtered, times, notes = [], [], [], []
-    predicted: dict[str, list[np.ndarray]] = {s: [] for s in sets}
-    smoothed: dict[str, list[np.ndarray]] = {s: [] for s in sets}
-    residuals: dict[str, list[np.ndarray]] = {s: [] for s in sets}
-    for i, rec in enumerate(recordings, 1):
-        _check_joints(rec, robot.joint_names)
-        _say(progress, f"validation {i}/{len(recordings)}: processing {rec.source}")
-        data = process(rec, config.processing)
-        notes += [f"{rec.source}: {note}" for note in data.notes]
-        _say(progress, f"validation {i}/{len(recordings)}: regressors of {len(data.t_s)} samples")
-        yb = robot_filtered(
-            regressor(robot, data.q_rad, data.dq_rad_s, data.ddq_rad_s2)[..., result.columns], data,
-            setup.torque_filter_time_constant_s,
-        )
-        friction = _stribeck_model_torque(result.friction.stribeck, data.dq_rad_s)
-        reference = measured_reference(rec, data)
-        yp, yn = momentum_regressors(robot, result.columns, data.q_rad, data.dq_rad_s)
-        for s in sets:
-            predicted[s].append(predict_torque(yb, values[s]) + robot_filtered(friction, data,
-                                                                              setup.torque_filter_time_constant_s))
-            smoothed[s].append(torque_side(predicted[s][-1], data, config.processing, 0.0))
-            momentum = robot_filtered(yp @ values[s], data, setup.torque_filter_time_constant_s)
-            model_input = robot_filtered(yn @ values[s] - friction, data, setup.torque_filter_time_constant_s)
-            residuals[s].append(momentum_observer(data.t_s, reference, momentum, model_input, config.observer_gain_1_s))
-        measured.append(reference)
-        filtered.append(data.tau_nm)
-        times.append(data.t_s)
-    measured_all, filtered_all = np.concatenate(measured), np.concatenate(filtered)
-    pred = {s: np.concatenate(predicted[s]) for s in sets}
-    res = {s: np.concatenate(residuals[s]) for s in sets}
-    return Validation(
-        joint_names=robot.joint_names,
-        sources=tuple(rec.source for rec in recordings),
-        rms_nm={s: rms_error(measured_all, pred[s]) for s in sets},
-        rms_filtered_nm={s: rms_error(filtered_all, np.concatenate(smoothed[s])) for s in sets},
-        total_rms_nm={s: total_rms_error(measured_all, pred[s]) for s in sets},
-        correlation={s: correlation(measured_all, pred[s]) for s in sets},
-        torque_rms_nm=np.sqrt(np.mean(measured_all**2, axis=0)),
-        observer_max_nm={s: np.max(np.abs(res[s]), axis=0) for s in sets},
-        collision_threshold_nm={s: collision_thresholds(res[s], config.collision_safety_factor)
-                                for s in sets},
-        observer_gain_1_s=config.observer_gain_1_s,
-        collision_safety_factor=config.collision_safety_factor,
-        notes=tuple(notes),
-        traces=Traces(_concatenated_times(times), measured_all, pred, res),
-    )

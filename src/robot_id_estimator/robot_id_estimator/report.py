@@ -13,17 +13,21 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from robot_id_estimator.results import Identification, Traces, Validation
+from robot_id_estimator.output_files import atomic_path, write_text
+from robot_id_estimator.results import Identification, Physical, Traces, Validation
+from robot_id_estimator.set_checks import RULE
+from robot_id_estimator.urdf_export import model_friction
 
 MAX_PLOT_POINTS = 20_000
 """Longer traces are thinned to about this many points per line (every k-th sample)."""
 
-COLOURS = {"measured": "black", "base": "tab:blue", "essential": "tab:red", "physical": "tab:green"}
+COLOURS = {"measured": "black", "base": "tab:blue", "essential": "tab:red", "physical": "tab:green", "urdf": "tab:gray"}
 
 
 def _save(fig: Figure, path: pathlib.Path) -> str:
     FigureCanvasAgg(fig)
-    fig.savefig(path, dpi=100)
+    with atomic_path(path) as temporary:
+        fig.savefig(temporary, dpi=100, format="png")
     return path.name
 
 
@@ -95,6 +99,25 @@ def plot_observer(traces: Traces, validation: Validation, path: pathlib.Path) ->
     return _save(fig, path)
 
 
+def plot_rms_bars(validation: Validation, path: pathlib.Path) -> str:
+    """Bars per joint: each set's RMS error as a percentage of the joint's torque RMS, side by side."""
+    v, sets = validation, list(validation.rms_nm)
+    x, width = np.arange(len(v.joint_names)), 0.8 / len(sets)
+    fig = Figure(figsize=(max(8.0, 1.3 * len(v.joint_names)), 4.5))
+    ax = fig.subplots()
+    for k, s in enumerate(sets):
+        ax.bar(x + (k - 0.5 * (len(sets) - 1)) * width, v.rms_percent_of_torque[s], width, label=s,
+               color=COLOURS.get(s))
+    ax.set_yscale("log")
+    ax.set_xticks(x, v.joint_names)
+    ax.set_ylabel("RMS error [% of torque RMS]")
+    ax.set_title("Torque prediction error on the validation data")
+    ax.legend(fontsize=8)
+    ax.grid(axis="y", alpha=0.3)
+    fig.tight_layout()
+    return _save(fig, path)
+
+
 def _table(header: list[str], rows: list[list[str]]) -> list[str]:
     return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)] + ["| " + " | ".join(r) + " |" for r in rows]
 
@@ -102,19 +125,60 @@ def _table(header: list[str], rows: list[list[str]]) -> list[str]:
 def write_parameter_csv(result: Identification, out_dir: pathlib.Path) -> list[str]:
     """parameters_base.csv (name, value, RSD, essential, expression) and parameters_essential.csv."""
     essential = dict(zip(result.essential.names, result.essential.values, strict=True))
-    with (out_dir / "parameters_base.csv").open("w", newline="") as f:
+    with atomic_path(out_dir / "parameters_base.csv") as temporary, temporary.open("w", newline="") as f:
         writer = csv.writer(f)
         writer.writerow(["name", "value", "rsd_percent", "essential", "expression"])
         for name, value, rsd, expr in zip(result.base.names, result.base.values, result.base.rsd_percent,
                                           result.base_expressions, strict=True):
             writer.writerow([name, _fmt(value, 8), _fmt(rsd, 6), name in essential, expr])
-    with (out_dir / "parameters_essential.csv").open("w", newline="") as f:
+    with atomic_path(out_dir / "parameters_essential.csv") as temporary, temporary.open("w", newline="") as f:
         writer = csv.writer(f)
         writer.writerow(["name", "value", "rsd_percent"])
         for name, value, rsd in zip(result.essential.names, result.essential.values, result.essential.rsd_percent,
                                     strict=True):
             writer.writerow([name, _fmt(value, 8), _fmt(rsd, 6)])
     return ["parameters_base.csv", "parameters_essential.csv"]
+
+
+def _checks_section(result: Identification) -> list[str]:
+    """Each parameter set's check against the identification data, and the warnings."""
+    lines = ["## Checks", "", f"Rule: {RULE}.", ""]
+    for name, check in result.checks.items():
+        lines.append(f"- {name}: " + ("passed" if check.passed else "**FAILED**: " + "; ".join(check.failures)))
+    if result.warnings:
+        lines += ["", "Warnings:", ""] + [f"- **{w}**" for w in result.warnings]
+    return [*lines, ""]
+
+
+def _friction_section(result: Identification) -> list[str]:
+    """Estimated linear friction (base parameters, RSD) beside the physical model's, which identified.urdf
+    holds (urdf_export.model_friction, the one source of both)."""
+    f, rsd = result.friction, dict(zip(result.base.names, result.base.rsd_percent, strict=True))
+    model = model_friction(result) if result.physical is not None else None
+    terms = [t for t in ("FV", "FC", "FO") if t in result.friction_terms]
+    estimates = {"FV": f.viscous_nm_s_rad, "FC": f.coulomb_nm, "FO": f.offset_nm}
+    header = ["joint"] + [f"{t} estimated (RSD %)" for t in terms]
+    header += [f"{t} in the physical model" for t in terms] if model is not None else []
+    rows = []
+    for j, name in enumerate(f.joint_names):
+        row = [name] + [f"{_fmt(estimates[t][j])} ({_fmt(rsd.get(f'{t}{j + 1}', np.nan), 3)})" for t in terms]
+        if model is not None:
+            row += [f"{_fmt(model[name][t][0])} ({model[name][t][1]})" for t in terms]
+        rows.append(row)
+    return ["## Friction", "", "FV viscous [Nm s/rad], FC Coulomb [Nm], FO offset [Nm]; the physical model's values "
+            "are those of identified.urdf and identified.yaml.", "", *_table(header, rows)]
+
+
+def _determination_section(physical: Physical) -> list[str]:
+    """Per standard parameter of the physical model: its value and whether the data determined it."""
+    return ["", "## What the data determine", "",
+            "determined: fixed by the data alone; combined: the data fix only combinations with other parameters "
+            "(the regulariser towards the URDF picks the split); held: no data term (friction held at zero, "
+            "inertials pulled to the URDF value).", "",
+            *_table(["parameter", "value", "determination", "held at"],
+                    [[name, _fmt(value, 6), status, _fmt(held, 6) if status == "held" else ""]
+                     for name, value, status, held in zip(physical.standard_names, physical.standard_values,
+                                                          physical.status, physical.held_values, strict=True)])]
 
 
 def write_identification_report(result: Identification, out_dir: str | pathlib.Path,
@@ -141,6 +205,7 @@ def write_identification_report(result: Identification, out_dir: str | pathlib.P
         "- result: [identification.json](identification.json); tables: "
         + ", ".join(f"[{f}]({f})" for f in csv_files),
         "",
+        *_checks_section(result),
         "## Residual on the identification data",
         "",
         *_table(["joint"] + [f"RMS {s} [Nm]" for s in result.parameter_sets],
@@ -155,8 +220,10 @@ def write_identification_report(result: Identification, out_dir: str | pathlib.P
             f"- method {p.method} on the {p.target} parameters' columns, {p.wall_time_s:.3g} s; residual of eq. (15) "
             f"{_fmt(p.residual_norm_nm)} Nm, {p.residual_increase_percent:+.3g} % over the unconstrained fit",
             "- constraints: " + ("all met" if not p.violations else "; ".join(p.violations)),
-            "- model: [identified.urdf](identified.urdf), friction and uncertainties: "
-            "[identified.yaml](identified.yaml)",
+            ("- model: [identified.urdf](identified.urdf), friction and uncertainties: "
+             "[identified.yaml](identified.yaml)" if result.passed("physical") else
+             "- model: REJECTED (see Checks), written as [identified.rejected.urdf](identified.rejected.urdf) "
+             "for inspection only"),
             "",
             *_table(["link", "mass [kg]", "CoM [m]", "Ixx Ixy Ixz Iyy Iyz Izz about the CoM [kg m²]"],
                     [[name, _fmt(link.mass_kg), " ".join(_fmt(c) for c in link.com_m),
@@ -168,16 +235,15 @@ def write_identification_report(result: Identification, out_dir: str | pathlib.P
     if result.unidentified:
         lines += ["## Parameters the data do not identify", ""]
         lines += [f"- {reason}" for reason in result.unidentified.values()] + [""]
+    lines += _friction_section(result)
     f = result.friction
-    lines += ["## Friction", "", *_table(
-        ["joint", "viscous [Nm s/rad]", "Coulomb [Nm]", "offset [Nm]"],
-        [[name, _fmt(f.viscous_nm_s_rad[j]), _fmt(f.coulomb_nm[j]), _fmt(f.offset_nm[j])]
-         for j, name in enumerate(f.joint_names)])]
     if f.stribeck is not None:
         lines += ["", "Stribeck friction (seed 003 eq. 7), fitted to the sweeps:", "", *_table(
             ["joint", "fv1", "fv2", "fv3", "fs", "fs1", "fc", "fc1", "fit RMS [Nm]"],
             [[name, *(_fmt(c) for c in f.stribeck[j]), _fmt(f.stribeck_rms_nm[j])]
              for j, name in enumerate(f.joint_names)])]
+    if result.physical is not None:
+        lines += _determination_section(result.physical)
     lines += ["", "## Figures", "", f"![RSD of the base parameters]({rsd_file})", ""]
     lines += [f"![{name}]({file})" for name, file in zip(joints, torque_files, strict=True)]
     lines += ["", "## Base parameters", "", *_table(
@@ -189,7 +255,7 @@ def write_identification_report(result: Identification, out_dir: str | pathlib.P
     lines += ["", "## What was done to the data", ""] + [f"- {note}" for note in m.notes]
     lines += ["", "Timings [s]: " + ", ".join(f"{k} {v:.3g}" for k, v in m.timings_s.items()), ""]
     path = out / "report.md"
-    path.write_text("\n".join(lines))
+    write_text(path, "\n".join(lines))
     return path
 
 
@@ -203,21 +269,28 @@ def write_validation_report(validation: Validation, out_dir: str | pathlib.Path,
     v, joints = validation, validation.joint_names
     torque_files = plot_torques(v.traces, joints, out, "validation data") if v.traces else []
     observer_file = plot_observer(v.traces, v, out / "observer.png") if v.traces else None
+    bars_file = plot_rms_bars(v, out / "rms.png")
     sets = list(v.rms_nm)
     lines = [
         "# Validation",
         "",
         f"- data: {', '.join(v.sources)}; result: [validation.json](validation.json)",
-        "- RMS of measured − predicted torque; measured as recorded (averaged over periods for periodic data); "
-        "'filtered' compares with the low-pass filtered torque",
+        f"- motion: {v.motion_comparison}",
+        "- RMS of measured − predicted torque for each identified parameter set and the nominal URDF model "
+        "('urdf'); measured as recorded (averaged over periods for periodic data); 'filtered' compares with the "
+        "low-pass filtered torque",
+        *[f"- **warning: {w}**" for w in v.warnings],
         "",
         *_table(
-            ["joint", "torque RMS [Nm]"] + [f"RMS {s} [Nm]" for s in sets] + [f"filtered {s}" for s in sets]
-            + [f"corr. {s}" for s in sets],
-            [[name, _fmt(v.torque_rms_nm[j])] + [_fmt(v.rms_nm[s][j]) for s in sets]
+            ["joint", "torque RMS [Nm]"] + [f"RMS {s} [Nm] (% of torque)" for s in sets]
+            + [f"filtered {s}" for s in sets] + [f"corr. {s}" for s in sets],
+            [[name, _fmt(v.torque_rms_nm[j])]
+             + [f"{_fmt(v.rms_nm[s][j])} ({_fmt(v.rms_percent_of_torque[s][j], 3)})" for s in sets]
              + [_fmt(v.rms_filtered_nm[s][j]) for s in sets] + [_fmt(v.correlation[s][j], 5) for s in sets]
              for j, name in enumerate(joints)],
         ),
+        "",
+        f"![RMS error per joint]({bars_file})",
         "",
         "Total RMS [Nm]: " + ", ".join(f"{s} {_fmt(v.total_rms_nm[s])}" for s in sets),
         "",
@@ -235,5 +308,5 @@ def write_validation_report(validation: Validation, out_dir: str | pathlib.Path,
     lines += [f"![{name}]({file})" for name, file in zip(joints, torque_files, strict=True)]
     lines += ["", "## What was done to the data", ""] + [f"- {note}" for note in v.notes] + [""]
     path = out / "report.md"
-    path.write_text("\n".join(lines))
+    write_text(path, "\n".join(lines))
     return path

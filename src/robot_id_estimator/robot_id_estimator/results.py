@@ -1,7 +1,8 @@
 """Results that travel: the identified model (identification.json) and its validation (validation.json).
 
 identification.json holds `robot` (what is needed to rebuild the regressor), `base`, `essential`, `friction`,
-`metrics` and `config`; a later `physical` section fits beside them. Values that were not estimated are null.
+`metrics`, `config`, `physical` (with each standard parameter's determination), `checks` (each parameter set
+against the identification data) and `warnings`. Values that were not estimated are null.
 """
 
 from __future__ import annotations
@@ -15,12 +16,14 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from robot_id_estimator.friction import STRIBECK_NAMES
+from robot_id_estimator.output_files import write_text
+from robot_id_estimator.set_checks import RULE, SetCheck
 from robot_id_estimator.settings import ConfigError, EstimatorConfig, config_from_dict, config_to_dict
 from robot_id_model.physical import LinkInertial
 from robot_id_model.robot_config import RobotConfig
 from robot_id_model.robot_model import RobotModel, load_robot_model
 
-FORMAT = "robot_id identification 1"
+FORMAT = "robot_id identification 2"
 VALIDATION_FORMAT = "robot_id validation 1"
 
 
@@ -92,6 +95,8 @@ class Metrics:
     """Eq. (7) treats the low-pass filtered residual as white and so understates standard deviations by about
     this factor (estimation.rsd_filter_factor); multiply an RSD by it for one that includes the filter."""
     sources: tuple[str, ...]
+    motion: dict[str, list[float]]
+    """Per joint position range and RMS speed of the processed data (motion_summary.py)."""
     notes: tuple[str, ...]
     timings_s: dict[str, float]
 
@@ -107,6 +112,11 @@ class Physical:
     standard_names: tuple[str, ...]
     standard_values: np.ndarray
     """π(µ̂) in robot_id_model's order, friction terms included."""
+    status: tuple[str, ...]
+    """Per standard parameter: determined by the data, combined (only with others), or held
+    (determination.py)."""
+    held_values: np.ndarray
+    """The value each held parameter is held at (NaN for the others)."""
     base_values: np.ndarray
     """The base parameters of π(µ̂), over the base names."""
     residual_norm_nm: float
@@ -140,6 +150,14 @@ class Identification:
     config: EstimatorConfig
     traces: Traces | None = None
     physical: Physical | None = None
+    checks: dict[str, SetCheck] = field(default_factory=dict)
+    """Each parameter set checked against the identification data (set_checks.py)."""
+    warnings: tuple[str, ...] = ()
+    """What the user must see: data the processing dropped or could not average, failed checks."""
+
+    def passed(self, parameter_set: str) -> bool:
+        """Whether `parameter_set` passed its check against the identification data."""
+        return self.checks[parameter_set].passed
 
     @property
     def parameter_sets(self) -> tuple[str, ...]:
@@ -165,7 +183,14 @@ class Validation:
     joint_names: tuple[str, ...]
     sources: tuple[str, ...]
     rms_nm: dict[str, np.ndarray]
-    """Per-joint RMS of measured − predicted torque, measured as recorded (period-averaged when periodic)."""
+    """Per-joint RMS of measured − predicted torque, measured as recorded (period-averaged when periodic),
+    for each identified parameter set and the nominal URDF model ("urdf")."""
+    rms_percent_of_torque: dict[str, np.ndarray]
+    """rms_nm relative to the measured torque's RMS per joint [%]."""
+    motion: dict[str, list[float]]
+    motion_comparison: str
+    """Whether the validation motion is the identification motion, in words (motion_summary.py)."""
+    warnings: tuple[str, ...]
     rms_filtered_nm: dict[str, np.ndarray]
     """The same against the low-pass filtered torque of the processing."""
     total_rms_nm: dict[str, float]
@@ -246,11 +271,15 @@ def identification_to_dict(result: Identification) -> dict:
             "residual_variance": {k: _number(v) for k, v in m.residual_variance.items()},
             "rsd_filter_factor": _number(m.rsd_filter_factor),
             "sources": list(m.sources),
+            "motion": m.motion,
             "notes": list(m.notes),
             "timings_s": dict(m.timings_s),
         },
         "config": config_to_dict(result.config),
         "physical": None if result.physical is None else _physical_to_dict(result.physical),
+        "checks": {"rule": RULE, "sets": {name: {"passed": c.passed, "failures": list(c.failures)}
+                                          for name, c in result.checks.items()}},
+        "warnings": list(result.warnings),
     }
 
 
@@ -267,7 +296,8 @@ def _physical_to_dict(p: Physical) -> dict:
             }
             for name, link in zip(p.link_names, p.links, strict=True)
         ],
-        "standard": {"names": list(p.standard_names), "values": _list(p.standard_values)},
+        "standard": {"names": list(p.standard_names), "values": _list(p.standard_values), "status": list(p.status),
+                     "held_at": _list(p.held_values)},
         "base_values": _list(p.base_values),
         "residual_norm_nm": p.residual_norm_nm,
         "unconstrained_residual_norm_nm": p.unconstrained_residual_norm_nm,
@@ -288,6 +318,8 @@ def _physical_from_dict(raw: dict) -> Physical:
         ),
         standard_names=tuple(raw["standard"]["names"]),
         standard_values=_array(raw["standard"]["values"]),
+        status=tuple(raw["standard"]["status"]),
+        held_values=_array(raw["standard"]["held_at"]),
         base_values=_array(raw["base_values"]),
         residual_norm_nm=float(raw["residual_norm_nm"]),
         unconstrained_residual_norm_nm=float(raw["unconstrained_residual_norm_nm"]),
@@ -335,11 +367,15 @@ def identification_from_dict(raw: dict, label: str = "identification") -> Identi
                 residual_variance={k: _float(v) for k, v in m["residual_variance"].items()},
                 rsd_filter_factor=_float(m["rsd_filter_factor"]),
                 sources=tuple(m["sources"]),
+                motion=m["motion"],
                 notes=tuple(m["notes"]),
                 timings_s=m["timings_s"],
             ),
             config=config_from_dict(raw.get("config") or {}, f"{label}: config"),
             physical=None if raw.get("physical") is None else _physical_from_dict(raw["physical"]),
+            checks={name: SetCheck(bool(c["passed"]), tuple(c["failures"]))
+                    for name, c in raw["checks"]["sets"].items()},
+            warnings=tuple(raw["warnings"]),
         )
     except (KeyError, TypeError, ValueError) as err:
         if isinstance(err, ConfigError):
@@ -348,10 +384,7 @@ def identification_from_dict(raw: dict, label: str = "identification") -> Identi
 
 
 def _write_json(data: dict, path: str | pathlib.Path) -> pathlib.Path:
-    path = pathlib.Path(path)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(data, indent=1, allow_nan=False) + "\n")
-    return path
+    return write_text(path, json.dumps(data, indent=1, allow_nan=False) + "\n")
 
 
 def write_identification(result: Identification, path: str | pathlib.Path) -> pathlib.Path:
@@ -376,6 +409,10 @@ def validation_to_dict(v: Validation) -> dict:
         "joint_names": list(v.joint_names),
         "sources": list(v.sources),
         "rms_nm": {k: _list(v.rms_nm[k]) for k in sets},
+        "rms_percent_of_torque": {k: _list(v.rms_percent_of_torque[k]) for k in sets},
+        "motion": v.motion,
+        "motion_comparison": v.motion_comparison,
+        "warnings": list(v.warnings),
         "rms_filtered_nm": {k: _list(v.rms_filtered_nm[k]) for k in sets},
         "total_rms_nm": {k: _number(v.total_rms_nm[k]) for k in sets},
         "correlation": {k: _list(v.correlation[k]) for k in sets},

@@ -23,8 +23,10 @@ class PhysicalConfig:
     method: str = "lmi"
     """"lmi": convex program on the pseudo-inertias (Wensing et al.), seconds; "multistart": seed 000's
     multi-start of a constrained local solver (eqs. 15–18); "none": skip."""
-    target: str = "essential"
-    """Parameters whose regressor columns form the objective of eq. (15): "essential" or "base"."""
+    target: str = "base"
+    """Parameters whose regressor columns form the objective of eq. (15): "base" or "essential". On the Gaz et al.
+    Panda log and on simulated different motions the base target predicts at least as well (benchmarks/physical.py,
+    README), and it needs no elimination to be right."""
     regularizer: str = "euclidean"
     """lmi: pull towards the URDF model, "euclidean" (relative squared distance per link) or "entropic"
     (log-det divergence of the pseudo-inertias). multistart always pulls with the Euclidean one."""

@@ -12,6 +12,7 @@ import pinocchio as pin
 import yaml
 
 from robot_id_estimator.friction import STRIBECK_NAMES
+from robot_id_estimator.output_files import write_text
 from robot_id_estimator.results import Identification
 from robot_id_model.parameters import inertial_columns, nominal_parameters
 from robot_id_model.physical import LinkInertial, link_from_standard, link_standard_parameters
@@ -118,23 +119,51 @@ def identified_urdf(
     return text
 
 
+def model_friction(result: Identification) -> dict[str, dict[str, tuple[float, str]]]:
+    """Per joint, each linear friction term of the physical model as (value, determination): the one source of
+    the friction in identified.urdf, identified.yaml and the report."""
+    p = result.physical
+    values = dict(zip(p.standard_names, zip(p.standard_values, p.status, strict=True), strict=True))
+    return {
+        joint: {term: values[f"{term}{j}"] for term in result.friction_terms if f"{term}{j}" in values}
+        for j, joint in enumerate(result.setup.joint_names, 1)
+    }
+
+
+FRICTION_KEYS = {"FV": "viscous_nm_s_rad", "FC": "coulomb_nm", "FO": "offset_nm", "IA": "rotor_inertia_kg_m2"}
+URDF_NAME = "identified.urdf"
+REJECTED_URDF_NAME = "identified.rejected.urdf"
+
+
 def write_identified_model(result: Identification, out_dir: str | pathlib.Path) -> tuple[pathlib.Path, pathlib.Path]:
     """identified.urdf (input URDF with the retrieved inertials and joint friction) and identified.yaml beside
-    it (friction model, base parameters with their uncertainty, retrieval figures). Needs result.physical."""
+    it (friction model, base parameters with their uncertainty, retrieval figures). Needs result.physical.
+
+    When the physical set failed its check against the data, the URDF is written as identified.rejected.urdf,
+    headed by a comment with the failures, and an identified.urdf of an earlier run there is removed.
+    """
     if result.physical is None:
         raise ValueError("the identification has no physical parameters to export")
     out = pathlib.Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
     setup, physical = result.setup, result.physical
     robot = setup.model(result.friction_terms)
     urdf_text = pathlib.Path(setup.urdf_path).read_text()
     pi = physical.standard_values
-    friction = dict(zip(physical.standard_names, pi, strict=True))
+    friction = model_friction(result)
     damping = None
     if {"FV", "FC"} <= set(result.friction_terms):
-        damping = [(friction[f"FV{j}"], friction[f"FC{j}"]) for j in range(1, robot.n_joints + 1)]
-    urdf_path = out / "identified.urdf"
-    urdf_path.write_text(identified_urdf(urdf_text, robot, pi, lumped_known_parts(robot, urdf_text), damping))
+        damping = [(terms["FV"][0], terms["FC"][0]) for terms in friction.values()]
+    text = identified_urdf(urdf_text, robot, pi, lumped_known_parts(robot, urdf_text), damping)
+    passed = result.passed("physical")
+    if passed:
+        urdf_path = write_text(out / URDF_NAME, text)
+        (out / REJECTED_URDF_NAME).unlink(missing_ok=True)
+    else:
+        failures = "\n".join(f"  - {f}" for f in result.checks["physical"].failures).replace("--", "- -")
+        comment = ("<!-- REJECTED by robot_id: these physical parameters failed their check against the data:\n"
+                   f"{failures}\n-->\n")
+        urdf_path = write_text(out / REJECTED_URDF_NAME, _after_declaration(text, comment))
+        (out / URDF_NAME).unlink(missing_ok=True)
 
     f = result.friction
     essential = set(result.essential.names)
@@ -145,9 +174,8 @@ def write_identified_model(result: Identification, out_dir: str | pathlib.Path) 
         "joint_names": list(setup.joint_names),
         "friction": {
             name: {
-                "viscous_nm_s_rad": _plain(f.viscous_nm_s_rad[j]),
-                "coulomb_nm": _plain(f.coulomb_nm[j]),
-                "offset_nm": _plain(f.offset_nm[j]),
+                **{FRICTION_KEYS[term]: _plain(value) for term, (value, _) in friction[name].items()},
+                "determination": {FRICTION_KEYS[term]: status for term, (_, status) in friction[name].items()},
                 "stribeck": None if f.stribeck is None or np.isnan(f.stribeck[j]).all() else dict(
                     zip(STRIBECK_NAMES, map(_plain, f.stribeck[j]), strict=True)
                 ),
@@ -172,11 +200,18 @@ def write_identified_model(result: Identification, out_dir: str | pathlib.Path) 
             "residual_norm_nm": physical.residual_norm_nm,
             "residual_increase_percent": physical.residual_increase_percent,
             "violations": list(physical.violations),
+            "check": {"passed": passed, "failures": list(result.checks["physical"].failures)},
         },
     }
-    yaml_path = out / "identified.yaml"
-    yaml_path.write_text(yaml.safe_dump(model, sort_keys=False, allow_unicode=True))
+    yaml_path = write_text(out / "identified.yaml", yaml.safe_dump(model, sort_keys=False, allow_unicode=True))
     return urdf_path, yaml_path
+
+
+def _after_declaration(urdf_text: str, comment: str) -> str:
+    """`comment` inserted after the XML declaration (which must stay first), or at the start."""
+    match = re.match(r"\s*<\?xml[^>]*\?>\s*", urdf_text)
+    at = match.end() if match else 0
+    return urdf_text[:at] + comment + urdf_text[at:]
 
 
 def _plain(x: float) -> float | None:

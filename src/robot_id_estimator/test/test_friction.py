@@ -16,8 +16,9 @@ from estimator_synthetic import (
 )
 
 from robot_id_estimator.friction import fit_stribeck, mirrored_friction, stribeck_torque
-from robot_id_estimator.pipeline import friction_sweeps, identify, validate
+from robot_id_estimator.pipeline import friction_sweeps, identify
 from robot_id_estimator.processing import ProcessingConfig, first_order_lowpass
+from robot_id_estimator.validation_run import validate
 from robot_id_model import regressor
 
 SPEEDS = np.array([0.005, 0.01, 0.02, 0.04, 0.08, 0.15, 0.3, 0.6, 1.0, 1.5])

@@ -6,7 +6,8 @@ import numpy as np
 import pytest
 from estimator_synthetic import fourier_motion, iiwa14_setup, simulated_recording, true_parameters
 
-from robot_id_estimator.pipeline import identify, validate
+from robot_id_estimator.pipeline import identify
+from robot_id_estimator.validation_run import validate
 from robot_id_model import base_parameters, regressor
 
 TAU_NOISE_NM = 0.1

@@ -143,3 +143,43 @@ def test_a_finished_recording_is_identified_once_and_a_bad_bag_is_refused(ros, b
     _wait(future.done)
     assert not future.result().success
     assert "missing" in future.result().message
+
+
+def test_a_solver_failure_is_answered_and_the_next_request_succeeds(ros, bags, tmp_path, monkeypatch):
+    import robot_id_estimator.pipeline as pipeline
+    from robot_id_estimator.physical_retrieval import RetrievalError
+
+    client = ros
+    real = pipeline.retrieve_lmi
+    calls = []
+
+    def fails_once(*args, **kwargs):
+        calls.append(1)
+        if len(calls) == 1:
+            raise RetrievalError("the convex program's solver failed (injected)")
+        return real(*args, **kwargs)
+
+    def crashes(*args, **kwargs):
+        raise ZeroDivisionError("injected bug")
+
+    service = client.create_client(IdentifyBag, SERVICE)
+    _wait(service.service_is_ready, 30.0)
+
+    def call(out: str) -> IdentifyBag.Response:
+        future = service.call_async(IdentifyBag.Request(bag_path=str(bags / "run_1"), output_dir=str(tmp_path / out)))
+        _wait(future.done)
+        return future.result()
+
+    monkeypatch.setattr(pipeline, "retrieve_lmi", fails_once)
+    failed = call("first")
+    assert not failed.success and failed.result.failed_sets == ["physical"]
+    assert "physical parameters not retrieved: the convex program's solver failed (injected)" in failed.result.warnings
+    assert not (tmp_path / "first" / "identified.urdf").exists()
+    monkeypatch.setattr(pipeline, "check_enough_data", crashes)
+    crashed = call("second")
+    assert not crashed.success and crashed.message.startswith("unexpected ZeroDivisionError: injected bug")
+    monkeypatch.undo()
+    monkeypatch.setattr(pipeline, "retrieve_lmi", fails_once)
+    good = call("third")
+    assert good.success and good.result.success and good.result.failed_sets == []
+    assert (tmp_path / "third" / "identified.urdf").is_file()

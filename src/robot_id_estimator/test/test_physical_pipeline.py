@@ -7,8 +7,9 @@ import pytest
 from estimator_synthetic import fourier_motion, iiwa14_setup, simulated_recording, true_parameters
 
 from robot_id_estimator.physical_retrieval import default_bounds
-from robot_id_estimator.pipeline import identify, validate
+from robot_id_estimator.pipeline import identify
 from robot_id_estimator.settings import EstimatorConfig, PhysicalConfig
+from robot_id_estimator.validation_run import validate
 from robot_id_model import regressor
 from robot_id_model.parameters import inertial_columns
 from robot_id_model.physical import consistency_violations, pseudo_inertia
@@ -54,8 +55,12 @@ def test_validate_reports_the_physical_set(arm):
     result = identify([data], setup)
     other = simulated_recording(robot, setup, pi, 2, seed=5, tau_noise_nm=0.0, q_noise_rad=0.0)
     validation = validate(result, [other])
-    assert set(validation.rms_nm) == {"base", "essential", "physical"}
+    assert set(validation.rms_nm) == {"base", "essential", "physical", "urdf"}
     assert np.all(validation.rms_nm["physical"] < 0.01 * validation.torque_rms_nm)
+    # the true model differs from the URDF model by its friction only: the URDF model is far worse
+    assert np.all(validation.rms_nm["urdf"] > 10 * validation.rms_nm["physical"])
+    assert np.allclose(validation.rms_percent_of_torque["urdf"],
+                       100 * validation.rms_nm["urdf"] / validation.torque_rms_nm)
 
 
 def test_bounds_from_the_config_bind(arm):

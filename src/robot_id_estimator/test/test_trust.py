@@ -1,0 +1,219 @@
+"""No wrong answer that looks right (issue 8): parameters the data do not determine are held, every parameter
+set is checked against the data, bad input is refused in one line, and interrupted runs leave no half files."""
+
+import dataclasses
+import json
+
+import numpy as np
+import pytest
+import yaml
+from estimator_synthetic import IIWA14, fourier_motion, iiwa14_setup, simulated_recording, true_parameters
+
+import robot_id_estimator.pipeline as pipeline
+import robot_id_estimator.report as report
+from robot_id_estimator.__main__ import main
+from robot_id_estimator.physical_retrieval import RetrievalError
+from robot_id_estimator.pipeline import identify
+from robot_id_estimator.recording import save_csv
+from robot_id_estimator.report import write_identification_report
+from robot_id_estimator.set_checks import check_sets
+from robot_id_estimator.settings import EstimatorConfig, PhysicalConfig
+from robot_id_estimator.simulation import periodic_recording
+from robot_id_estimator.urdf_export import write_identified_model
+from robot_id_model.parameters import friction_columns
+
+PERIOD_S, RATE_HZ = 10.0, 200.0
+
+
+def _last_joint_scaled(robot, setup, pi, amplitude: float, n_periods: int = 4):
+    """Joint 7 moves `amplitude` × its usual motion (0: not at all)."""
+    t = np.arange(round(PERIOD_S * RATE_HZ)) / RATE_HZ
+    q, dq, ddq = fourier_motion(robot, PERIOD_S, 5, t, seed=0)
+    centre = 0.5 * sum(robot.position_limits_rad)[6]
+    q[:, 6] = centre + amplitude * (q[:, 6] - centre)
+    dq[:, 6] *= amplitude
+    ddq[:, 6] *= amplitude
+    return periodic_recording(robot, pi, q, dq, ddq, PERIOD_S, n_periods, setup.torque_filter_time_constant_s,
+                              0.1, 1e-5, 1, 5, f"joint 7 at {amplitude:g} of its motion")
+
+
+def _identified(amplitude: float, config: EstimatorConfig):
+    setup = iiwa14_setup()
+    robot = setup.model(("FV", "FC", "FO"))
+    pi = true_parameters(robot)
+    pi[friction_columns(robot)[6]] = 0.0  # a joint without friction, as the Panda's joint 1 (FV1 = 0.0013)
+    return identify([_last_joint_scaled(robot, setup, pi, amplitude)], setup, config)
+
+
+@pytest.fixture(scope="module")
+def undetermined():
+    """Joint 7 barely moves (2 %) and the objective is the essential parameters: FC7 is eliminated."""
+    return _identified(0.02, EstimatorConfig(physical=PhysicalConfig(target="essential")))
+
+
+def _physical(result) -> tuple[dict, dict]:
+    p = result.physical
+    return dict(zip(p.standard_names, p.status, strict=True)), dict(zip(p.standard_names, p.standard_values,
+                                                                          strict=True))
+
+
+def test_an_undetermined_friction_term_is_held_at_zero_not_left_anywhere_in_its_bounds(undetermined):
+    result = undetermined
+    assert "FC7" in result.eliminated  # the premise: the objective has no data term for it
+    status, values = _physical(result)
+    assert status["FC7"] == "held" and values["FC7"] == pytest.approx(0.0, abs=1e-7)
+    assert result.physical.held_values[result.physical.standard_names.index("FC7")] == 0.0
+    assert status["FV2"] == "determined" and values["FV2"] > 0.0
+    assert all(status[f"{term}{j}"] != "held" for term in ("FV", "FC") for j in range(1, 7))
+    assert values["FV7"] >= 0.0  # estimated negative (−0.06 ± 89 %): held to its physical sign
+    # the physical model predicts joint 7 as well as the base parameters, and passes its check
+    rms = result.metrics.residual_rms_nm
+    assert rms["physical"][6] < 1.1 * rms["base"][6] + 0.01
+    assert result.passed("physical") and result.passed("essential")
+
+
+def test_with_the_default_target_a_joint_that_does_not_move_has_its_friction_held():
+    result = _identified(0.0, EstimatorConfig())
+    assert result.physical.target == "base"
+    assert {"FV7", "FC7"} <= set(result.unidentified)
+    status, values = _physical(result)
+    assert status["FV7"] == status["FC7"] == "held"
+    assert status["FO7"] == "determined"  # a constant torque is seen without motion
+    assert values["FV7"] == pytest.approx(0.0, abs=1e-7) and values["FC7"] == pytest.approx(0.0, abs=1e-7)
+    assert status["FV1"] == "determined"
+    assert result.passed("physical")
+
+
+def test_the_urdf_report_and_yaml_carry_the_same_friction(undetermined, tmp_path):
+    result = undetermined
+    urdf_path, yaml_path = write_identified_model(result, tmp_path)
+    assert urdf_path.name == "identified.urdf"
+    values = {n: float(v) for n, v in zip(result.physical.standard_names, result.physical.standard_values,
+                                           strict=True)}
+    text = urdf_path.read_text()
+    assert f'<dynamics damping="{values["FV7"]!r}" friction="{values["FC7"]!r}"/>' in text
+    assert f'<dynamics damping="{values["FV2"]!r}" friction="{values["FC2"]!r}"/>' in text
+    friction = yaml.safe_load(yaml_path.read_text())["friction"]
+    assert friction["lbr_A7"]["coulomb_nm"] == values["FC7"] == 0.0
+    assert friction["lbr_A7"]["determination"]["coulomb_nm"] == "held"
+    md = write_identification_report(result, tmp_path).read_text()
+    assert f"{values['FV2']:.4g} (determined)" in md and "| FC7 | 0 | held | 0 |" in md
+
+
+def test_a_set_that_predicts_the_data_worse_than_the_base_set_fails_its_check():
+    rms = {"base": [0.1, 1.0], "essential": [0.11, 1.0], "physical": [22.0, 1.0]}
+    checks = check_sets(rms, np.array([2.4, 20.0]), ("j1", "j2"), {"physical": ["link l1: mass ≤ 0"]})
+    assert checks["base"].passed and checks["essential"].passed
+    assert not checks["physical"].passed
+    assert checks["physical"].failures[0].startswith("physical parameters predict j1 with 22 Nm RMS")
+    assert checks["physical"].failures[1] == "physical constraint violated: link l1: mass ≤ 0"
+    # the limit: 1.25 × base + 1 % of the torque RMS
+    assert check_sets({"base": [0.1], "physical": [0.149]}, np.array([2.4]), ("j1",))["physical"].passed
+    assert not check_sets({"base": [0.1], "physical": [0.15]}, np.array([2.4]), ("j1",))["physical"].passed
+
+
+@pytest.fixture(scope="module")
+def csv_run(tmp_path_factory):
+    tmp = tmp_path_factory.mktemp("trust")
+    setup = iiwa14_setup()
+    robot = setup.model(("FV", "FC", "FO"))
+    rec = simulated_recording(robot, setup, true_parameters(robot), 3, tau_noise_nm=0.05)
+    return tmp, rec, save_csv(rec, tmp / "ident.csv")
+
+
+def _identify(csv, out, *extra):
+    return main(["identify", "--robot", str(IIWA14), "--data", str(csv), "--out", str(out), *extra])
+
+
+def test_a_physical_set_that_fails_its_check_exits_3_and_its_urdf_is_marked_rejected(csv_run, monkeypatch, capsys):
+    tmp, _, csv = csv_run
+    out = tmp / "rejected"
+    out.mkdir()
+    (out / "identified.urdf").write_text("an earlier run's model")
+    real = pipeline.retrieve_physical
+
+    def wrong_friction(*args, **kwargs):  # what the retrieval did on the Panda log: a free FV1 at 29 Nm s/rad
+        physical = real(*args, **kwargs)
+        pi = physical.standard_values.copy()
+        pi[physical.standard_names.index("FV1")] = 29.0
+        base = args[1]
+        return dataclasses.replace(physical, standard_values=pi, base_values=base.values(pi))
+
+    monkeypatch.setattr(pipeline, "retrieve_physical", wrong_friction)
+    assert _identify(csv, out) == 3
+    err = capsys.readouterr().err
+    assert "warning: physical parameters predict lbr_A1 with" in err
+    assert "error: the physical parameters failed their check against the identification data" in err
+    assert not (out / "identified.urdf").exists()
+    rejected = (out / "identified.rejected.urdf").read_text()
+    assert rejected.startswith("<?xml") and "<!-- REJECTED by robot_id" in rejected
+    saved = json.loads((out / "identification.json").read_text())
+    assert saved["checks"]["sets"]["physical"]["passed"] is False
+    assert saved["checks"]["sets"]["base"]["passed"] is True
+    assert any("lbr_A1" in w for w in saved["warnings"])
+    assert "**FAILED**" in (out / "report.md").read_text()
+
+
+def test_a_solver_failure_is_one_line_exit_3_with_base_and_essential_written(csv_run, monkeypatch, capsys):
+    tmp, _, csv = csv_run
+
+    def failing(*args, **kwargs):
+        raise RetrievalError("the convex program's solver failed (injected)")
+
+    monkeypatch.setattr(pipeline, "retrieve_lmi", failing)
+    out = tmp / "solver"
+    assert _identify(csv, out) == 3
+    err = capsys.readouterr().err
+    assert "physical parameters not retrieved: the convex program's solver failed (injected)" in err
+    assert "Traceback" not in err
+    saved = json.loads((out / "identification.json").read_text())
+    assert saved["physical"] is None and saved["checks"]["sets"]["physical"]["passed"] is False
+    assert not (out / "identified.urdf").exists()
+
+
+def test_positions_in_degrees_are_refused_with_a_hint(csv_run, capsys):
+    tmp, rec, _ = csv_run
+    degrees = save_csv(dataclasses.replace(rec, q_rad=np.degrees(rec.q_rad)), tmp / "degrees.csv")
+    assert _identify(degrees, tmp / "deg") == 2
+    err = [line for line in capsys.readouterr().err.splitlines() if not line.startswith("[")]  # no progress
+    assert len(err) == 1 and "positions outside the URDF's joint limits" in err[0]
+    assert "look like degrees" in err[0] and "--allow-outside-limits" in err[0]
+    assert not (tmp / "deg" / "identification.json").exists()
+
+
+def test_fifty_rows_are_too_little_data_and_say_how_much_is_needed(csv_run, capsys):
+    tmp, rec, _ = csv_run
+    short = dataclasses.replace(rec, t_s=rec.t_s[:50], q_rad=rec.q_rad[:50], tau_nm=rec.tau_nm[:50], period_s=None)
+    assert _identify(save_csv(short, tmp / "short.csv"), tmp / "short") == 2
+    err = [line for line in capsys.readouterr().err.splitlines() if not line.startswith("[")]  # no progress
+    assert len(err) == 1 and err[0].startswith("error: too little data")
+    assert "record at least" in err[0]
+
+
+def test_an_unwritable_output_directory_is_refused_before_any_computation(csv_run, capsys):
+    tmp, _, csv = csv_run
+    blocker = tmp / "a_file"
+    blocker.write_text("")
+    assert _identify(csv, blocker / "out") == 2
+    err = capsys.readouterr().err
+    assert "output directory" in err and "not writable" in err and "loading" not in err
+
+
+def test_an_interrupt_leaves_only_complete_files(csv_run, monkeypatch, capsys):
+    tmp, _, csv = csv_run
+    out = tmp / "interrupted"
+    calls = []
+    real = report._save
+
+    def interrupted(fig, path):
+        calls.append(path)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real(fig, path)
+
+    monkeypatch.setattr(report, "_save", interrupted)
+    assert _identify(csv, out) == 130
+    assert "error: interrupted" in capsys.readouterr().err
+    assert not list(out.glob(".*partial*"))
+    json.loads((out / "identification.json").read_text())  # whole
+    assert not (out / "report.md").exists()
