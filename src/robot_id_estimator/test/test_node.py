@@ -183,3 +183,17 @@ def test_a_solver_failure_is_answered_and_the_next_request_succeeds(ros, bags, t
     good = call("third")
     assert good.success and good.result.success and good.result.failed_sets == []
     assert (tmp_path / "third" / "identified.urdf").is_file()
+
+
+def test_a_finished_recording_that_cannot_be_identified_is_reported_on_the_result_topic(ros, tmp_path):
+    client = ros
+    received = []
+    client.create_subscription(IdentificationResult, RESULT_TOPIC, received.append,
+                               QoSProfile(depth=5, durability=DurabilityPolicy.TRANSIENT_LOCAL))
+    status = client.create_publisher(RecordingStatus, STATUS_TOPIC, 10)
+    _wait(lambda: status.get_subscription_count() > 0, 30.0)
+    missing = tmp_path / "no_such_bag"
+    status.publish(RecordingStatus(bag_path=str(missing), periods_recorded=3, periods_expected=3, finished=True))
+    _wait(lambda: received, 30.0)
+    assert not received[-1].success and "no_such_bag" in received[-1].message
+    assert received[-1].robot == "iiwa14" and len(received[-1].base_values) == 0
