@@ -138,3 +138,15 @@ def sweep_recording(robot: RobotModel, pi: np.ndarray, joint: int, speeds_rad_s:
     tau = rigid_body_torque(robot, pi, q, dq, ddq) + stribeck_torque(dq, np.tile(STRIBECK_TRUE, (7, 1)))
     tau += tau_noise_nm * np.random.default_rng(seed).normal(size=tau.shape)
     return Recording(robot.joint_names, t, q, tau, None, None, None, None, f"sweep{joint + 1}", ())
+
+
+def make_recording(t_s: np.ndarray, q_rad: np.ndarray, tau_nm: np.ndarray, **fields: object) -> Recording:
+    """A Recording of joints j1, j2, ... with nothing else known; `fields` override any field."""
+    values = dict(joint_names=tuple(f"j{i + 1}" for i in range(q_rad.shape[1])), t_s=t_s, q_rad=q_rad, tau_nm=tau_nm,
+                  dq_rad_s=None, ddq_rad_s2=None, period_s=None, harmonics=None, source="test", repairs=())
+    return Recording(**(values | fields))
+
+
+def relative_error(x: np.ndarray, truth: np.ndarray) -> float:
+    """Largest absolute error over the largest absolute true value."""
+    return float(np.max(np.abs(x - truth)) / np.max(np.abs(truth)))

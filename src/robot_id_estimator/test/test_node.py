@@ -89,6 +89,16 @@ def _wait(done, timeout_s: float = 120.0) -> None:
     assert done(), "timed out"
 
 
+def _results_and_status(client) -> tuple[list, object]:
+    """The results the client receives, and a status publisher the estimator listens to."""
+    received = []
+    client.create_subscription(IdentificationResult, RESULT_TOPIC, received.append,
+                               QoSProfile(depth=5, durability=DurabilityPolicy.TRANSIENT_LOCAL))
+    status = client.create_publisher(RecordingStatus, STATUS_TOPIC, 10)
+    _wait(lambda: status.get_subscription_count() > 0, 30.0)
+    return received, status
+
+
 def test_service_identifies_a_bag_and_publishes_the_result(ros, bags, tmp_path):
     client = ros
     received = []
@@ -122,11 +132,7 @@ def test_service_identifies_a_bag_and_publishes_the_result(ros, bags, tmp_path):
 
 def test_a_finished_recording_is_identified_once_and_a_bad_bag_is_refused(ros, bags):
     client = ros
-    received = []
-    client.create_subscription(IdentificationResult, RESULT_TOPIC, received.append,
-                               QoSProfile(depth=5, durability=DurabilityPolicy.TRANSIENT_LOCAL))
-    status = client.create_publisher(RecordingStatus, STATUS_TOPIC, 10)
-    _wait(lambda: status.get_subscription_count() > 0, 30.0)
+    received, status = _results_and_status(client)
     status.publish(RecordingStatus(bag_path=str(bags / "run_2"), periods_recorded=2, periods_expected=3))
     for _ in range(2):  # finished twice: identified once
         status.publish(RecordingStatus(bag_path=str(bags / "run_2"), periods_recorded=3, periods_expected=3,
@@ -187,11 +193,7 @@ def test_a_solver_failure_is_answered_and_the_next_request_succeeds(ros, bags, t
 
 def test_a_finished_recording_that_cannot_be_identified_is_reported_on_the_result_topic(ros, tmp_path):
     client = ros
-    received = []
-    client.create_subscription(IdentificationResult, RESULT_TOPIC, received.append,
-                               QoSProfile(depth=5, durability=DurabilityPolicy.TRANSIENT_LOCAL))
-    status = client.create_publisher(RecordingStatus, STATUS_TOPIC, 10)
-    _wait(lambda: status.get_subscription_count() > 0, 30.0)
+    received, status = _results_and_status(client)
     missing = tmp_path / "no_such_bag"
     status.publish(RecordingStatus(bag_path=str(missing), periods_recorded=3, periods_expected=3, finished=True))
     _wait(lambda: received, 30.0)

@@ -7,10 +7,10 @@ import warnings
 import numpy as np
 import pytest
 import scipy.signal
+from estimator_synthetic import make_recording, relative_error
 
 from robot_id_estimator.period_check import check_periods
 from robot_id_estimator.processing import ProcessingConfig, average_periods, period_noise_variance, process
-from robot_id_estimator.recording import Recording
 
 PERIOD_S, FS_HZ = 4.0, 250.0
 PER_PERIOD = round(PERIOD_S * FS_HZ)
@@ -49,23 +49,12 @@ def _periods(x: np.ndarray) -> np.ndarray:
     return x.reshape(-1, PER_PERIOD, x.shape[1])
 
 
-def _recording(t, q, tau, **kwargs) -> Recording:
-    fields = dict(joint_names=tuple(f"j{i + 1}" for i in range(q.shape[1])), t_s=t, q_rad=q, tau_nm=tau,
-                  dq_rad_s=None, ddq_rad_s2=None, period_s=None, harmonics=None, source="test", repairs=())
-    fields.update(kwargs)
-    return Recording(**fields)
-
-
-def _relative_error(x, truth):
-    return np.max(np.abs(x - truth)) / np.max(np.abs(truth))
-
-
 # ------------------------------------------------------------------------------------------------ periods that agree
 
 
 def test_consistent_periods_are_all_kept_and_averaged_as_before():
     t, _, q, tau = _run(6)
-    out = process(_recording(t, q, tau, period_s=PERIOD_S, harmonics=3))
+    out = process(make_recording(t, q, tau, period_s=PERIOD_S, harmonics=3))
     assert out.n_periods == 6 and out.t_s[0] == 0.0 and out.warnings == ()
     np.testing.assert_array_equal(out.q_rad, average_periods(q, PER_PERIOD)[0])
     np.testing.assert_array_equal(out.noise_var_nm2, period_noise_variance(tau, PER_PERIOD))
@@ -88,7 +77,7 @@ def test_noise_free_data_are_never_flagged_and_still_joints_decide_nothing(n_per
         warnings.simplefilter("error")  # no division by the still joint's zero motion or torque
         check = check_periods(_periods(q), _periods(tau), PERIOD_S)
     assert (check.first, check.stop, check.consistent) == (0, n_periods, True)
-    out = process(_recording(t, q, tau, period_s=PERIOD_S))
+    out = process(make_recording(t, q, tau, period_s=PERIOD_S))
     assert out.n_periods == n_periods and out.warnings == ()
 
 
@@ -96,9 +85,9 @@ def test_resampled_noise_free_data_are_not_flagged():
     period_s, fs_hz = 2.0037, 500.0  # not a whole number of samples: process() resamples before the check
     t = np.arange(round(6.5 * period_s * fs_hz)) / fs_hz
     q = OFFSET_RAD + _oscillation(t * PERIOD_S / period_s)
-    out = process(_recording(t, q, _torque(q), period_s=period_s))
+    out = process(make_recording(t, q, _torque(q), period_s=period_s))
     assert out.n_periods == 6 and out.warnings == ()
-    assert _relative_error(out.q_rad, OFFSET_RAD + _oscillation(out.t_s * PERIOD_S / period_s)) < 1e-8
+    assert relative_error(out.q_rad, OFFSET_RAD + _oscillation(out.t_s * PERIOD_S / period_s)) < 1e-8
 
 
 # ------------------------------------------------------------------------------------------------ transient ends
@@ -106,7 +95,7 @@ def test_resampled_noise_free_data_are_not_flagged():
 
 def test_a_ramp_in_first_period_is_dropped_and_the_rest_averaged():
     t, q_true, q, tau = _run(6, envelope=_ramp_in)
-    out = process(_recording(t, q, tau, period_s=PERIOD_S, harmonics=3))
+    out = process(make_recording(t, q, tau, period_s=PERIOD_S, harmonics=3))
     assert out.n_periods == 5 and out.t_s[0] == PERIOD_S
     assert len(out.warnings) == 1
     assert out.warnings[0].startswith("dropped period 1 of 6 (t = 0–4 s): its positions differ from the median "
@@ -115,7 +104,7 @@ def test_a_ramp_in_first_period_is_dropped_and_the_rest_averaged():
     assert "periods 2–6 of 6 (4 s) agree within noise" in " ".join(out.notes)
     np.testing.assert_array_equal(out.q_rad, average_periods(q[PER_PERIOD:], PER_PERIOD)[0])
     np.testing.assert_allclose(out.noise_var_nm2, SIGMA_TAU_NM**2, rtol=0.1)
-    assert _relative_error(out.q_rad, q_true[PER_PERIOD:2 * PER_PERIOD]) < 1e-3
+    assert relative_error(out.q_rad, q_true[PER_PERIOD:2 * PER_PERIOD]) < 1e-3
     blind = average_periods(q, PER_PERIOD)[0]
     assert np.max(np.abs(blind - q_true[PER_PERIOD:2 * PER_PERIOD])) > 0.05, "averaging all would be wrong"
     # the validation's measured reference, data.t_s + m·period_s for m < n_periods, covers the kept periods
@@ -125,7 +114,7 @@ def test_a_ramp_in_first_period_is_dropped_and_the_rest_averaged():
 
 def test_a_ramp_in_is_dropped_when_the_period_is_detected():
     t, _, q, tau = _run(6, envelope=_ramp_in)
-    out = process(_recording(t, q, tau))
+    out = process(make_recording(t, q, tau))
     detected = next(n for n in out.notes if n.startswith("detected a period of"))
     period_s = float(detected.split()[4])
     assert period_s == pytest.approx(PERIOD_S, rel=0.01)
@@ -136,11 +125,11 @@ def test_a_ramp_in_is_dropped_when_the_period_is_detected():
 def test_a_ramp_out_last_period_is_dropped():
     n = 6
     t, q_true, q, tau = _run(n, envelope=lambda t_s: np.clip((n * PERIOD_S - t_s) / PERIOD_S, 0.0, 1.0))
-    out = process(_recording(t, q, tau, period_s=PERIOD_S, harmonics=3))
+    out = process(make_recording(t, q, tau, period_s=PERIOD_S, harmonics=3))
     assert out.n_periods == 5 and out.t_s[0] == 0.0
     assert len(out.warnings) == 1 and out.warnings[0].startswith("dropped period 6 of 6 (t = 20–24 s): its positions")
     np.testing.assert_array_equal(out.q_rad, average_periods(q[:5 * PER_PERIOD], PER_PERIOD)[0])
-    assert _relative_error(out.q_rad, q_true[:PER_PERIOD]) < 1e-3
+    assert relative_error(out.q_rad, q_true[:PER_PERIOD]) < 1e-3
 
 
 def test_a_ramp_in_and_a_ramp_out_are_both_dropped():
@@ -169,7 +158,7 @@ def test_a_single_kept_period_is_used_without_averaging():
     check = check_periods(_periods(q), _periods(tau), PERIOD_S)
     assert (check.first, check.stop, check.consistent) == (1, 2, True)
     assert check.reason.startswith("only period 2 of 3 (4 s) kept")
-    out = process(_recording(t, q, tau, period_s=PERIOD_S, harmonics=3))
+    out = process(make_recording(t, q, tau, period_s=PERIOD_S, harmonics=3))
     assert out.n_periods == 1 and out.noise_var_nm2 is None and out.t_s[0] == PERIOD_S
     assert [w.split(":")[0] for w in out.warnings] == ["dropped period 1 of 3 (t = 0–4 s)",
                                                        "dropped period 3 of 3 (t = 8–12 s)"]
@@ -194,7 +183,7 @@ def test_an_outlier_period_in_the_middle_means_non_periodic_processing(given):
     bump = 0.2 * np.exp(-(((t - 10.0) / 0.4) ** 2))  # an excursion of joint 1 in period 3 (8–12 s)
     q[:, 0] += bump
     tau[:, 0] += _torque(q[:, 0]) - _torque(q[:, 0] - bump)
-    out = process(_recording(t, q, tau, period_s=PERIOD_S if given else None, harmonics=3))
+    out = process(make_recording(t, q, tau, period_s=PERIOD_S if given else None, harmonics=3))
     assert out.n_periods == 0 and out.noise_var_nm2 is None and len(out.t_s) == len(t)
     (warning,) = out.warnings
     assert warning.startswith("the 6 periods of 4 s disagree: period 3 of 6 (t = 8–12 s): its positions differ "
@@ -207,7 +196,7 @@ def test_an_outlier_period_in_the_middle_means_non_periodic_processing(given):
 def test_a_torque_outlier_period_means_non_periodic_processing():
     t, _, q, tau = _run(6)
     tau[(t >= 12.0) & (t < 16.0), 1] += 3.0  # period 4, joint 2: 10 σ
-    out = process(_recording(t, q, tau, period_s=PERIOD_S))
+    out = process(make_recording(t, q, tau, period_s=PERIOD_S))
     assert out.n_periods == 0
     (warning,) = out.warnings
     assert "period 4 of 6 (t = 12–16 s): its torque differs from the median period by " in warning
@@ -223,7 +212,7 @@ def test_a_period_given_for_non_periodic_data_means_non_periodic_processing():
     smooth = scipy.signal.sosfiltfilt(scipy.signal.butter(4, 0.5, fs=FS_HZ, output="sos"),
                                       rng.normal(size=(len(t), 3)), axis=0)
     q = OFFSET_RAD + 0.5 * smooth / smooth.std(axis=0)
-    out = process(_recording(t, q, _torque(q) + rng.normal(0.0, SIGMA_TAU_NM, q.shape), period_s=3.0))
+    out = process(make_recording(t, q, _torque(q) + rng.normal(0.0, SIGMA_TAU_NM, q.shape), period_s=3.0))
     assert out.n_periods == 0 and len(out.t_s) == len(t)
     (warning,) = out.warnings
     assert warning.startswith("the 4 periods of 3 s disagree: their positions differ by ")
@@ -234,7 +223,7 @@ def test_a_period_given_for_non_periodic_data_means_non_periodic_processing():
 
 def test_two_periods_that_differ_are_not_averaged():
     t, _, q, tau = _run(2, envelope=_ramp_in)  # the median of two cannot tell which one is wrong
-    out = process(_recording(t, q, tau, period_s=PERIOD_S))
+    out = process(make_recording(t, q, tau, period_s=PERIOD_S))
     assert out.n_periods == 0
     assert out.warnings[0].startswith("the 2 periods of 4 s disagree: their positions differ by ")
 
@@ -244,10 +233,10 @@ def test_two_periods_that_differ_are_not_averaged():
 
 def test_non_periodic_setting_forces_non_periodic_processing():
     t, _, q, tau = _run(6)
-    given = process(_recording(t, q, tau, period_s=PERIOD_S), ProcessingConfig(non_periodic=True))
+    given = process(make_recording(t, q, tau, period_s=PERIOD_S), ProcessingConfig(non_periodic=True))
     assert given.n_periods == 0 and len(given.t_s) == len(t) and given.warnings == ()
     assert "non_periodic set: processed as non-periodic data (period of 4 s ignored)" in given.notes
-    detected = process(_recording(t, q, tau), ProcessingConfig(non_periodic=True))
+    detected = process(make_recording(t, q, tau), ProcessingConfig(non_periodic=True))
     assert detected.n_periods == 0
     assert not any(n.startswith("detected a period") for n in detected.notes)
     assert "non_periodic set: processed as non-periodic data" in detected.notes

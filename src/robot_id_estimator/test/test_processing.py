@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.signal
+from estimator_synthetic import make_recording, relative_error
 
 from robot_id_estimator.processing import (
     ProcessingConfig,
@@ -18,7 +19,7 @@ from robot_id_estimator.processing import (
     zero_phase_lowpass,
     zero_phase_lowpass_periodic,
 )
-from robot_id_estimator.recording import DataError, Recording
+from robot_id_estimator.recording import DataError
 
 
 def _fourier(t: np.ndarray, period_s: float, harmonics, seed: int = 0, n: int = 3):
@@ -36,17 +37,6 @@ def _fourier(t: np.ndarray, period_s: float, harmonics, seed: int = 0, n: int = 
 
 def _torque(q, dq, ddq):
     return 2.0 * ddq + 0.5 * dq + 9.0 * np.sin(q)
-
-
-def _recording(t, q, tau, **kwargs) -> Recording:
-    fields = dict(joint_names=tuple(f"j{i + 1}" for i in range(q.shape[1])), t_s=t, q_rad=q, tau_nm=tau,
-                  dq_rad_s=None, ddq_rad_s2=None, period_s=None, harmonics=None, source="test", repairs=())
-    fields.update(kwargs)
-    return Recording(**fields)
-
-
-def _relative_error(x, truth):
-    return np.max(np.abs(x - truth)) / np.max(np.abs(truth))
 
 
 # ------------------------------------------------------------------------------------------------ periods
@@ -93,8 +83,8 @@ def test_fourier_derivatives_are_exact_for_a_band_limited_series(harmonics):
     t = np.arange(per_period) * period_s / per_period
     q, dq, ddq = _fourier(t, period_s, harmonics, seed=4, n=4)
     got_dq, got_ddq = fourier_derivatives(q, period_s / per_period, np.array(harmonics))
-    assert _relative_error(got_dq, dq) < 1e-9
-    assert _relative_error(got_ddq, ddq) < 1e-9
+    assert relative_error(got_dq, dq) < 1e-9
+    assert relative_error(got_ddq, ddq) < 1e-9
     stacked, _ = fourier_derivatives(np.stack([q, 2 * q], axis=-1), period_s / per_period, np.array(harmonics))
     np.testing.assert_allclose(stacked[..., 1], 2 * got_dq, atol=1e-12)
 
@@ -212,14 +202,14 @@ def _periodic_run(period_s, fs, n_periods, harmonics, sigma_tau=0.3, sigma_q=1e-
 def test_process_periodic_data_averages_differentiates_and_filters():
     period_s, fs, m, sigma = 4.0, 250.0, 10, 0.3
     t, q, tau = _periodic_run(period_s, fs, m, [1, 2, 3, 4, 5], sigma_tau=sigma)
-    out = process(_recording(t, q, tau, period_s=period_s, harmonics=5, repairs=("dropped 2 duplicate rows",)))
+    out = process(make_recording(t, q, tau, period_s=period_s, harmonics=5, repairs=("dropped 2 duplicate rows",)))
     assert out.n_periods == m and len(out.t_s) == 1000
     assert out.notes[0] == "dropped 2 duplicate rows"
     assert "averaged 10 periods of 4 s (1000 samples each)" in out.notes[1]
     q_true, dq_true, ddq_true = _fourier(out.t_s, period_s, [1, 2, 3, 4, 5], seed=6)
-    assert _relative_error(out.q_rad, q_true) < 1e-4
-    assert _relative_error(out.dq_rad_s, dq_true) < 1e-4
-    assert _relative_error(out.ddq_rad_s2, ddq_true) < 1e-3
+    assert relative_error(out.q_rad, q_true) < 1e-4
+    assert relative_error(out.dq_rad_s, dq_true) < 1e-4
+    assert relative_error(out.ddq_rad_s2, ddq_true) < 1e-3
     # torque: noise averaged (σ/√M) and filtered, with the 6 Hz filter passing the ≤ 1.25 Hz motion
     residual = out.tau_nm - _torque(q_true, dq_true, ddq_true)
     assert np.sqrt(np.mean(residual**2)) < 0.3 * sigma / np.sqrt(m)
@@ -229,34 +219,34 @@ def test_process_periodic_data_averages_differentiates_and_filters():
 def test_process_resamples_when_a_period_is_not_a_whole_number_of_samples():
     period_s, fs = 2.0037, 500.0
     t, q, tau = _periodic_run(period_s, fs, 6.5, [1, 2, 3], sigma_tau=0.0, sigma_q=0.0)
-    out = process(_recording(t, q, tau, period_s=period_s, harmonics=3))
+    out = process(make_recording(t, q, tau, period_s=period_s, harmonics=3))
     assert "resampled at 500.075 Hz so that a period of 2.0037 s holds a whole 1002 samples" in out.notes
     assert "dropped the last 1.002 s after 6 whole periods" in out.notes
     assert out.n_periods == 6 and len(out.t_s) == 1002
     np.testing.assert_allclose(np.diff(out.t_s), period_s / 1002, rtol=1e-12)
     q_true, dq_true, ddq_true = _fourier(out.t_s, period_s, [1, 2, 3], seed=6)
-    assert _relative_error(out.q_rad, q_true) < 1e-9
-    assert _relative_error(out.dq_rad_s, dq_true) < 1e-8
-    assert _relative_error(out.ddq_rad_s2, ddq_true) < 1e-8
+    assert relative_error(out.q_rad, q_true) < 1e-9
+    assert relative_error(out.dq_rad_s, dq_true) < 1e-8
+    assert relative_error(out.ddq_rad_s2, ddq_true) < 1e-8
 
 
 def test_process_uses_a_single_period_without_averaging_and_says_so():
     t, q, tau = _periodic_run(4.0, 250.0, 1.3, [1, 2, 3])
-    out = process(_recording(t, q, tau, period_s=4.0, harmonics=3))
+    out = process(make_recording(t, q, tau, period_s=4.0, harmonics=3))
     assert out.n_periods == 1 and out.noise_var_nm2 is None and len(out.t_s) == 1000
     assert any("only one whole period of 4 s: used without averaging, no noise estimate" in n for n in out.notes)
 
 
 def test_process_shorter_than_one_period_falls_back_to_non_periodic():
     t, q, tau = _periodic_run(4.0, 250.0, 0.8, [1, 2, 3])
-    out = process(_recording(t, q, tau, period_s=4.0))
+    out = process(make_recording(t, q, tau, period_s=4.0))
     assert out.n_periods == 0 and out.noise_var_nm2 is None
     assert any("shorter than one period (4 s): processed as non-periodic" in n for n in out.notes)
 
 
 def test_process_detects_an_undeclared_period():
     t, q, tau = _periodic_run(3.0, 200.0, 5, [1, 2, 3])
-    out = process(_recording(t, q, tau))
+    out = process(make_recording(t, q, tau))
     assert out.n_periods == 5
     assert any(n.startswith("detected a period of 3") for n in out.notes)
     assert any("harmonics 1–30 of 0.3333 Hz (up to 10 Hz)" in n for n in out.notes)
@@ -270,44 +260,45 @@ def test_process_non_periodic_data_filters_and_differentiates():
     q_true = np.sin(w * t[:, None] + 0.3)
     dq_true, ddq_true = w * np.cos(w * t[:, None] + 0.3), -(w**2) * np.sin(w * t[:, None] + 0.3)
     tau_true = _torque(q_true, dq_true, ddq_true)
-    rec = _recording(t, q_true + rng.normal(0, 1e-5, q_true.shape), tau_true + rng.normal(0, 0.2, (8000, 3)))
+    rec = make_recording(t, q_true + rng.normal(0, 1e-5, q_true.shape), tau_true + rng.normal(0, 0.2, (8000, 3)))
     out = process(rec, ProcessingConfig(trim_s=0.5, decimation=4))
     assert out.n_periods == 0 and out.noise_var_nm2 is None
     assert len(out.t_s) == 7000 // 4 and out.t_s[0] == 0.5
     q_ref, dq_ref, ddq_ref, tau_ref = (x[500:7500:4] for x in (q_true, dq_true, ddq_true, tau_true))
-    assert _relative_error(out.q_rad, q_ref) < 1e-4
-    assert _relative_error(out.dq_rad_s, dq_ref) < 1e-3
-    assert _relative_error(out.ddq_rad_s2, ddq_ref) < 0.02
+    assert relative_error(out.q_rad, q_ref) < 1e-4
+    assert relative_error(out.dq_rad_s, dq_ref) < 1e-3
+    assert relative_error(out.ddq_rad_s2, ddq_ref) < 0.02
     assert np.sqrt(np.mean((out.tau_nm - tau_ref) ** 2)) < 0.05
     assert out.notes[-2:] == ("trimmed 0.5 s (500 samples) at both ends", "decimated by 4 to 1750 samples")
 
-    logged = process(_recording(t, rec.q_rad, rec.tau_nm, dq_rad_s=dq_true + rng.normal(0, 1e-3, (8000, 3))),
+    logged = process(make_recording(t, rec.q_rad, rec.tau_nm, dq_rad_s=dq_true + rng.normal(0, 1e-3, (8000, 3))),
                      ProcessingConfig(trim_s=0.5))
     assert "logged velocities" in logged.notes[-2]
-    assert _relative_error(logged.dq_rad_s, dq_true[500:7500]) < 1e-3
-    assert _relative_error(logged.ddq_rad_s2, ddq_true[500:7500]) < 0.02
+    assert relative_error(logged.dq_rad_s, dq_true[500:7500]) < 1e-3
+    assert relative_error(logged.ddq_rad_s2, ddq_true[500:7500]) < 0.02
 
 
 def test_process_refuses_data_it_cannot_filter():
     t = np.arange(10) / 100.0
     with pytest.raises(DataError, match="10 samples are too few for the zero-phase order-4 Butterworth"):
-        process(_recording(t, np.zeros((10, 2)), np.zeros((10, 2))))
+        process(make_recording(t, np.zeros((10, 2)), np.zeros((10, 2))))
     t = np.arange(1000) / 10.0
     with pytest.raises(DataError, match="cutoff 6 Hz must lie between 0 and the Nyquist frequency 5 Hz"):
-        process(_recording(t, np.cumsum(np.ones((1000, 2)), axis=0), np.zeros((1000, 2))),
+        process(make_recording(t, np.cumsum(np.ones((1000, 2)), axis=0), np.zeros((1000, 2))),
                 ProcessingConfig(motion_cutoff_hz=1.0))
     t = np.arange(2000) / 100.0
     with pytest.raises(DataError, match=r"decimation by 10 leaves 10 Hz, not above twice the 10 Hz"):
-        process(_recording(t, np.sin(t)[:, None] * t[:, None], np.zeros((2000, 1))), ProcessingConfig(decimation=10))
+        process(make_recording(t, np.sin(t)[:, None] * t[:, None], np.zeros((2000, 1))),
+                ProcessingConfig(decimation=10))
 
 
 def test_process_refuses_periodic_data_it_cannot_filter():
     t = np.arange(200) / 10.0
     q = np.sin(2 * np.pi * t / 4.0)[:, None]
     with pytest.raises(DataError, match="cutoff 6 Hz must lie between 0 and the Nyquist frequency 5 Hz"):
-        process(_recording(t, q, q, period_s=4.0, harmonics=1))
+        process(make_recording(t, q, q, period_s=4.0, harmonics=1))
     with pytest.raises(DataError, match=r"a period of 0\.2 s holds only 2 samples at 10 Hz"):
-        process(_recording(t, q, q, period_s=0.2))
+        process(make_recording(t, q, q, period_s=0.2))
 
 
 def test_processing_config_is_validated():
