@@ -34,8 +34,9 @@ from robot_id_estimator.pipeline import identify
 from robot_id_estimator.processing import ProcessingConfig
 from robot_id_estimator.recording import save_csv
 from robot_id_estimator.report import write_identification_report, write_validation_report
-from robot_id_estimator.results import write_identification, write_validation
+from robot_id_estimator.results import write_identification
 from robot_id_estimator.settings import EstimatorConfig
+from robot_id_estimator.validation_results import write_validation
 from robot_id_estimator.validation_run import validate
 from robot_id_model import nominal_parameters
 from robot_id_model.parameters import friction_columns

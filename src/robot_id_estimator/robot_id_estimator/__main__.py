@@ -21,10 +21,11 @@ from robot_id_estimator.physical_retrieval import RetrievalError
 from robot_id_estimator.pipeline import identify
 from robot_id_estimator.recording import load_recording
 from robot_id_estimator.report import write_identification_report, write_validation_report
-from robot_id_estimator.results import RobotSetup, read_identification, write_identification, write_validation
+from robot_id_estimator.results import RobotSetup, read_identification, write_identification
 from robot_id_estimator.set_checks import RULE
 from robot_id_estimator.settings import METHODS, EstimatorConfig, load_estimator_config, replace_config
 from robot_id_estimator.urdf_export import write_identified_model
+from robot_id_estimator.validation_results import write_validation
 from robot_id_estimator.validation_run import validate
 from robot_id_model.robot_config import load_robot_config
 from robot_id_model.robot_model import load_robot_model

@@ -14,9 +14,10 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from robot_id_estimator.output_files import atomic_path, write_text
-from robot_id_estimator.results import Identification, Physical, Traces, Validation
+from robot_id_estimator.results import Identification, Physical, Traces
 from robot_id_estimator.set_checks import RULE
 from robot_id_estimator.urdf_export import model_friction
+from robot_id_estimator.validation_results import Validation
 
 MAX_PLOT_POINTS = 20_000
 """Longer traces are thinned to about this many points per line (every k-th sample)."""

@@ -1,4 +1,4 @@
-"""Results that travel: the identified model (identification.json) and its validation (validation.json).
+"""Results that travel: the identified model (identification.json; its validation is validation_results.py).
 
 identification.json holds `robot` (what is needed to rebuild the regressor), `base`, `essential`, `friction`,
 `metrics`, `config`, `physical` (with each standard parameter's determination), `checks` (each parameter set
@@ -24,7 +24,6 @@ from robot_id_model.robot_config import RobotConfig
 from robot_id_model.robot_model import RobotModel, load_robot_model
 
 FORMAT = "robot_id identification 2"
-VALIDATION_FORMAT = "robot_id validation 1"
 
 
 @dataclass(frozen=True)
@@ -178,39 +177,12 @@ class Identification:
         raise ValueError(f"unknown parameter set '{parameter_set}'; known: {list(self.parameter_sets)}")
 
 
-@dataclass(frozen=True)
-class Validation:
-    joint_names: tuple[str, ...]
-    sources: tuple[str, ...]
-    rms_nm: dict[str, np.ndarray]
-    """Per-joint RMS of measured − predicted torque, measured as recorded (period-averaged when periodic),
-    for each identified parameter set and the nominal URDF model ("urdf")."""
-    rms_percent_of_torque: dict[str, np.ndarray]
-    """rms_nm relative to the measured torque's RMS per joint [%]."""
-    motion: dict[str, list[float]]
-    motion_comparison: str
-    """Whether the validation motion is the identification motion, in words (motion_summary.py)."""
-    warnings: tuple[str, ...]
-    rms_filtered_nm: dict[str, np.ndarray]
-    """The same against the low-pass filtered torque of the processing."""
-    total_rms_nm: dict[str, float]
-    correlation: dict[str, np.ndarray]
-    torque_rms_nm: np.ndarray
-    """RMS of the measured torque per joint, the scale of the errors."""
-    observer_max_nm: dict[str, np.ndarray]
-    collision_threshold_nm: dict[str, np.ndarray]
-    observer_gain_1_s: float
-    collision_safety_factor: float
-    notes: tuple[str, ...]
-    traces: Traces | None = None
-
-
-def _list(x: np.ndarray | Sequence[float]) -> list[float | None]:
+def json_list(x: np.ndarray | Sequence[float]) -> list[float | None]:
     """JSON list with null for NaN/inf."""
     return [float(v) if math.isfinite(v) else None for v in np.asarray(x, dtype=float).ravel()]
 
 
-def _number(x: float) -> float | None:
+def json_number(x: float) -> float | None:
     """JSON number, null for NaN/inf (a condition number of a rank-deficient regressor, say)."""
     return float(x) if math.isfinite(x) else None
 
@@ -224,23 +196,23 @@ def _array(x: list | None) -> np.ndarray:
 
 
 def _parameter_set(p: ParameterSet) -> dict:
-    return {"names": list(p.names), "values": _list(p.values), "rsd_percent": _list(p.rsd_percent)}
+    return {"names": list(p.names), "values": json_list(p.values), "rsd_percent": json_list(p.rsd_percent)}
 
 
 def identification_to_dict(result: Identification) -> dict:
     s, f, m = result.setup, result.friction, result.metrics
     friction = {
         "joint_names": list(f.joint_names),
-        "viscous_nm_s_rad": _list(f.viscous_nm_s_rad),
-        "coulomb_nm": _list(f.coulomb_nm),
-        "offset_nm": _list(f.offset_nm),
+        "viscous_nm_s_rad": json_list(f.viscous_nm_s_rad),
+        "coulomb_nm": json_list(f.coulomb_nm),
+        "offset_nm": json_list(f.offset_nm),
         "stribeck": None,
     }
     if f.stribeck is not None:
         friction["stribeck"] = {
             "coefficient_names": list(STRIBECK_NAMES),
-            "coefficients": [None if np.isnan(row).all() else _list(row) for row in f.stribeck],
-            "rms_nm": _list(f.stribeck_rms_nm),
+            "coefficients": [None if np.isnan(row).all() else json_list(row) for row in f.stribeck],
+            "rms_nm": json_list(f.stribeck_rms_nm),
         }
     return {
         "format": FORMAT,
@@ -261,15 +233,15 @@ def identification_to_dict(result: Identification) -> dict:
         "essential": {**_parameter_set(result.essential), "eliminated": list(result.eliminated)},
         "friction": friction,
         "metrics": {
-            "condition_number": _number(m.condition_number),
-            "condition_number_scaled": _number(m.condition_number_scaled),
+            "condition_number": json_number(m.condition_number),
+            "condition_number_scaled": json_number(m.condition_number_scaled),
             "n_samples": m.n_samples,
             "n_periods": list(m.n_periods),
-            "noise_var_nm2": [None if v is None else _list(v) for v in m.noise_var_nm2],
-            "joint_weights": [_list(w) for w in m.joint_weights],
-            "residual_rms_nm": {k: _list(v) for k, v in m.residual_rms_nm.items()},
-            "residual_variance": {k: _number(v) for k, v in m.residual_variance.items()},
-            "rsd_filter_factor": _number(m.rsd_filter_factor),
+            "noise_var_nm2": [None if v is None else json_list(v) for v in m.noise_var_nm2],
+            "joint_weights": [json_list(w) for w in m.joint_weights],
+            "residual_rms_nm": {k: json_list(v) for k, v in m.residual_rms_nm.items()},
+            "residual_variance": {k: json_number(v) for k, v in m.residual_variance.items()},
+            "rsd_filter_factor": json_number(m.rsd_filter_factor),
             "sources": list(m.sources),
             "motion": m.motion,
             "notes": list(m.notes),
@@ -291,14 +263,14 @@ def _physical_to_dict(p: Physical) -> dict:
             {
                 "link_name": name,
                 "mass_kg": link.mass_kg,
-                "com_m": _list(link.com_m),
-                "inertia_com_kg_m2": [_list(row) for row in link.inertia_com_kg_m2],
+                "com_m": json_list(link.com_m),
+                "inertia_com_kg_m2": [json_list(row) for row in link.inertia_com_kg_m2],
             }
             for name, link in zip(p.link_names, p.links, strict=True)
         ],
-        "standard": {"names": list(p.standard_names), "values": _list(p.standard_values), "status": list(p.status),
-                     "held_at": _list(p.held_values)},
-        "base_values": _list(p.base_values),
+        "standard": {"names": list(p.standard_names), "values": json_list(p.standard_values), "status": list(p.status),
+                     "held_at": json_list(p.held_values)},
+        "base_values": json_list(p.base_values),
         "residual_norm_nm": p.residual_norm_nm,
         "unconstrained_residual_norm_nm": p.unconstrained_residual_norm_nm,
         "residual_increase_percent": p.residual_increase_percent,
@@ -383,12 +355,12 @@ def identification_from_dict(raw: dict, label: str = "identification") -> Identi
         raise ConfigError(f"{label}: missing or malformed entry {err}") from None
 
 
-def _write_json(data: dict, path: str | pathlib.Path) -> pathlib.Path:
+def write_json(data: dict, path: str | pathlib.Path) -> pathlib.Path:
     return write_text(path, json.dumps(data, indent=1, allow_nan=False) + "\n")
 
 
 def write_identification(result: Identification, path: str | pathlib.Path) -> pathlib.Path:
-    return _write_json(identification_to_dict(result), path)
+    return write_json(identification_to_dict(result), path)
 
 
 def read_identification(path: str | pathlib.Path) -> Identification:
@@ -400,32 +372,3 @@ def read_identification(path: str | pathlib.Path) -> Identification:
     except json.JSONDecodeError as err:
         raise ConfigError(f"{path}: not valid JSON ({err})") from None
     return identification_from_dict(raw, str(path))
-
-
-def validation_to_dict(v: Validation) -> dict:
-    sets = list(v.rms_nm)
-    return {
-        "format": VALIDATION_FORMAT,
-        "joint_names": list(v.joint_names),
-        "sources": list(v.sources),
-        "rms_nm": {k: _list(v.rms_nm[k]) for k in sets},
-        "rms_percent_of_torque": {k: _list(v.rms_percent_of_torque[k]) for k in sets},
-        "motion": v.motion,
-        "motion_comparison": v.motion_comparison,
-        "warnings": list(v.warnings),
-        "rms_filtered_nm": {k: _list(v.rms_filtered_nm[k]) for k in sets},
-        "total_rms_nm": {k: _number(v.total_rms_nm[k]) for k in sets},
-        "correlation": {k: _list(v.correlation[k]) for k in sets},
-        "torque_rms_nm": _list(v.torque_rms_nm),
-        "momentum_observer": {
-            "gain_1_s": v.observer_gain_1_s,
-            "safety_factor": v.collision_safety_factor,
-            "max_residual_nm": {k: _list(v.observer_max_nm[k]) for k in sets},
-            "collision_threshold_nm": {k: _list(v.collision_threshold_nm[k]) for k in sets},
-        },
-        "notes": list(v.notes),
-    }
-
-
-def write_validation(v: Validation, path: str | pathlib.Path) -> pathlib.Path:
-    return _write_json(validation_to_dict(v), path)

@@ -19,7 +19,7 @@ from robot_id_estimator.model_side import (
 from robot_id_estimator.motion_summary import compare_motion, motion_summary
 from robot_id_estimator.processing import ProcessedData, detect_period, process
 from robot_id_estimator.recording import DataError, Recording
-from robot_id_estimator.results import Identification, Traces, Validation
+from robot_id_estimator.results import Identification, Traces
 from robot_id_estimator.settings import EstimatorConfig
 from robot_id_estimator.validation import (
     collision_thresholds,
@@ -30,6 +30,7 @@ from robot_id_estimator.validation import (
     rms_error,
     total_rms_error,
 )
+from robot_id_estimator.validation_results import Validation
 from robot_id_model.base_parameters import base_parameters
 from robot_id_model.parameters import nominal_parameters
 from robot_id_model.regressor import regressor
