@@ -24,13 +24,16 @@ from robot_id_estimator.report import write_identification_report, write_validat
 from robot_id_estimator.results import RobotSetup, read_identification, write_identification
 from robot_id_estimator.set_checks import RULE
 from robot_id_estimator.settings import METHODS, EstimatorConfig, load_estimator_config, replace_config
-from robot_id_estimator.urdf_export import write_identified_model
+from robot_id_estimator.urdf_export import remove_stale_model, write_identified_model
 from robot_id_estimator.validation_results import write_validation
 from robot_id_estimator.validation_run import validate
 from robot_id_model.robot_config import load_robot_config
 from robot_id_model.robot_model import load_robot_model
 
 EXIT_CHECK_FAILED = 3
+EPILOG = ("exit codes: 0 done; 2 bad input or a failure (one line on stderr); 3 results written but a parameter "
+          "set failed its check against the data (see the warnings); 130 interrupted (no half-written files)")
+DEFAULT_GRAVITY = "0,0,-9.81"
 
 
 def _progress(start: float):
@@ -49,17 +52,24 @@ def _names(values: list[str] | None) -> list[str] | None:
 
 def _setup(args: argparse.Namespace) -> RobotSetup:
     if args.robot:
-        setup = RobotSetup.from_config(load_robot_config(args.robot))
-        if args.joints:
-            raise ValueError("--joints goes with --urdf; a robot config lists its joints")
-        return setup
+        given = [option for option, value in (("--joints", args.joints), ("--gravity", args.gravity),
+                                               ("--torque-filter-time-constant", args.torque_filter_time_constant))
+                 if value is not None]
+        if given:
+            raise ValueError(f"{' and '.join(given)} {'goes' if len(given) == 1 else 'go'} with --urdf; a robot config "
+                             "states them")
+        return RobotSetup.from_config(load_robot_config(args.robot))
     joints = _names(args.joints)
     robot = load_robot_model(args.urdf, joints)
-    gravity = tuple(float(g) for g in args.gravity.split(","))
+    text = args.gravity or DEFAULT_GRAVITY
+    try:
+        gravity = tuple(float(g) for g in text.split(","))
+    except ValueError:
+        gravity = ()
     if len(gravity) != 3:
-        raise ValueError(f"--gravity needs three comma-separated numbers, got '{args.gravity}'")
+        raise ValueError(f"--gravity needs three comma-separated numbers in m/s², got '{text}'")
     return RobotSetup(pathlib.Path(args.urdf).stem, str(pathlib.Path(args.urdf).resolve()), robot.joint_names,
-                      gravity, args.torque_filter_time_constant)
+                      gravity, args.torque_filter_time_constant or 0.0)
 
 
 def _config(args: argparse.Namespace, base: EstimatorConfig | None = None) -> EstimatorConfig:
@@ -74,13 +84,20 @@ def _config(args: argparse.Namespace, base: EstimatorConfig | None = None) -> Es
     )
 
 
-def _load(args: argparse.Namespace, joint_names: tuple[str, ...], say) -> list:
+def _load(args: argparse.Namespace, setup: RobotSetup, say) -> list:
+    """The recordings of --data, each file once; a column map's {i} numbers all the URDF's movable joints."""
     columns = parse_column_map(args.columns) if args.columns else None
+    resolved = [pathlib.Path(path).resolve() for path in args.data]
+    twice = sorted({str(path) for path in resolved if resolved.count(path) > 1})
+    if twice:
+        raise ValueError(f"--data names {twice} more than once: the same samples would count twice")
+    arm_joints = load_robot_model(setup.urdf_path).joint_names if columns else None
     recordings = []
     for path in args.data:
         say(f"loading {path}")
-        recordings.append(load_recording(path, joint_names, args.period, columns=columns, start_s=args.start,
-                                         end_s=args.end, unmodelled_motion_ok=args.allow_unmodelled_motion))
+        recordings.append(load_recording(path, setup.joint_names, args.period, columns=columns, start_s=args.start,
+                                         end_s=args.end, unmodelled_motion_ok=args.allow_unmodelled_motion,
+                                         arm_joints=arm_joints))
     return recordings
 
 
@@ -93,12 +110,13 @@ def _identify(args: argparse.Namespace, say) -> int:
     setup = _setup(args)
     config = _config(args)
     out = check_writable(args.out)
-    recordings = _load(args, setup.joint_names, say)
+    recordings = _load(args, setup, say)
     sweeps = []
     for path in args.friction_sweep or []:
         say(f"loading friction sweep {path}")
         sweeps.append(load_recording(path, setup.joint_names))
-    result = identify(recordings, setup, config, sweeps, progress=say, allow_outside_limits=args.allow_outside_limits)
+    result = identify(recordings, setup, config, sweeps, progress=say, allow_outside_limits=args.allow_outside_limits,
+                      allow_implausible_torque=args.allow_implausible_torque)
     write_identification(result, out / "identification.json")
     report = write_identification_report(result, out, progress=say)
     m = result.metrics
@@ -118,6 +136,8 @@ def _identify(args: argparse.Namespace, say) -> int:
         print(f"  {len(held)} of {len(held) + len(p.status) - len(held)} standard parameters have no data term and "
               "are held (friction at zero, inertials at the URDF values); see the report")
         written += list(write_identified_model(result, out))
+    else:
+        remove_stale_model(out)
     print("wrote " + ", ".join(str(path) for path in written))
     _warn(result.warnings)
     failed = [name for name, check in result.checks.items() if not check.passed]
@@ -132,8 +152,11 @@ def _validate(args: argparse.Namespace, say) -> int:
     result = read_identification(args.result)
     config = _config(args, result.config)
     out = check_writable(args.out)
-    recordings = _load(args, result.setup.joint_names, say)
-    validation = validate(result, recordings, config, progress=say)
+    if (out / "identification.json").exists():
+        raise ValueError(f"--out {out} holds an identification; write the validation to a directory of its own")
+    recordings = _load(args, result.setup, say)
+    validation = validate(result, recordings, config, progress=say, allow_outside_limits=args.allow_outside_limits,
+                          allow_implausible_torque=args.allow_implausible_torque)
     write_validation(validation, out / "validation.json")
     report = write_validation_report(validation, out, progress=say)
     print(f"motion: {validation.motion_comparison}")
@@ -163,10 +186,14 @@ def _data_options(p: argparse.ArgumentParser) -> None:
                    "'t=t_s,q=q{i}_rad,dq=dq{i}_rad_s,tau=tau{i}_Nm' ({i}: joint number from 1, {joint}: joint name)")
     p.add_argument("--allow-unmodelled-motion", action="store_true",
                    help="go on when joints that are not in the model move in the data")
+    p.add_argument("--allow-outside-limits", action="store_true",
+                   help="go on when positions leave the URDF's joint limits")
+    p.add_argument("--allow-implausible-torque", action="store_true",
+                   help="go on when the torque does not look like the URDF robot's (scale or sign)")
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m robot_id_estimator", description=__doc__,
+    p = argparse.ArgumentParser(prog="python -m robot_id_estimator", description=__doc__, epilog=EPILOG,
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     sub = p.add_subparsers(dest="command", required=True)
 
@@ -176,30 +203,29 @@ def parser() -> argparse.ArgumentParser:
     source.add_argument("--robot", help="robot config: a name such as iiwa14 or a YAML path (URDF, joints, "
                                         "gravity and torque filter)")
     ident.add_argument("--joints", nargs="+", help="arm joints base to tip, with --urdf (default: all movable)")
-    ident.add_argument("--gravity", default="0,0,-9.81", help="gravity in the base frame [m/s²], with --urdf")
-    ident.add_argument("--torque-filter-time-constant", type=float, default=0.0, metavar="SECONDS",
-                       help="first-order filter the robot applied to the torques, with --urdf (LBR: 0.016)")
+    ident.add_argument("--gravity", help=f"gravity in the base frame [m/s²], comma-separated, with --urdf "
+                                         f"(default {DEFAULT_GRAVITY})")
+    ident.add_argument("--torque-filter-time-constant", type=float, metavar="SECONDS",
+                       help="first-order filter the robot applied to the torques, with --urdf (default 0: none; "
+                            "LBR: 0.016)")
     _data_options(ident)
     ident.add_argument("--out", required=True, metavar="DIR", help="output directory")
     ident.add_argument("--config", metavar="YAML", help="estimator config (see config/estimator.yaml)")
-    ident.add_argument("--allow-outside-limits", action="store_true",
-                       help="go on when positions leave the URDF's joint limits")
     ident.add_argument("--friction-sweep", action="extend", nargs="+", metavar="FILE",
                        help="recordings of forward/backward joint sweeps for the Stribeck friction model")
-    ident.add_argument("--method", choices=METHODS, help="override the config's estimator")
-    ident.add_argument("--friction", help="override the config's friction terms, e.g. FV,FC,FO")
+    ident.add_argument("--method", choices=METHODS, help="override the config's estimator (default wls)")
+    ident.add_argument("--friction", help="override the config's friction terms (default FV,FC,FO)")
 
     val = sub.add_parser("validate", help="predict torques of other recordings with an identification")
     val.add_argument("--result", required=True, metavar="JSON", help="identification.json of `identify`")
     _data_options(val)
-    val.add_argument("--out", required=True, metavar="DIR")
+    val.add_argument("--out", required=True, metavar="DIR", help="output directory (not the identification's)")
     val.add_argument("--config", metavar="YAML", help="estimator config (default: the identification's)")
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Exit codes: 0 done, 2 bad input or a failure (one line on stderr), 3 results written but a parameter set
-    failed its check against the data, 130 interrupted (no half-written output files)."""
+    """Run the command line; the exit codes are EPILOG's."""
     args = parser().parse_args(argv)
     say = _progress(time.perf_counter())
     try:

@@ -2,8 +2,8 @@
 
 Our layout: `t` [s], `q_<joint>` [rad], `dq_<joint>` [rad/s], `ddq_<joint>` [rad/s²], `tau_<joint>` [Nm]. A column
 map gives, for our names (keys), the file's column names (values). A key is a template, `t`, `q`, `dq`, `ddq` or
-`tau`, whose value may hold `{i}` (1-based joint index in joint_names order) or `{joint}` (the joint name), or an
-exact name such as `q_fer_joint1`; an exact name wins over a template.
+`tau`, whose value may hold `{i}` (the joint's number: 1-based index among the arm's joints) or `{joint}` (the joint
+name), or an exact name such as `q_fer_joint1`; an exact name wins over a template.
 """
 
 from __future__ import annotations

@@ -9,6 +9,7 @@ import numpy as np
 
 from robot_id_estimator.processing import ProcessedData
 from robot_id_estimator.recording import DataError, Recording
+from robot_id_model.robot_model import RobotModel
 
 LIMIT_MARGIN_RAD = 0.05
 """Positions may exceed the URDF's joint limits by this much (calibration, limits set conservatively)."""
@@ -36,6 +37,24 @@ def check_position_limits(rec: Recording, joint_names: Sequence[str], lower_rad:
                     "right, pass --allow-outside-limits.")
 
 
+def check_recording(rec: Recording, robot: RobotModel, allow_outside_limits: bool) -> None:
+    """The checks of one recording before processing: its joints, positions within the limits (unless allowed)
+    and logged velocities that are the positions' derivative."""
+    check_joints(rec, robot.joint_names)
+    if not allow_outside_limits:
+        check_position_limits(rec, robot.joint_names, *robot.position_limits_rad)
+    check_logged_velocities(rec, robot.joint_names)
+
+
+def check_joints(rec: Recording, joint_names: Sequence[str]) -> None:
+    """DataError when the recording's joints are not the robot's, in its order."""
+    if tuple(rec.joint_names) != tuple(joint_names):
+        raise DataError(
+            f"{rec.source}: joints {list(rec.joint_names)} do not match the robot's {list(joint_names)}; "
+            "load the recording with the robot's joint names"
+        )
+
+
 def independent_equations(data: ProcessedData, cutoff_hz: float) -> float:
     """About how many independent torque equations the processed samples hold: 2·f_c·T per joint, f_c the
     torque cutoff (at most Nyquist), T the processed span."""
@@ -60,3 +79,55 @@ def check_enough_data(processed: Sequence[ProcessedData], cutoff_hz: float, n_pa
         f"at least {needed:.0f} ({MIN_EQUATIONS_PER_PARAMETER:g} each): record at least {seconds:.2g} s of exciting "
         "motion (one period of periodic data counts once)"
     )
+
+
+VELOCITY_SCALE_RANGE = (2.0 / 3.0, 1.5)
+"""Logged velocities must match the derivative of the logged positions within this scale (deg/s against rad:
+1/57; a sign error: −1)."""
+
+TORQUE_SCALE_RANGE = (1.0 / 3.0, 3.0)
+"""The measured torque's RMS over the URDF model's must lie in this range on every joint the URDF model loads
+(a payload or friction change stays well inside; Nm against mNm or a wrong sign does not)."""
+
+LOADED_FRACTION = 0.1
+"""Joints whose URDF-model torque RMS is below this fraction of the largest joint's are not compared."""
+
+
+def check_logged_velocities(rec: Recording, joint_names: Sequence[str]) -> None:
+    """DataError when logged velocities are not the derivative of the logged positions (units, sign, order)."""
+    if rec.dq_rad_s is None:
+        return
+    from_q = np.gradient(rec.q_rad, rec.t_s, axis=0)
+    logged = rec.dq_rad_s
+    moving = np.ptp(rec.q_rad, axis=0) > 0.01
+    power = np.sum(logged**2, axis=0)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        scale = np.sum(logged * from_q, axis=0) / power  # from_q ≈ scale · logged (noise in from_q unbiased)
+    low, high = VELOCITY_SCALE_RANGE
+    wrong = [j for j in np.flatnonzero(moving) if power[j] > 0.0 and not low <= scale[j] <= high]
+    if wrong:
+        joints = ", ".join(f"{joint_names[j]} ({scale[j]:.3g})" for j in wrong)
+        raise DataError(f"{rec.source}: the logged velocities are not the derivative of the positions: the derivative "
+                        f"is this many times the logged velocity on {joints} (1/57.3: deg/s; negative: a sign or "
+                        "column mix-up); fix the file or leave the dq columns out")
+
+
+def check_torque_against_urdf(source: str, tau_nm: np.ndarray, tau_urdf_nm: np.ndarray,
+                              joint_names: Sequence[str]) -> None:
+    """DataError when the measured torque cannot be the robot of the URDF: on a joint the URDF model loads, its
+    RMS is out of TORQUE_SCALE_RANGE of the URDF model's or it is anti-correlated with it (units, sign, the
+    wrong robot or joint order)."""
+    urdf_rms = np.sqrt(np.mean(tau_urdf_nm**2, axis=0))
+    measured_rms = np.sqrt(np.mean(tau_nm**2, axis=0))
+    low, high = TORQUE_SCALE_RANGE
+    problems = []
+    for j in np.flatnonzero(urdf_rms >= LOADED_FRACTION * urdf_rms.max()):
+        scale = measured_rms[j] / urdf_rms[j]
+        correlation = np.corrcoef(tau_nm[:, j], tau_urdf_nm[:, j])[0, 1]
+        if not low <= scale <= high or correlation < 0.0:
+            problems.append(f"{joint_names[j]} ({scale:.3g} × the URDF model's torque RMS, correlation "
+                            f"{correlation:.2f})")
+    if problems:
+        raise DataError(f"{source}: the torque does not look like this robot's: {', '.join(problems)}; check the "
+                        "units (Nm), signs and joint order, the robot and its payload; if the data are right, pass "
+                        "--allow-implausible-torque")

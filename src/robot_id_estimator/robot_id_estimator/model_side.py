@@ -16,7 +16,10 @@ from robot_id_estimator.processing import (
     zero_phase_lowpass,
     zero_phase_lowpass_periodic,
 )
-from robot_id_estimator.recording import DataError, Recording
+from robot_id_estimator.recording import DataError
+from robot_id_model.base_parameters import base_parameters
+from robot_id_model.parameters import nominal_parameters
+from robot_id_model.robot_model import RobotModel
 
 Progress = Callable[[str], None] | None
 
@@ -28,14 +31,6 @@ the kept period, so the result is its periodic steady state (transient below e^-
 def say(progress: Progress, text: str) -> None:
     if progress is not None:
         progress(text)
-
-
-def check_joints(rec: Recording, joint_names: Sequence[str]) -> None:
-    if tuple(rec.joint_names) != tuple(joint_names):
-        raise DataError(
-            f"{rec.source}: joints {list(rec.joint_names)} do not match the robot's {list(joint_names)}; "
-            "load the recording with the robot's joint names"
-        )
 
 
 def robot_filtered(x: np.ndarray, data: ProcessedData, time_constant_s: float) -> np.ndarray:
@@ -84,3 +79,11 @@ def concatenated_times(times: Sequence[np.ndarray]) -> np.ndarray:
         out.append(shifted)
         offset = shifted[-1] + (t[1] - t[0] if len(t) > 1 else 0.0)
     return np.concatenate(out)
+
+
+def nominal_base_values(robot: RobotModel, columns: np.ndarray) -> np.ndarray:
+    """The base parameters of the URDF model (its inertials and <dynamics>), over the identification's columns."""
+    base = base_parameters(robot)
+    if not np.array_equal(base.independent, columns):
+        raise DataError("the identification's base parameters do not match its robot model; identify again")
+    return base.values(nominal_parameters(robot))

@@ -190,3 +190,25 @@ def check_periods(
         return verdict(True, f"only period {first + 1} of {m} ({period_s:g} s) kept: {figures}")
     kept = label if stop - first == m else f"periods {first + 1}–{stop} of {m} ({period_s:g} s)"
     return verdict(True, f"{kept} agree within noise: {figures}")
+
+
+WRAP_FACTOR = 10.0
+"""One period joins its own start when the step from its last sample to its first is at most this many times
+its largest sample-to-sample step (plus Q_FLOOR_RAD)."""
+
+
+def wrap_jump(q_rad: np.ndarray, joint_names: Sequence[str] | None = None) -> str | None:
+    """Why one period of positions (K, n) is not one period of a periodic motion, or None when it is.
+
+    With a single period there is nothing to compare it with, except itself: a periodic motion continues from
+    its last sample into its first with a step like any other; a stretch of other data jumps there.
+    """
+    names = joint_names or [f"joint {j + 1}" for j in range(q_rad.shape[1])]
+    step = np.abs(np.diff(q_rad, axis=0)).max(axis=0)
+    jump = np.abs(q_rad[0] - q_rad[-1])
+    bad = np.flatnonzero(jump > WRAP_FACTOR * step + Q_FLOOR_RAD)
+    if not bad.size:
+        return None
+    j = int(bad[np.argmax(jump[bad] / np.maximum(step[bad], Q_FLOOR_RAD))])
+    return (f"the one whole period does not join its own start: {names[j]} jumps {jump[j]:.3g} rad from its end to "
+            f"its start, its largest step is {step[j]:.3g} rad")

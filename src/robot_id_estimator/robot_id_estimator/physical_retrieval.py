@@ -21,6 +21,7 @@ from __future__ import annotations
 import os
 import sys
 import time
+import warnings
 from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from concurrent.futures.process import BrokenProcessPool
@@ -546,7 +547,9 @@ def retrieve_lmi(
     constraints += [friction >= bounds.friction_lower.ravel(), friction <= bounds.friction_upper.ravel()]
     program = cp.Problem(cp.Minimize(fit + weight * divergence), constraints)
     try:
-        program.solve(solver=cp.CLARABEL)
+        with warnings.catch_warnings():  # an inaccurate solution is reported in the notes and checked below
+            warnings.simplefilter("ignore", UserWarning)
+            program.solve(solver=cp.CLARABEL)
     except cp.error.SolverError as err:
         raise RetrievalError(f"the convex program's solver failed ({err})") from None
     if pi.value is None:
@@ -556,9 +559,11 @@ def retrieve_lmi(
         **{**bounds.__dict__, "max_inertia_ratio": np.inf, "max_off_diagonal_ratio": np.inf, "orderings": ()}
     )
     violations = constraint_violations(robot, lmi_bounds, value)
-    note = f"{regularizer} regulariser, weight {weight:g}; eq. (18) ratio/off-diagonal limits not imposed"
+    notes = [f"{regularizer} regulariser, weight {weight:g}; eq. (18) ratio/off-diagonal limits not imposed"]
+    if program.status != cp.OPTIMAL:
+        notes.append(f"the solver reports status {program.status}: the solution may be inaccurate")
     return _result(
-        robot, f"lmi-{regularizer}", value, _residual_norm(problem, value), problem, violations, t0, 1, (note,)
+        robot, f"lmi-{regularizer}", value, _residual_norm(problem, value), problem, violations, t0, 1, tuple(notes)
     )
 
 

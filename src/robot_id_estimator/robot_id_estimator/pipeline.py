@@ -17,11 +17,11 @@ import numpy as np
 from robot_id_estimator import estimation
 from robot_id_estimator.determination import determination, hold_friction
 from robot_id_estimator.friction import MIN_POINTS, STRIBECK_NAMES, fit_stribeck, mirrored_friction
-from robot_id_estimator.input_checks import check_enough_data, check_position_limits
+from robot_id_estimator.input_checks import check_enough_data, check_joints, check_recording, check_torque_against_urdf
 from robot_id_estimator.model_side import (
     Progress,
-    check_joints,
     concatenated_times,
+    nominal_base_values,
     say,
     stribeck_model_torque,
     torque_side,
@@ -118,12 +118,14 @@ def identify(
     sweeps: Sequence[Recording] = (),
     progress: Progress = None,
     allow_outside_limits: bool = False,
+    allow_implausible_torque: bool = False,
 ) -> Identification:
     """Identify base, essential and physical parameters and friction from recordings of `setup`'s joints, and
     check every parameter set against the data (Identification.checks, .warnings).
 
-    Positions outside the URDF's limits are refused unless `allow_outside_limits`. A physical retrieval that
-    fails (solver) leaves `physical` None and its check failed, with the reason.
+    Refused (robot_id_estimator.input_checks): positions outside the URDF's limits unless
+    `allow_outside_limits`, torque that cannot be this robot's unless `allow_implausible_torque`, too little data.
+    A physical retrieval that fails (solver) leaves `physical` None and its check failed, with the reason.
     """
     config = config or EstimatorConfig()
     if not recordings:
@@ -145,13 +147,12 @@ def identify(
     processed, yb_parts, tau_parts = [], [], []
     t_mark = time.perf_counter()
     for i, rec in enumerate(recordings, 1):
-        check_joints(rec, robot.joint_names)
-        if not allow_outside_limits:
-            check_position_limits(rec, robot.joint_names, *robot.position_limits_rad)
+        check_recording(rec, robot, allow_outside_limits)
         say(progress, f"processing {i}/{len(recordings)}: {rec.source} ({len(rec.t_s)} samples)")
         data = process(rec, config.processing)
         processed.append(data)
         notes += [f"{rec.source}: {note}" for note in data.notes]
+    check_enough_data(processed, config.processing.torque_cutoff_hz, base.n_base)
     timings["processing"] = time.perf_counter() - t_mark
 
     t_mark = time.perf_counter()
@@ -169,6 +170,11 @@ def identify(
     notes.append(f"regressor columns filtered like the torque: {robot_filter}the zero-phase Butterworth at "
                  f"{config.processing.torque_cutoff_hz:g} Hz")
     yb_all, tau_all = np.concatenate(yb_parts), np.concatenate(tau_parts)
+    if not allow_implausible_torque:
+        check_torque_against_urdf(", ".join(rec.source for rec in recordings),
+                                  np.concatenate([d.tau_nm for d in processed]),
+                                  predict_torque(yb_all, nominal_base_values(robot, base.independent)),
+                                  robot.joint_names)
     timings["regressor"] = time.perf_counter() - t_mark
 
     t_mark = time.perf_counter()
@@ -182,7 +188,6 @@ def identify(
     if not len(columns):
         raise DataError(f"the data identify none of the {len(names)} base parameters: "
                         + "; ".join(unidentified.values()))
-    check_enough_data(processed, config.processing.torque_cutoff_hz, len(columns))
     if replaced:
         notes.append(f"{[names[j] for j in sorted(replaced)]} replaced by the Stribeck friction of the sweeps")
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 import scipy.signal
 
-from robot_id_estimator.period_check import check_periods, detect_period
+from robot_id_estimator.period_check import check_periods, detect_period, wrap_jump
 from robot_id_estimator.recording import DataError, Recording, resample
 
 DRIFT_TOL_SAMPLES = 0.01
@@ -205,8 +205,9 @@ def process(rec: Recording, config: ProcessingConfig = ProcessingConfig()) -> Pr
     if period_s is not None and (k + 0.5) * dt_s >= period_s:
         return _process_periodic(rec, period_s, dt_s, config, notes)
     if period_s is not None:
-        notes.append(f"the recording ({k * dt_s:.4g} s) is shorter than one period ({period_s:g} s): "
-                     "processed as non-periodic data")
+        warning = (f"the recording ({k * dt_s:.4g} s) is shorter than one period ({period_s:g} s): processed as "
+                   "non-periodic data")
+        return replace(_process_nonperiodic(rec, dt_s, config, [*notes, warning]), warnings=(warning,))
     return _process_nonperiodic(rec, dt_s, config, notes)
 
 
@@ -257,6 +258,11 @@ def _process_periodic(
         notes.append(f"averaged {n_periods} periods of {period_s:g} s ({per_period} samples each); torque noise "
                      f"std per joint {np.array2string(np.sqrt(noise), precision=3)} Nm")
     else:
+        jump = wrap_jump(q, rec.joint_names)
+        if jump is not None:  # a single period cannot be checked against others, only against itself
+            warnings = (f"{jump}: processed as non-periodic data",)
+            data = _process_nonperiodic(rec, rec_dt_s, config, notes[:notes_before] + list(warnings))
+            return replace(data, warnings=warnings)
         q_mean, tau_mean, noise = q, tau, None
         notes.append(f"only one {'kept' if agreement else 'whole'} period of {period_s:g} s: used without "
                      "averaging, no noise estimate")

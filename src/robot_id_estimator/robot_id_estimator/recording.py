@@ -91,6 +91,7 @@ def load_recording(
     start_s: float | None = None,
     end_s: float | None = None,
     unmodelled_motion_ok: bool = False,
+    arm_joints: Sequence[str] | None = None,
 ) -> Recording:
     """Load a CSV file or a rosbag2 bag (directory, or its .db3/.mcap file) and clean it.
 
@@ -100,18 +101,20 @@ def load_recording(
     only the samples in [start_s, end_s], in seconds from the first sample of the cleaned recording (for a bag,
     after its cut to whole periods). Joints in the data but not in `joint_names` must not move (their motion
     acts on the torques of the selected joints) unless `unmodelled_motion_ok`, which notes it instead.
+    `arm_joints` are all the arm's joints in order, which a column map's {i} numbers (default: joint_names), so
+    that a subset in `joint_names` reads its own columns and the others are checked for motion.
     Raises DataError with the reason when the file cannot be used.
     """
     path = pathlib.Path(path)
-    if period_s is not None and not period_s > 0.0:
-        raise DataError(f"{path}: the period must be positive, got {period_s} s")
+    if period_s is not None and not 0.0 < period_s < math.inf:
+        raise DataError(f"{path}: the period must be positive and finite, got {period_s} s")
     _check_window(path, start_s, end_s)
     if path.is_dir() or path.suffix in (".db3", ".mcap"):
         if columns:
             raise DataError(f"{path}: a column map applies to CSV files, not to a rosbag2 bag")
         rec, unselected = _read_bag(path, joint_names, period_s)
     elif path.suffix.lower() == ".csv":
-        rec, unselected = _read_csv(path, joint_names, period_s, columns)
+        rec, unselected = _read_csv(path, joint_names, period_s, columns, arm_joints)
     elif not path.exists():
         raise DataError(f"{path}: no such file or directory")
     else:
@@ -206,7 +209,8 @@ def _check_unmodelled_motion(rec: Recording, unselected: _Unselected, allowed: b
 
 
 def _read_csv(
-    path: pathlib.Path, joint_names: Sequence[str] | None, period_s: float | None, column_map: Mapping[str, str] | None
+    path: pathlib.Path, joint_names: Sequence[str] | None, period_s: float | None, column_map: Mapping[str, str] | None,
+    arm_joints: Sequence[str] | None,
 ) -> tuple[Recording, _Unselected]:
     if not path.is_file():
         raise DataError(f"{path}: no such file")
@@ -214,7 +218,7 @@ def _read_csv(
         header = [name.strip() for name in next(csv.reader(f), [])]
     if not header:
         raise DataError(f"{path}: empty file; expected a header row t,q_<joint>,...,tau_<joint>,...")
-    columns, unused = resolve_columns(str(path), header, column_map, joint_names)
+    columns, unused = resolve_columns(str(path), header, column_map, arm_joints or joint_names)
     if TIME not in columns:
         raise DataError(f"{path}: no 't' column (time in seconds; map one with t=<column>); the header is {header}")
     available = [name[2:] for name in columns if name.startswith("q_")]

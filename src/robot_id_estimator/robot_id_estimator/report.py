@@ -221,6 +221,9 @@ def write_identification_report(result: Identification, out_dir: str | pathlib.P
             f"- method {p.method} on the {p.target} parameters' columns, {p.wall_time_s:.3g} s; residual of eq. (15) "
             f"{_fmt(p.residual_norm_nm)} Nm, {p.residual_increase_percent:+.3g} % over the unconstrained fit",
             "- constraints: " + ("all met" if not p.violations else "; ".join(p.violations)),
+            *[f"- {note}" for note in p.notes],
+            "- bodies as the regressor sees them: an arm link together with the fixed links it carries (a "
+            "gripper); identified.urdf writes the arm link's own part",
             ("- model: [identified.urdf](identified.urdf), friction and uncertainties: "
              "[identified.yaml](identified.yaml)" if result.passed("physical") else
              "- model: REJECTED (see Checks), written as [identified.rejected.urdf](identified.rejected.urdf) "

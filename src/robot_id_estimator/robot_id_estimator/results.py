@@ -202,6 +202,7 @@ def _parameter_set(p: ParameterSet) -> dict:
 def identification_to_dict(result: Identification) -> dict:
     s, f, m = result.setup, result.friction, result.metrics
     friction = {
+        "parameter_set": "base (the estimates; the physical model's friction is in physical.standard)",
         "joint_names": list(f.joint_names),
         "viscous_nm_s_rad": json_list(f.viscous_nm_s_rad),
         "coulomb_nm": json_list(f.coulomb_nm),
@@ -303,9 +304,10 @@ def _physical_from_dict(raw: dict) -> Physical:
 
 
 def identification_from_dict(raw: dict, label: str = "identification") -> Identification:
-    """Inverse of identification_to_dict; raises ConfigError naming what is missing."""
-    if raw.get("format") != FORMAT:
-        raise ConfigError(f"{label}: not a robot_id identification (format {raw.get('format')!r}, expected {FORMAT!r})")
+    """Inverse of identification_to_dict; raises ConfigError naming what is missing or inconsistent."""
+    if not isinstance(raw, dict) or raw.get("format") != FORMAT:
+        found = raw.get("format") if isinstance(raw, dict) else type(raw).__name__
+        raise ConfigError(f"{label}: not a robot_id identification (format {found!r}, expected {FORMAT!r})")
     try:
         r, b, e, f, m = (raw[key] for key in ("robot", "base", "essential", "friction", "metrics"))
         stribeck = f.get("stribeck")
@@ -317,7 +319,7 @@ def identification_from_dict(raw: dict, label: str = "identification") -> Identi
             ).reshape(n, len(STRIBECK_NAMES)),
             None if stribeck is None else _array(stribeck["rms_nm"]),
         )
-        return Identification(
+        result = Identification(
             setup=RobotSetup(r["name"], r["urdf"], tuple(r["joint_names"]), tuple(r["gravity_m_s2"]),
                              float(r["torque_filter_time_constant_s"])),
             friction_terms=tuple(r["friction_terms"]),
@@ -349,10 +351,25 @@ def identification_from_dict(raw: dict, label: str = "identification") -> Identi
                     for name, c in raw["checks"]["sets"].items()},
             warnings=tuple(raw["warnings"]),
         )
-    except (KeyError, TypeError, ValueError) as err:
+        _check_lengths(result, label)
+        return result
+    except (KeyError, TypeError, ValueError, AttributeError) as err:
         if isinstance(err, ConfigError):
             raise
         raise ConfigError(f"{label}: missing or malformed entry {err}") from None
+
+
+def _check_lengths(result: Identification, label: str) -> None:
+    """ConfigError when the parameter lists do not belong together (an edited or truncated file)."""
+    b, e = result.base, result.essential
+    sizes = {"base names": len(b.names), "base values": len(b.values), "base RSDs": len(b.rsd_percent),
+             "base expressions": len(result.base_expressions), "base columns": len(result.columns)}
+    if len(set(sizes.values())) > 1 or not len(e.names) == len(e.values) == len(e.rsd_percent):
+        raise ConfigError(f"{label}: parameter lists of different lengths {sizes}, essential {len(e.names)} names "
+                          f"and {len(e.values)} values; identify again")
+    if result.physical is not None and len(result.physical.base_values) != len(b.names):
+        raise ConfigError(f"{label}: {len(result.physical.base_values)} physical base values for {len(b.names)} base "
+                          "parameters; identify again")
 
 
 def write_json(data: dict, path: str | pathlib.Path) -> pathlib.Path:
@@ -366,7 +383,8 @@ def write_identification(result: Identification, path: str | pathlib.Path) -> pa
 def read_identification(path: str | pathlib.Path) -> Identification:
     path = pathlib.Path(path)
     if not path.is_file():
-        raise ConfigError(f"identification result not found: {path}")
+        hint = f" (give {path / 'identification.json'})" if (path / "identification.json").is_file() else ""
+        raise ConfigError(f"identification result not found: {path} is not a file{hint}")
     try:
         raw = json.loads(path.read_text())
     except json.JSONDecodeError as err:

@@ -133,6 +133,7 @@ def model_friction(result: Identification) -> dict[str, dict[str, tuple[float, s
 FRICTION_KEYS = {"FV": "viscous_nm_s_rad", "FC": "coulomb_nm", "FO": "offset_nm", "IA": "rotor_inertia_kg_m2"}
 URDF_NAME = "identified.urdf"
 REJECTED_URDF_NAME = "identified.rejected.urdf"
+YAML_NAME = "identified.yaml"
 
 
 def write_identified_model(result: Identification, out_dir: str | pathlib.Path) -> tuple[pathlib.Path, pathlib.Path]:
@@ -203,8 +204,14 @@ def write_identified_model(result: Identification, out_dir: str | pathlib.Path) 
             "check": {"passed": passed, "failures": list(result.checks["physical"].failures)},
         },
     }
-    yaml_path = write_text(out / "identified.yaml", yaml.safe_dump(model, sort_keys=False, allow_unicode=True))
+    yaml_path = write_text(out / YAML_NAME, yaml.safe_dump(model, sort_keys=False, allow_unicode=True))
     return urdf_path, yaml_path
+
+
+def remove_stale_model(out_dir: str | pathlib.Path) -> None:
+    """Remove the model files of an earlier run from `out_dir` when this run retrieved no physical parameters."""
+    for name in (URDF_NAME, REJECTED_URDF_NAME, YAML_NAME):
+        (pathlib.Path(out_dir) / name).unlink(missing_ok=True)
 
 
 def _after_declaration(urdf_text: str, comment: str) -> str:

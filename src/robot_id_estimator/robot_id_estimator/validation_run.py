@@ -7,10 +7,11 @@ from collections.abc import Sequence
 
 import numpy as np
 
+from robot_id_estimator.input_checks import check_recording, check_torque_against_urdf
 from robot_id_estimator.model_side import (
     Progress,
-    check_joints,
     concatenated_times,
+    nominal_base_values,
     robot_filtered,
     say,
     stribeck_model_torque,
@@ -31,10 +32,7 @@ from robot_id_estimator.validation import (
     total_rms_error,
 )
 from robot_id_estimator.validation_results import Validation
-from robot_id_model.base_parameters import base_parameters
-from robot_id_model.parameters import nominal_parameters
 from robot_id_model.regressor import regressor
-from robot_id_model.robot_model import RobotModel
 
 
 def measured_reference(rec: Recording, data: ProcessedData) -> np.ndarray:
@@ -54,8 +52,11 @@ def validate(
     recordings: Sequence[Recording],
     config: EstimatorConfig | None = None,
     progress: Progress = None,
+    allow_outside_limits: bool = False,
+    allow_implausible_torque: bool = False,
 ) -> Validation:
-    """Torque prediction errors and momentum-observer residuals of each parameter set on other recordings."""
+    """Torque prediction errors and momentum-observer residuals of each parameter set on other recordings,
+    refused as in identify (robot_id_estimator.input_checks) unless allowed."""
     if not recordings:
         raise DataError("no recording to validate on")
     config = config or result.config
@@ -69,7 +70,7 @@ def validate(
     smoothed: dict[str, list[np.ndarray]] = {s: [] for s in sets}
     residuals: dict[str, list[np.ndarray]] = {s: [] for s in sets}
     for i, rec in enumerate(recordings, 1):
-        check_joints(rec, robot.joint_names)
+        check_recording(rec, robot, allow_outside_limits)
         say(progress, f"validation {i}/{len(recordings)}: processing {rec.source}")
         data = process(rec, config.processing)
         notes += [f"{rec.source}: {note}" for note in data.notes]
@@ -80,6 +81,8 @@ def validate(
         )
         stribeck = stribeck_model_torque(result.friction.stribeck, data.dq_rad_s)
         reference = measured_reference(rec, data)
+        if not allow_implausible_torque:
+            check_torque_against_urdf(rec.source, data.tau_nm, predict_torque(yb, values["urdf"]), robot.joint_names)
         yp, yn = momentum_regressors(robot, result.columns, data.q_rad, data.dq_rad_s)
         for s in sets:
             friction = np.zeros_like(stribeck) if s == "urdf" else stribeck  # the URDF model has no sweeps
@@ -121,14 +124,6 @@ def validate(
         notes=tuple(notes),
         traces=Traces(concatenated_times(times), measured_all, pred, res),
     )
-
-
-def nominal_base_values(robot: RobotModel, columns: np.ndarray) -> np.ndarray:
-    """The base parameters of the URDF model (its inertials and <dynamics>), over the identification's columns."""
-    base = base_parameters(robot)
-    if not np.array_equal(base.independent, columns):
-        raise DataError("the identification's base parameters do not match its robot model; identify again")
-    return base.values(nominal_parameters(robot))
 
 
 def robot_mismatch(rms_nm: dict[str, np.ndarray], joint_names: Sequence[str]) -> list[str]:

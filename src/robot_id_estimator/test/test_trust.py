@@ -217,3 +217,96 @@ def test_an_interrupt_leaves_only_complete_files(csv_run, monkeypatch, capsys):
     assert not list(out.glob(".*partial*"))
     json.loads((out / "identification.json").read_text())  # whole
     assert not (out / "report.md").exists()
+
+
+@pytest.fixture(scope="module")
+def identified(csv_run):
+    tmp, _, csv = csv_run
+    out = tmp / "good"
+    assert _identify(csv, out) == 0
+    return out / "identification.json"
+
+
+def _validate(result, csv, out, *extra):
+    return main(["validate", "--result", str(result), "--data", str(csv), "--out", str(out), *extra])
+
+
+def _errors(capsys) -> list[str]:
+    return [line for line in capsys.readouterr().err.splitlines() if line.startswith("error:")]
+
+
+def test_validate_refuses_what_identify_refuses(csv_run, identified, capsys):
+    tmp, rec, _ = csv_run
+    degrees = save_csv(dataclasses.replace(rec, q_rad=np.degrees(rec.q_rad)), tmp / "v_degrees.csv")
+    assert _validate(identified, degrees, tmp / "v_deg") == 2
+    assert "look like degrees" in _errors(capsys)[0]
+    milli = save_csv(dataclasses.replace(rec, tau_nm=1000.0 * rec.tau_nm), tmp / "v_milli.csv")
+    assert _validate(identified, milli, tmp / "v_milli") == 2
+    error = _errors(capsys)[0]
+    assert "the torque does not look like this robot's: lbr_A2 (1e+03 ×" in error and "--allow-implausible-torque" in error
+    assert _validate(identified, milli, tmp / "v_milli", "--allow-implausible-torque") == 0
+
+
+def test_torque_of_the_wrong_sign_or_units_is_refused_by_identify(csv_run, capsys):
+    tmp, rec, _ = csv_run
+    flipped = save_csv(dataclasses.replace(rec, tau_nm=-rec.tau_nm), tmp / "flipped.csv")
+    assert _identify(flipped, tmp / "flipped") == 2
+    assert "correlation -1.00" in _errors(capsys)[0]
+
+
+def test_logged_velocities_in_degrees_per_second_are_refused(csv_run, capsys):
+    tmp, rec, _ = csv_run
+    dq_deg_s = np.degrees(np.gradient(rec.q_rad, rec.t_s, axis=0))
+    path = save_csv(dataclasses.replace(rec, dq_rad_s=dq_deg_s), tmp / "dq_deg.csv")
+    assert _identify(path, tmp / "dq_deg") == 2
+    error = _errors(capsys)[0]
+    assert "the logged velocities are not the derivative of the positions" in error and "(0.0175)" in error
+
+
+def test_the_same_file_twice_is_refused(csv_run, capsys):
+    tmp, _, csv = csv_run
+    assert main(["identify", "--robot", str(IIWA14), "--data", str(csv), str(csv), "--out", str(tmp / "x")]) == 2
+    assert "more than once" in _errors(capsys)[0]
+
+
+def test_one_declared_period_of_data_that_do_not_repeat_is_not_treated_as_periodic(csv_run, capsys):
+    tmp, rec, _ = csv_run
+    # 14 s of the 30 s run with a declared period of 12 s: one whole "period" that is not one
+    window = rec.t_s < 14.0
+    part = dataclasses.replace(rec, t_s=rec.t_s[window], q_rad=rec.q_rad[window], tau_nm=rec.tau_nm[window])
+    path = save_csv(part, tmp / "not_periodic.csv")
+    main(["identify", "--robot", str(IIWA14), "--data", str(path), "--period", "12", "--out", str(tmp / "np")])
+    err = capsys.readouterr().err
+    assert "warning:" in err and "does not join its own start" in err and "processed as non-periodic data" in err
+    saved = json.loads((tmp / "np" / "identification.json").read_text())
+    assert saved["metrics"]["n_periods"] == [0]
+
+
+def test_a_run_without_physical_parameters_removes_an_earlier_model_and_validate_keeps_out(csv_run, identified,
+                                                                                         tmp_path, capsys):
+    tmp, _, csv = csv_run
+    out = tmp / "stale"
+    assert _identify(csv, out) == 0 and (out / "identified.urdf").is_file()
+    config = tmp_path / "none.yaml"
+    config.write_text("physical: {method: none}\n")
+    assert _identify(csv, out, "--config", str(config)) == 0
+    assert not (out / "identified.urdf").exists() and not (out / "identified.yaml").exists()
+    assert _validate(out / "identification.json", csv, out) == 2
+    assert "holds an identification" in _errors(capsys)[0]
+
+
+@pytest.mark.parametrize("content, expected", [
+    ("[]", "not a robot_id identification (format 'list'"),
+    (None, "parameter lists of different lengths"),
+])
+def test_a_broken_identification_file_is_one_line(csv_run, identified, tmp_path, capsys, content, expected):
+    _, _, csv = csv_run
+    if content is None:
+        raw = json.loads(identified.read_text())
+        raw["base"]["values"] = raw["base"]["values"][:-1]
+        content = json.dumps(raw)
+    path = tmp_path / "identification.json"
+    path.write_text(content)
+    assert _validate(path, csv, tmp_path / "val") == 2
+    errors = _errors(capsys)
+    assert len(errors) == 1 and expected in errors[0]
