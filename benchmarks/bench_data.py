@@ -29,7 +29,7 @@ def robot_setup(name: str) -> RobotSetup:
 
 
 def fourier_run(robot, period_s: float, per_period: int, harmonics: int, seed: int):
-    """q, dq, ddq of one period of a random finite Fourier series (seed 000 eq. 8) inside 70 % of the joint
+    """q, dq, ddq of one period of a random finite Fourier series (Xu et al. 2020, eq. 8) inside 70 % of the joint
     ranges and 60 % of the velocity limits."""
     rng = np.random.default_rng(seed)
     t = np.arange(per_period) * period_s / per_period

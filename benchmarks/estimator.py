@@ -1,6 +1,6 @@
-"""Estimator benchmark: speed at seed 000's data size, and torque prediction on real Panda data.
+"""Estimator benchmark: speed at Xu et al.'s (2020) data size, and torque prediction on real Panda data.
 
-1. Speed: a simulated iiwa14 run of 20 periods × 10 000 samples at 500 Hz (seed 000 IV-B: L = 5, f = 0.05 Hz),
+1. Speed: a simulated iiwa14 run of 20 periods × 10 000 samples at 500 Hz (Xu et al. 2020, IV-B: L = 5, f = 0.05 Hz),
    7 joints, torque through the LBR's filter plus noise. Timed: identify (processing, regressor, base
    parameters, WLS, essential parameters) and validate (on another trajectory, with the momentum observer);
    loading the same data from CSV and writing the reports are timed apart. Goal: identify + validate < 10 s.

@@ -1,17 +1,17 @@
 """Excitation design benchmark: cond(Yb), log det and wall time per criterion, on the iiwa14 and the Panda.
 
 cond(Yb) is the plain condition number of the stacked, unscaled base regressor over one period (2000 samples,
-Coulomb column sign(dq)), as seed 000 and Gaz et al. report it. log det is log det((1/K)·Σ Yb_kᵀYb_k), per
+Coulomb column sign(dq)), as Xu et al. 2020 and Gaz et al. report it. log det is log det((1/K)·Σ Yb_kᵀYb_k), per
 sample (Σ = I). Every design is checked against its limits on a grid ten times finer than its design grids.
 
-- iiwa14 as seed 000: L = 5, f_f = 0.05 Hz, friction FV, FC (57 base parameters), velocity limits reduced to
-  VELOCITY_SCALE of the datasheet (seed 000 reduced them but its Table 3 is not in the text we have).
+- iiwa14 as Xu et al. 2020: L = 5, f_f = 0.05 Hz, friction FV, FC (57 base parameters), velocity limits reduced to
+  VELOCITY_SCALE of the datasheet (Xu et al. 2020 reduced them but its Table 3 is not in the text we have).
 - Panda as Gaz et al. 2019: L = 5, ω_f = 0.15π (f_f = 0.075 Hz), friction FV, FC, FO (64 base parameters),
   datasheet limits.
 Both: position margin 0.1 rad, acceleration and torque limits of the robot config, flange speed ≤ 1 m/s, no
 link origin or flange below z = 0.05 m.
 
-Anchors: seed 000 cond 156.3 (iiwa14), robot_payload_id 116.7 (iiwa), Gaz et al. 121.88 (Panda), seed 003
+Anchors: Xu et al. 2020 cond 156.3 (iiwa14), robot_payload_id 116.7 (iiwa), Gaz et al. 121.88 (Panda), Luo et al. 2024
 targets ≤ 100; our goal is cond ≤ 100 on both robots in under 5 minutes. When /work/shared is present, Gaz et
 al.'s own Table II trajectory is evaluated with the same regressor for comparison.
 

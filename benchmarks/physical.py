@@ -1,10 +1,11 @@
 """Physical-parameter benchmark (issue 5): both retrieval methods on simulated iiwa14/panda runs and real Panda data.
 
-For each case and method: wall time of the retrieval, the residual of seed 000 eq. (15) against the
+For each case and method: wall time of the retrieval, the residual of Xu et al. 2020, eq. (15) against the
 unconstrained least-squares residual of the same columns (goal: within 2 %), constraint violations (goal:
 none), and torque RMS on validation data. Methods: the convex program on the pseudo-inertias with the
-Euclidean (default) and the entropic regulariser, and seed 000's multi-start (8 starts, 2 processes); objective on the
-essential parameters' columns, and on the base parameters' for comparison. Goal: under 60 s (seed 000: 9854.5 s).
+Euclidean (default) and the entropic regulariser, and Xu et al.'s (2020) multi-start (8 starts, 2 processes);
+objective on the
+essential parameters' columns, and on the base parameters' for comparison. Goal: under 60 s (Xu et al. 2020: 9854.5 s).
 
 1. Simulated: 10 periods of 20 s at 250 Hz, 0.1 Nm torque noise; the true model is the URDF one with link
    masses and inertias scaled by ±10 % per link and linear friction. Franka's link 4 breaks the triangle

@@ -40,7 +40,7 @@ def test_regressor_matches_rnea_on_100_random_states(name):
     [
         ("iiwa14", (), 43),
         ("panda", (), 43),
-        ("iiwa14", ("FV", "FC"), 57),  # seed 000
+        ("iiwa14", ("FV", "FC"), 57),  # Xu et al. 2020
         ("panda", ("FV", "FC", "FO"), 64),
         ("iiwa7", (), 43),
     ],

@@ -1,9 +1,11 @@
 """Least-squares estimation of base and essential parameters with their uncertainty.
 
-Ordinary least squares is seed 000 eq. (6); with per-joint torque noise variances it becomes the weighted least
-squares that the maximum-likelihood estimator of seeds 001/004 reduces to when position noise is negligible.
-Uncertainty is the relative standard deviation of seed 000 eq. (7), computed from the weighted covariance for WLS.
-Essential parameters follow the iterative elimination of seed 000 section II-A.
+Ordinary least squares is Xu et al. 2020, eq. (6); with per-joint torque noise variances it becomes the weighted least
+squares that the maximum-likelihood estimator of Jia et al. 2019 and Wu et al. 2012 reduces to when position
+noise is negligible.
+Uncertainty is the relative standard deviation of Xu et al. 2020, eq. (7), computed from the weighted
+covariance for WLS.
+Essential parameters follow the iterative elimination of Xu et al. 2020, section II-A.
 """
 
 from __future__ import annotations
@@ -52,12 +54,13 @@ class Fit:
     std: np.ndarray
     rsd_percent: np.ndarray
     residual_variance: float
-    """σ²_ρ of seed 000 eq. (7): ‖W^½(τ − Yb·πb)‖² / (Kn − b), W normalised to mean 1."""
+    """σ²_ρ of Xu et al. 2020, eq. (7): ‖W^½(τ − Yb·πb)‖² / (Kn − b), W normalised to mean 1."""
 
 
 @dataclass(frozen=True)
 class Essential:
-    """Essential parameters (seed 000 section II-A): the kept columns, their fit, and what was dropped in order."""
+    """Essential parameters (Xu et al. 2020, section II-A): the kept columns, their fit, and what was dropped
+    in order."""
 
     fit: Fit
     eliminated: tuple[int, ...]
@@ -71,7 +74,7 @@ def residual_noise_variance(yb: np.ndarray, tau_nm: np.ndarray, values: np.ndarr
 
 
 def reduce_system(yb: np.ndarray, tau_nm: np.ndarray, weights: np.ndarray) -> ReducedSystem:
-    """QR-reduce the stacked, weighted, column-scaled system W^½·Yb·πb = W^½·τ (seed 000 eq. 5).
+    """QR-reduce the stacked, weighted, column-scaled system W^½·Yb·πb = W^½·τ (Xu et al. 2020, eq. 5).
 
     `weights` are per joint (n,) or per sample and joint (K, n), e.g. recordings with different noise.
     """
@@ -94,7 +97,7 @@ def reduce_system(yb: np.ndarray, tau_nm: np.ndarray, weights: np.ndarray) -> Re
 
 
 def fit_columns(system: ReducedSystem, columns: np.ndarray) -> Fit:
-    """Least squares on the base parameters `columns`, with standard deviations and RSD (seed 000 eq. 6, 7)."""
+    """Least squares on the base parameters `columns`, with standard deviations and RSD (Xu et al. 2020, eq. 6, 7)."""
     columns = np.asarray(columns, dtype=int)
     r_sub = system.r_cols[:, columns]
     q_s, r_s = np.linalg.qr(r_sub)
@@ -112,7 +115,7 @@ def fit_columns(system: ReducedSystem, columns: np.ndarray) -> Fit:
 
 
 def relative_std_dev(values: np.ndarray, std: np.ndarray) -> np.ndarray:
-    """σ_πj,r% = 100·σ_πj/|π_j| (seed 000 eq. 7); infinite for a value of exactly zero."""
+    """σ_πj,r% = 100·σ_πj/|π_j| (Xu et al. 2020, eq. 7); infinite for a value of exactly zero."""
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.where(values != 0.0, 100.0 * std / np.abs(values), np.inf)
 
@@ -140,7 +143,7 @@ def identifiable_columns(system: ReducedSystem) -> np.ndarray:
 
 
 def condition_number(yb: np.ndarray, columns: np.ndarray | None = None, scaled: bool = False) -> float:
-    """cond of the stacked base regressor (seed 000 eq. 9), unweighted; unscaled as the field reports it, or
+    """cond of the stacked base regressor (Xu et al. 2020, eq. 9), unweighted; unscaled as the field reports it, or
     with unit-norm columns (`scaled`), which does not depend on the parameters' units."""
     a = yb.reshape(-1, yb.shape[-1])
     if columns is not None:
@@ -161,7 +164,7 @@ def essential_parameters(
     value_threshold: float = 0.01,
     rsd_threshold_percent: float = 40.0,
 ) -> Essential:
-    """Iterative elimination of seed 000 section II-A.
+    """Iterative elimination of Xu et al. 2020, section II-A.
 
     Starting from `columns`, re-estimate and drop, among the parameters with |value| < value_threshold and
     RSD > rsd_threshold_percent, the one with the largest RSD; stop when no parameter meets both thresholds.

@@ -1,4 +1,4 @@
-"""Nonlinear Stribeck friction (seed 003 eq. 7) fitted by Levenberg–Marquardt to friction sweeps (eq. 15)."""
+"""Nonlinear Stribeck friction (Luo et al. 2024, eq. 7) fitted by Levenberg–Marquardt to friction sweeps (eq. 15)."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import numpy as np
 import scipy.optimize
 
 STRIBECK_NAMES = ("fv1", "fv2", "fv3", "fs", "fs1", "fc", "fc1")
-"""Coefficients of seed 003 eq. (7), in this order: viscous [Nm s/rad], quadratic [Nm s²/rad²], cubic
+"""Coefficients of Luo et al. 2024, eq. (7), in this order: viscous [Nm s/rad], quadratic [Nm s²/rad²], cubic
 [Nm s³/rad³], static [Nm], static (Stribeck) velocity [rad/s], Coulomb [Nm], Coulomb velocity [rad/s]."""
 
 MIN_STEADY_SAMPLES = 3
@@ -34,7 +34,7 @@ class StribeckFit:
 
 
 def stribeck_torque(dq_rad_s: np.ndarray, coefficients: np.ndarray) -> np.ndarray:
-    """Friction torque of seed 003 eq. (7).
+    """Friction torque of Luo et al. 2024, eq. (7).
 
     τ_f = fv1·q̇ + fv2·sgn(q̇)·q̇² + fv3·q̇³ + fs·sgn(q̇)·exp(−(q̇/fs1)²) + fc·sgn(q̇)·(1 − exp(−(q̇/fc1)²)).
     `coefficients` is (7,) for one joint or (n, 7) for the columns of a (K, n) `dq_rad_s`.
@@ -83,7 +83,7 @@ def mirrored_friction(
     min_speed_rad_s: float = 1e-3,
     speed_tolerance: float = 0.05,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Friction points of one joint from forward/backward passes at constant speed (seed 003 eq. 15).
+    """Friction points of one joint from forward/backward passes at constant speed (Luo et al. 2024, eq. 15).
 
     Each run of positive velocity is paired with the adjacent run of negative velocity at the same speed; at
     every position both passes cover, τ(t) − τ(T−t) = 2·τ_f(q̇(t)): gravity is the same at the same position,

@@ -51,7 +51,7 @@ def result_message(result: Identification, output_dir: str) -> IdentificationRes
     """IdentificationResult of an identification (NaN for parameters the data did not identify).
 
     JointFriction holds the linear terms and, when a sweep gave a Stribeck fit, its seven coefficients of
-    seed 003 eq. (7).
+    Luo et al. 2024, eq. (7).
     """
     failed = [name for name, check in result.checks.items() if not check.passed]
     msg = IdentificationResult(robot=result.setup.name, output_dir=output_dir, success=not failed,

@@ -1,9 +1,9 @@
 """Physically consistent link parameters from identified (essential or base) parameters.
 
-Objective of seed 000 eq. (15): f(µ) = ‖τ − W·E·π(µ)‖, with W the stacked essential (or base) regressor of
+Objective of Xu et al. 2020, eq. (15): f(µ) = ‖τ − W·E·π(µ)‖, with W the stacked essential (or base) regressor of
 the averaged data, E the map from standard parameters π to those parameters, and π(µ) of eq. (14).
 
-- `retrieve_multistart`: seed 000's method — κ starts (the convex solution, the URDF model, random points in
+- `retrieve_multistart`: Xu et al.'s (2020) method — κ starts (the convex solution, the URDF model, random points in
   the bounds of eq. 16) of a gradient-based constrained local solver (SLSQP, exact gradients) with the
   total-mass range (eq. 17) and the inertia constraints of eq. (18), plus full physical consistency: the
   smallest eigenvalue of Σ = ½tr(I_C)E − I_C is non-negative, which for a positive mass is a positive
@@ -12,7 +12,7 @@ the averaged data, E the map from standard parameters π to those parameters, an
   (Wensing et al. 2017), and a regulariser towards the nominal model, Euclidean or entropic (log-det
   Bregman divergence, Lee, Wensing and Park 2019).
 
-µ per joint: [m, cx, cy, cz, Ixx, Ixy, Ixz, Iyy, Iyz, Izz, <friction terms>] (seed 000 eq. 12), CoM in the
+µ per joint: [m, cx, cy, cz, Ixx, Ixy, Ixz, Iyy, Iyz, Izz, <friction terms>] (Xu et al. 2020, eq. 12), CoM in the
 link frame, inertia about the CoM in link axes; friction terms as in the RobotModel.
 """
 
@@ -52,7 +52,7 @@ class RetrievalError(RuntimeError):
 
 @dataclass(frozen=True)
 class PhysicalBounds:
-    """Bounds and constraints of the retrieval (seed 000 eqs. 16–18), all configurable per robot."""
+    """Bounds and constraints of the retrieval (Xu et al. 2020, eqs. 16–18), all configurable per robot."""
 
     mass_lower_kg: np.ndarray
     mass_upper_kg: np.ndarray
@@ -62,8 +62,8 @@ class PhysicalBounds:
     total_mass_kg: tuple[float, float]
     friction_lower: np.ndarray  # (n, n_friction)
     friction_upper: np.ndarray
-    max_inertia_ratio: float  # max diagonal ≤ ratio · min diagonal (eq. 18; seed 000: 100)
-    max_off_diagonal_ratio: float  # |off-diagonal| ≤ ratio · min diagonal (eq. 18; seed 000: 0.1)
+    max_inertia_ratio: float  # max diagonal ≤ ratio · min diagonal (eq. 18; Xu et al. 2020: 100)
+    max_off_diagonal_ratio: float  # |off-diagonal| ≤ ratio · min diagonal (eq. 18; Xu et al. 2020: 0.1)
     orderings: tuple[str, ...] = ()  # robot-specific linear orderings such as "Izz3 <= Ixx3"
     fixed_inertials: tuple[np.ndarray | None, ...] = ()
     """Per joint, the standard parameters (10,) of links lumped onto it that are known (a gripper); the
@@ -85,7 +85,7 @@ def default_bounds(
     """Bounds around the nominal (URDF) model: masses and total mass scaled, CoM within a margin,
     inertia diagonal up to `inertia_factor` × the nominal link's largest principal moment (at least 0.01 kg m²).
 
-    The eq. (18) ratios, unless given, are seed 000's (100 and 0.1) or twice the nominal model's worst ratio,
+    The eq. (18) ratios, unless given, are Xu et al.'s (2020) (100 and 0.1) or twice the nominal model's worst ratio,
     whichever is larger, so that the nominal model is always feasible (the iiwa CAD inertias have off-diagonal terms up
     to 0.4 of the smallest diagonal one). Friction: viscous and Coulomb in [0, 50], offset in ±50, rotor
     inertia in [0, 5].
@@ -167,7 +167,7 @@ def _residual_norm(problem: _Problem, pi: np.ndarray) -> float:
     return float(np.sqrt(max(pi @ problem.q @ pi - 2.0 * problem.b @ pi + problem.c, 0.0)))
 
 
-# --- µ ↔ π (seed 000 eq. 14) -------------------------------------------------------------------------
+# --- µ ↔ π (Xu et al. 2020, eq. 14) -------------------------------------------------------------------------
 
 
 def pi_from_mu(robot: RobotModel, mu: np.ndarray) -> np.ndarray:
@@ -377,7 +377,7 @@ def constraint_violations(robot: RobotModel, bounds: PhysicalBounds, pi: np.ndar
     return out
 
 
-# --- method 1: multi-start SLSQP (seed 000 Table 1) ---------------------------------------------------
+# --- method 1: multi-start SLSQP (Xu et al. 2020, Table 1) ---------------------------------------------------
 
 
 def _euclidean_weights(robot: RobotModel, pi0: np.ndarray) -> np.ndarray:
@@ -458,7 +458,7 @@ def retrieve_multistart(
     max_iter: int = 1500,
     weight: float = 1e-4,
 ) -> RetrievalResult:
-    """Seed 000's retrieval: κ = `starts` starts of SLSQP in parallel processes, with a Euclidean pull of
+    """Xu et al.'s (2020) retrieval: κ = `starts` starts of SLSQP in parallel processes, with a Euclidean pull of
     `weight` towards the URDF model. The starts are the convex solution (retrieve_lmi, Euclidean), the URDF
     model, and random points in the bounds."""
     t0 = time.perf_counter()

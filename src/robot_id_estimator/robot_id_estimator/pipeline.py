@@ -16,8 +16,8 @@ import numpy as np
 
 from robot_id_estimator import estimation
 from robot_id_estimator.determination import determination, hold_friction
-from robot_id_estimator.friction import MIN_POINTS, STRIBECK_NAMES, fit_stribeck, mirrored_friction
-from robot_id_estimator.input_checks import check_enough_data, check_joints, check_recording, check_torque_against_urdf
+from robot_id_estimator.friction_sweeps import extrapolation_notes, friction_sweeps
+from robot_id_estimator.input_checks import check_enough_data, check_recording, check_torque_against_urdf
 from robot_id_estimator.model_side import (
     Progress,
     concatenated_times,
@@ -28,7 +28,7 @@ from robot_id_estimator.model_side import (
 )
 from robot_id_estimator.motion_summary import motion_summary
 from robot_id_estimator.physical_retrieval import RetrievalError, default_bounds, retrieve_lmi, retrieve_multistart
-from robot_id_estimator.processing import ProcessedData, ProcessingConfig, process, zero_phase_lowpass
+from robot_id_estimator.processing import ProcessedData, process
 from robot_id_estimator.recording import DataError, Recording
 from robot_id_estimator.results import Friction, Identification, Metrics, ParameterSet, Physical, RobotSetup, Traces
 from robot_id_estimator.set_checks import SetCheck, check_sets
@@ -48,67 +48,6 @@ def _sanitised_motion(data: ProcessedData, static: np.ndarray) -> tuple[np.ndarr
     dq[:, static] = 0.0
     ddq[:, static] = 0.0
     return q, dq, ddq
-
-
-def friction_sweeps(
-    recordings: Sequence[Recording], joint_names: Sequence[str], processing: ProcessingConfig
-) -> tuple[np.ndarray, np.ndarray, list[str], np.ndarray]:
-    """Stribeck coefficients (n, 7) per joint from friction-sweep recordings (seed 003 eq. 15 and 7), their fit
-    RMS (n,), notes, and the swept speed range (n, 2).
-
-    Each recording is filtered as non-periodic data (zero-phase Butterworth; logged velocities when present),
-    the torque at the motion's cutoff so that a sample at constant speed is not smeared with the inertial
-    torque of a nearby speed ramp; every joint contributes the mirrored friction points of its forward/backward
-    passes. A joint with too few points keeps a NaN row and the linear friction of the regressor.
-    """
-    n = len(joint_names)
-    speeds: list[list[np.ndarray]] = [[] for _ in range(n)]
-    frictions: list[list[np.ndarray]] = [[] for _ in range(n)]
-    for rec in recordings:
-        check_joints(rec, joint_names)
-        fs_hz = 1.0 / float(np.median(np.diff(rec.t_s)))
-        try:
-            q = zero_phase_lowpass(rec.q_rad, fs_hz, processing.motion_cutoff_hz, processing.filter_order)
-            dq = (np.gradient(q, 1.0 / fs_hz, axis=0) if rec.dq_rad_s is None else
-                  zero_phase_lowpass(rec.dq_rad_s, fs_hz, processing.motion_cutoff_hz, processing.filter_order))
-            tau = zero_phase_lowpass(rec.tau_nm, fs_hz, processing.motion_cutoff_hz, processing.filter_order)
-        except ValueError as err:
-            raise DataError(f"{rec.source}: {err}") from None
-        for j in range(n):
-            v, f = mirrored_friction(q[:, j], dq[:, j], tau[:, j])
-            speeds[j].append(v)
-            frictions[j].append(f)
-    coefficients = np.full((n, len(STRIBECK_NAMES)), np.nan)
-    rms = np.full(n, np.nan)
-    ranges = np.full((n, 2), np.nan)
-    notes = []
-    for j, name in enumerate(joint_names):
-        v, f = np.concatenate(speeds[j]), np.concatenate(frictions[j])
-        if len(v) < MIN_POINTS:
-            notes.append(f"friction sweep: {name} has {len(v)} mirrored points (needs {MIN_POINTS}): linear friction")
-            continue
-        try:
-            fit = fit_stribeck(v, f)
-        except ValueError as err:
-            notes.append(f"friction sweep: {name}: {err}: linear friction")
-            continue
-        coefficients[j], rms[j], ranges[j] = fit.coefficients, fit.rms_nm, fit.speed_range_rad_s
-        notes.append(
-            f"friction sweep: {name} Stribeck fit on {fit.n_points} points, {fit.speed_range_rad_s[0]:.3g}–"
-            f"{fit.speed_range_rad_s[1]:.3g} rad/s, RMS {fit.rms_nm:.3g} Nm"
-        )
-    return coefficients, rms, notes, ranges
-
-
-def _extrapolation_notes(stribeck, ranges, processed, joint_names) -> list[str]:
-    """Warn where the data move a joint faster than its sweeps did: eq. (7) is a polynomial there."""
-    fastest = np.max([np.max(np.abs(d.dq_rad_s), axis=0) for d in processed], axis=0)
-    return [
-        f"{name} reaches {fastest[j]:.3g} rad/s, its sweeps only {ranges[j, 1]:.3g} rad/s: the Stribeck model "
-        "is extrapolated there"
-        for j, name in enumerate(joint_names)
-        if not np.isnan(stribeck[j]).any() and fastest[j] > 1.05 * ranges[j, 1]
-    ]
 
 
 def identify(
@@ -164,7 +103,7 @@ def identify(
                                     setup.torque_filter_time_constant_s)
         tau_parts.append(data.tau_nm - friction_part)
     if stribeck is not None:
-        notes += _extrapolation_notes(stribeck, sweep_ranges, processed, robot.joint_names)
+        notes += extrapolation_notes(stribeck, sweep_ranges, processed, robot.joint_names)
     robot_filter = (f"the robot's first-order filter ({setup.torque_filter_time_constant_s:g} s) and "
                     if setup.torque_filter_time_constant_s > 0.0 else "")
     notes.append(f"regressor columns filtered like the torque: {robot_filter}the zero-phase Butterworth at "
@@ -288,7 +227,7 @@ def retrieve_physical(
     target_columns: np.ndarray,
     config: PhysicalConfig,
 ) -> Physical:
-    """Physical parameters whose `target_columns` base parameters best explain τ (seed 000 eq. 15).
+    """Physical parameters whose `target_columns` base parameters best explain τ (Xu et al. 2020, eq. 15).
 
     `yb` (K, n, b) and `tau_nm` (K, n) are the processed, filtered identification data. Links that carry known
     fixed links (a gripper in the URDF) keep those parts' inertials; their own part is kept consistent too.
@@ -367,9 +306,9 @@ def _replaced_by_stribeck(names: Sequence[str], joint_names: Sequence[str], stri
 
 def _weights(method, processed, yb_parts, tau_parts, ols_system, columns, processing):
     """Per-recording (1, n) WLS weights 1/σ² of the torque each sample carries (normalised), noise estimates,
-    and notes. Periodic data: σ² = period-to-period variance / number of periods (seed 004), times the share
+    and notes. Periodic data: σ² = period-to-period variance / number of periods (Wu et al. 2012), times the share
     of white noise the torque low-pass keeps; otherwise the per-joint variance of the (filtered) OLS residual
-    (the two-step MLE of seed 001). Both are then variances of the filtered torque, comparable across
+    (the two-step MLE of Jia et al. 2019). Both are then variances of the filtered torque, comparable across
     recordings."""
     n = tau_parts[0].shape[1]
     noise = [d.noise_var_nm2 for d in processed]

@@ -1,10 +1,10 @@
 """From a cleaned recording to the (q, dq, ddq, tau) samples that enter the regressor.
 
-Periodic data are averaged over whole periods (seed 000 eq. 11), the torque noise variance is taken from the
-period-to-period scatter (seed 004, section 4.1), velocities and accelerations come from frequency-domain
-differentiation of the averaged positions at the excited harmonics (seed 000 section II-C) and the averaged
-torque passes a zero-phase Butterworth filter (order 4, 6 Hz in seed 000 IV-B). Other data are filtered with
-a zero-phase Butterworth filter and differentiated by central differences (seed 002, 3.2.1), each derivative
+Periodic data are averaged over whole periods (Xu et al. 2020, eq. 11), the torque noise variance is taken from the
+period-to-period scatter (Wu et al. 2012, section 4.1), velocities and accelerations come from frequency-domain
+differentiation of the averaged positions at the excited harmonics (Xu et al. 2020, section II-C) and the averaged
+torque passes a zero-phase Butterworth filter (order 4, 6 Hz in Xu et al. 2020, IV-B). Other data are filtered with
+a zero-phase Butterworth filter and differentiated by central differences (Hayat et al. 2015, 3.2.1), each derivative
 filtered again (as for the reference figures of the Gaz et al. Panda log: 10 Hz on dq and ddq).
 
 Before averaging, the periods are checked (period_check.check_periods): transient periods at either end (a
@@ -39,16 +39,17 @@ MIN_KEPT = 2
 
 @dataclass(frozen=True)
 class ProcessingConfig:
-    """Signal-processing settings; the defaults are seed 000's (torque) and seed 002's (motion)."""
+    """Signal-processing settings; the defaults are Xu et al.'s (2020) (torque) and Hayat et al.'s (2015) (motion)."""
 
     torque_cutoff_hz: float = 6.0
-    """Zero-phase Butterworth on the (averaged) torque, seed 000."""
+    """Zero-phase Butterworth on the (averaged) torque, Xu et al. 2020."""
     filter_order: int = 4
     motion_cutoff_hz: float = 10.0
     """Non-periodic: zero-phase Butterworth on q (or logged dq) before and after each central difference
-    (seed 002); periodic without known harmonics: highest frequency kept by the frequency-domain derivatives."""
+    (Hayat et al. 2015); periodic without known harmonics: highest frequency kept by the frequency-domain
+    derivatives."""
     decimation: int = 1
-    """Keep every Nth sample after filtering (seed 002)."""
+    """Keep every Nth sample after filtering (Hayat et al. 2015)."""
     max_harmonic_hz: float | None = None
     """Periodic: keep the multiples of 1/T up to this frequency when differentiating (default: the
     description's harmonics when known, else motion_cutoff_hz)."""
@@ -83,7 +84,7 @@ class ProcessedData:
     ddq_rad_s2: np.ndarray
     tau_nm: np.ndarray
     noise_var_nm2: np.ndarray | None
-    """(n,) variance of one torque sample per joint from the period-to-period scatter (seed 004); the
+    """(n,) variance of one torque sample per joint from the period-to-period scatter (Wu et al. 2012); the
     averaged torque has n_periods times less. None when not periodic."""
     n_periods: int
     """Periods averaged; 1 = one period used as it is; 0 = non-periodic processing."""
@@ -93,7 +94,7 @@ class ProcessedData:
 
 
 def average_periods(x: np.ndarray, samples_per_period: int) -> tuple[np.ndarray, np.ndarray]:
-    """Mean over M whole periods (seed 000 eq. 11) and the per-sample variance across periods (ddof 1).
+    """Mean over M whole periods (Xu et al. 2020, eq. 11) and the per-sample variance across periods (ddof 1).
 
     `x` is (M·samples_per_period, ...) with M >= 2; both results have shape (samples_per_period, ...).
     """
@@ -102,7 +103,7 @@ def average_periods(x: np.ndarray, samples_per_period: int) -> tuple[np.ndarray,
 
 
 def period_noise_variance(x: np.ndarray, samples_per_period: int) -> np.ndarray:
-    """Noise variance of one sample of each column of `x` from the scatter of M >= 2 periods (seed 004, 4.1):
+    """Noise variance of one sample of each column of `x` from the scatter of M >= 2 periods (Wu et al. 2012, 4.1):
     σ² = Σ_k Σ_m (x_m(k) − x̄(k))² / (K·(M − 1)). Shape x.shape[1:]."""
     return average_periods(x, samples_per_period)[1].mean(axis=0)
 
@@ -119,7 +120,7 @@ def _split_periods(x: np.ndarray, samples_per_period: int) -> np.ndarray:
 
 def fourier_derivatives(q_rad: np.ndarray, dt_s: float, harmonics: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Velocity and acceleration of one period of positions (K, ...) by frequency-domain differentiation
-    (seed 000 II-C): DFT, keep only the bins `harmonics` (integer multiples of 1/(K·dt)), multiply by jω and
+    (Xu et al. 2020, II-C): DFT, keep only the bins `harmonics` (integer multiples of 1/(K·dt)), multiply by jω and
     −ω², inverse DFT. Exact for positions made of those harmonics."""
     q_rad = np.asarray(q_rad, dtype=float)
     k = len(q_rad)
@@ -151,7 +152,7 @@ def min_filter_samples(order: int) -> int:
 
 
 def zero_phase_lowpass(x: np.ndarray, fs_hz: float, cutoff_hz: float, order: int = 4) -> np.ndarray:
-    """Butterworth low-pass run forwards and backwards along axis 0 (no lag; gain |H|², seed 000 / 002)."""
+    """Butterworth low-pass run forwards and backwards along axis 0 (no lag; gain |H|², Xu et al. 2020 / 002)."""
     x = np.asarray(x, dtype=float)
     if len(x) < min_filter_samples(order):
         raise ValueError(f"{len(x)} samples are too few for a zero-phase order-{order} Butterworth filter "

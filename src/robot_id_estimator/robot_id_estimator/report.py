@@ -72,7 +72,7 @@ def plot_rsd(result: Identification, path: pathlib.Path) -> str:
     ax.axhline(result.config.essential_rsd_threshold_percent, color="k", ls="--", lw=0.8,
                label=f"{result.config.essential_rsd_threshold_percent:g} % threshold")
     ax.set_xticks(np.arange(len(rsd)), result.base.names, rotation=90, fontsize=6)
-    ax.set_ylabel("RSD [%] (seed 000 eq. 7)")
+    ax.set_ylabel("RSD [%] (Xu et al. 2020, eq. 7)")
     ax.set_title("Base parameters: red = essential, grey = eliminated or not identified")
     ax.legend(fontsize=8)
     fig.tight_layout()
@@ -242,7 +242,7 @@ def write_identification_report(result: Identification, out_dir: str | pathlib.P
     lines += _friction_section(result)
     f = result.friction
     if f.stribeck is not None:
-        lines += ["", "Stribeck friction (seed 003 eq. 7), fitted to the sweeps:", "", *_table(
+        lines += ["", "Stribeck friction (Luo et al. 2024, eq. 7), fitted to the sweeps:", "", *_table(
             ["joint", "fv1", "fv2", "fv3", "fs", "fs1", "fc", "fc1", "fit RMS [Nm]"],
             [[name, *(_fmt(c) for c in f.stribeck[j]), _fmt(f.stribeck_rms_nm[j])]
              for j, name in enumerate(f.joint_names)])]
@@ -298,7 +298,7 @@ def write_validation_report(validation: Validation, out_dir: str | pathlib.Path,
         "",
         "Total RMS [Nm]: " + ", ".join(f"{s} {_fmt(v.total_rms_nm[s])}" for s in sets),
         "",
-        f"## Momentum observer (seed 000 IV-F), K_O = {v.observer_gain_1_s:g} 1/s",
+        f"## Momentum observer (Xu et al. 2020, IV-F), K_O = {v.observer_gain_1_s:g} 1/s",
         "",
         f"Collision threshold = {v.collision_safety_factor:g} × the largest collision-free |r|.",
         "",

@@ -48,7 +48,7 @@ class RobotSetup:
 
 @dataclass(frozen=True)
 class ParameterSet:
-    """Named parameter values with their relative standard deviation (seed 000 eq. 7); NaN = not estimated."""
+    """Named parameter values with their relative standard deviation (Xu et al. 2020, eq. 7); NaN = not estimated."""
 
     names: tuple[str, ...]
     values: np.ndarray
@@ -57,7 +57,8 @@ class ParameterSet:
 
 @dataclass(frozen=True)
 class Friction:
-    """Per-joint friction: the linear terms estimated with the rigid body, and Stribeck fits (seed 003 eq. 7)."""
+    """Per-joint friction: the linear terms estimated with the rigid body, and Stribeck fits (Luo et al. 2024,
+    eq. 7)."""
 
     joint_names: tuple[str, ...]
     viscous_nm_s_rad: np.ndarray
@@ -81,7 +82,7 @@ class Traces:
 @dataclass(frozen=True)
 class Metrics:
     condition_number: float
-    """cond(Yb) of the identifiable columns, as the field reports it (seed 000 eq. 9)."""
+    """cond(Yb) of the identifiable columns, as the field reports it (Xu et al. 2020, eq. 9)."""
     condition_number_scaled: float
     """cond of the column-normalised Yb, independent of units."""
     n_samples: int
@@ -102,7 +103,7 @@ class Metrics:
 
 @dataclass(frozen=True)
 class Physical:
-    """Physically consistent link parameters retrieved from the identified ones (seed 000 section III)."""
+    """Physically consistent link parameters retrieved from the identified ones (Xu et al. 2020, section III)."""
 
     method: str
     link_names: tuple[str, ...]

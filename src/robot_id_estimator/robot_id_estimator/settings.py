@@ -18,10 +18,10 @@ DEFAULT_REGULARIZER_WEIGHTS = {"euclidean": 1e-4, "entropic": 1e-7}
 
 @dataclass(frozen=True)
 class PhysicalConfig:
-    """Retrieval of physically consistent link parameters (seed 000 section III) and its bounds."""
+    """Retrieval of physically consistent link parameters (Xu et al. 2020, section III) and its bounds."""
 
     method: str = "lmi"
-    """"lmi": convex program on the pseudo-inertias (Wensing et al.), seconds; "multistart": seed 000's
+    """"lmi": convex program on the pseudo-inertias (Wensing et al.), seconds; "multistart": Xu et al.'s (2020)
     multi-start of a constrained local solver (eqs. 15–18); "none": skip."""
     target: str = "base"
     """Parameters whose regressor columns form the objective of eq. (15): "base" or "essential". On the Gaz et al.
@@ -81,19 +81,20 @@ class ConfigError(ValueError):
 
 @dataclass(frozen=True)
 class EstimatorConfig:
-    """Processing, estimation and validation settings with the seed papers' defaults."""
+    """Processing, estimation and validation settings with the defaults of the papers they follow."""
 
     processing: ProcessingConfig = field(default_factory=ProcessingConfig)
     friction: tuple[str, ...] = DEFAULT_FRICTION
     """Friction terms of the linear model, from FV (viscous), FC (Coulomb), FO (offset), IA (rotor inertia)."""
     method: str = "wls"
-    """"wls": weighted by per-joint torque noise (the MLE of seeds 001/004); "ols": seed 000 eq. (6)."""
+    """"wls": weighted by per-joint torque noise (the MLE of Jia et al. 2019 and Wu et al. 2012); "ols": Xu et
+    al. 2020, eq. (6)."""
     essential_value_threshold: float = 0.01
     essential_rsd_threshold_percent: float = 40.0
     observer_gain_1_s: float = 50.0
     """K_O of the momentum observer: its residual is the model error low-passed at this rate [1/s]."""
     collision_safety_factor: float = 1.2
-    """Collision threshold = this × the largest collision-free observer residual (seed 000 IV-F)."""
+    """Collision threshold = this × the largest collision-free observer residual (Xu et al. 2020, IV-F)."""
     physical: PhysicalConfig = field(default_factory=PhysicalConfig)
 
     def __post_init__(self) -> None:

@@ -191,7 +191,7 @@ def write_identified_model(result: Identification, out_dir: str | pathlib.Path) 
             )
         ],
         "uncertainty_note": (
-            "RSD of seed 000 eq. (7); it treats the low-pass filtered residual as white, multiply by "
+            "RSD of Xu et al. 2020, eq. (7); it treats the low-pass filtered residual as white, multiply by "
             f"rsd_filter_factor = {result.metrics.rsd_filter_factor:.3g} for a figure that includes the filter"
         ),
         "condition_number": _plain(result.metrics.condition_number),

@@ -1,4 +1,5 @@
-"""Validation of an identified model: torque prediction errors and momentum-observer residuals (seed 000 IV-E, IV-F)."""
+"""Validation of an identified model: torque prediction errors and momentum-observer residuals (Xu et al. 2020,
+IV-E, IV-F)."""
 
 from __future__ import annotations
 
@@ -20,7 +21,7 @@ def predict_torque(yb: np.ndarray, values: np.ndarray) -> np.ndarray:
 
 
 def rms_error(measured_nm: np.ndarray, predicted_nm: np.ndarray) -> np.ndarray:
-    """Per-joint RMS of measured − predicted torque [Nm] (seed 000 Table 8)."""
+    """Per-joint RMS of measured − predicted torque [Nm] (Xu et al. 2020, Table 8)."""
     return np.sqrt(np.mean((measured_nm - predicted_nm) ** 2, axis=0))
 
 
@@ -50,7 +51,7 @@ def momentum_regressors(
     """Regressors of the momentum observer's model terms, linear in the base parameters: (Yp, Yn), each (K, n, b).
 
     Generalised momentum p = M(q)·q̇ = Yp·πb, and Yn·πb = Cᵀ(q, q̇)·q̇ − g(q) − τ_f(q̇), the model input of the
-    observer (Haddadin et al., the observer of seed 000 section IV-F). Both come from the torque regressor, so
+    observer (Haddadin et al., the observer of Xu et al. 2020, section IV-F). Both come from the torque regressor, so
     they exist for base and essential parameters, which have no mass matrix of their own:
     - M(q)·w is the gravity-free regressor at (q, 0, w) without the drive-friction columns;
     - Cᵀq̇ = Ṁq̇ − Cq̇ (skew symmetry of Ṁ − 2C), with Ṁq̇ by a central difference along q̇ and
@@ -78,7 +79,7 @@ def momentum_regressors(
 def momentum_observer(
     t_s: np.ndarray, tau_nm: np.ndarray, p_nm_s: np.ndarray, n_nm: np.ndarray, gain_1_s: float
 ) -> np.ndarray:
-    """Residual r of the generalised-momentum observer (seed 000 section IV-F, after Haddadin et al.).
+    """Residual r of the generalised-momentum observer (Xu et al. 2020, section IV-F, after Haddadin et al.).
 
     r(t) = K_O·(p(t) − p(0) − ∫₀ᵗ (τ + Cᵀq̇ − g − τ_f + r) ds), with n = Cᵀq̇ − g − τ_f. The known input is
     integrated by the trapezoidal rule and r implicitly (backward Euler), which is stable for any K_O·Δt.
@@ -97,5 +98,5 @@ def momentum_observer(
 
 
 def collision_thresholds(residual_nm: np.ndarray, safety_factor: float = 1.2) -> np.ndarray:
-    """Per-joint detection thresholds: the largest collision-free |r| times a safety factor (seed 000 IV-F)."""
+    """Per-joint detection thresholds: the largest collision-free |r| times a safety factor (Xu et al. 2020, IV-F)."""
     return safety_factor * np.max(np.abs(residual_nm), axis=0)

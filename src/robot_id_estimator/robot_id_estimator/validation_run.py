@@ -37,7 +37,7 @@ from robot_id_model.regressor import regressor
 
 def measured_reference(rec: Recording, data: ProcessedData) -> np.ndarray:
     """The recorded torque at the processed samples, without the processing's low-pass filter: averaged over
-    the same periods for periodic data (seed 000 eq. 11), the samples themselves otherwise."""
+    the same periods for periodic data (Xu et al. 2020, eq. 11), the samples themselves otherwise."""
     def at(times: np.ndarray) -> np.ndarray:
         return np.column_stack([np.interp(times, rec.t_s, rec.tau_nm[:, j]) for j in range(rec.tau_nm.shape[1])])
 

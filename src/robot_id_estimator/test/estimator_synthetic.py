@@ -43,7 +43,7 @@ def fourier_motion(
     velocity_fraction: float = 0.6,
     still: tuple[int, ...] = (),
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """A random finite Fourier series (seed 000 eq. 8) per joint around the middle of the joint range, scaled to
+    """A random finite Fourier series (Xu et al. 2020, eq. 8) per joint around the middle of the joint range, scaled to
     stay within 70 % of the half range and `velocity_fraction` of the URDF velocity limit. q, dq, ddq at t_s.
     Joints (0-based) in `still` stay at the middle of their range."""
     rng = np.random.default_rng(seed)
@@ -90,7 +90,7 @@ def simulated_recording(
 
 
 STRIBECK_TRUE = np.array([0.3, 0.05, 0.1, 0.6, 0.05, 0.4, 0.02])
-"""Stribeck friction of seed 003 eq. (7) for simulations: fv1, fv2, fv3, fs, fs1, fc, fc1."""
+"""Stribeck friction of Luo et al. 2024, eq. (7) for simulations: fv1, fv2, fv3, fs, fs1, fc, fc1."""
 
 SWEEP_POSE_RAD = np.array([0.2, 0.6, -0.3, -1.2, 0.4, 0.8, 0.1])
 """Where the joints that are not swept stand: joint 2 carries a large gravity torque."""

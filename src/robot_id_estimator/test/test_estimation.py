@@ -46,7 +46,7 @@ def test_wls_uses_the_weighted_covariance_and_beats_ols_with_unequal_noise(probl
     rng = np.random.default_rng(1)
     tau = yb @ beta + sigma * rng.normal(size=yb.shape[:2])
     columns = np.arange(base.n_base)
-    weights = 1.0 / sigma**2  # the MLE's per-joint weights (seeds 001/004)
+    weights = 1.0 / sigma**2  # the MLE's per-joint weights (Jia et al. 2019 and Wu et al. 2012)
     wls = estimation.fit_columns(estimation.reduce_system(yb, tau, weights), columns)
     ols = estimation.fit_columns(estimation.reduce_system(yb, tau, np.ones(7)), columns)
     # weighted covariance σ²_w (YᵀWY)⁻¹ with σ²_w from the weighted residual

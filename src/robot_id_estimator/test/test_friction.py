@@ -1,4 +1,4 @@
-"""Stribeck friction (seed 003 eq. 7) from forward/backward sweeps (eq. 15), alone and in the pipeline."""
+"""Stribeck friction (Luo et al. 2024, eq. 7) from forward/backward sweeps (eq. 15), alone and in the pipeline."""
 
 import dataclasses
 
@@ -16,13 +16,14 @@ from estimator_synthetic import (
 )
 
 from robot_id_estimator.friction import fit_stribeck, mirrored_friction, stribeck_torque
-from robot_id_estimator.pipeline import friction_sweeps, identify
+from robot_id_estimator.friction_sweeps import friction_sweeps
+from robot_id_estimator.pipeline import identify
 from robot_id_estimator.processing import ProcessingConfig, first_order_lowpass
 from robot_id_estimator.validation_run import validate
 from robot_id_model import regressor
 
 SPEEDS = np.array([0.005, 0.01, 0.02, 0.04, 0.08, 0.15, 0.3, 0.6, 1.0, 1.5])
-"""Sweep speeds [rad/s], as seed 003 from very slow to beyond the excitation's fastest joint speed."""
+"""Sweep speeds [rad/s], as Luo et al. 2024 from very slow to beyond the excitation's fastest joint speed."""
 
 
 @pytest.fixture(scope="module")

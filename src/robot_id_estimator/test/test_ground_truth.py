@@ -34,7 +34,7 @@ def test_prediction_on_a_different_noise_free_trajectory_is_within_1_percent(arm
     result = identified[10]
     assert result.metrics.n_periods == (10,)
     assert not result.unidentified
-    assert result.metrics.condition_number < 500.0  # a well-exciting trajectory (seed 000 reaches 156)
+    assert result.metrics.condition_number < 500.0  # a well-exciting trajectory (Xu et al. 2020 reaches 156)
     t = np.arange(0.0, 10.0, 0.005)
     y = regressor(robot, *fourier_motion(robot, 10.0, 5, t, seed=7))
     tau = y @ pi

@@ -1,4 +1,4 @@
-"""Physical parameter retrieval (seed 000 eqs. 12–18) on simulated data with known ground truth."""
+"""Physical parameter retrieval (Xu et al. 2020, eqs. 12–18) on simulated data with known ground truth."""
 
 import pathlib
 

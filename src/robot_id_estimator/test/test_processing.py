@@ -23,7 +23,7 @@ from robot_id_estimator.recording import DataError
 
 
 def _fourier(t: np.ndarray, period_s: float, harmonics, seed: int = 0, n: int = 3):
-    """Positions, velocities and accelerations of a random finite Fourier series (seed 000 eq. 8)."""
+    """Positions, velocities and accelerations of a random finite Fourier series (Xu et al. 2020, eq. 8)."""
     rng = np.random.default_rng(seed)
     harmonics = np.asarray(harmonics)
     a, b = rng.normal(0.0, 0.3, (2, n, len(harmonics)))

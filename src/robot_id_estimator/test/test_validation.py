@@ -1,4 +1,4 @@
-"""Validation figures and the momentum observer (seed 000 IV-F) against pinocchio's own dynamics."""
+"""Validation figures and the momentum observer (Xu et al. 2020, IV-F) against pinocchio's own dynamics."""
 
 import numpy as np
 import pinocchio as pin

@@ -163,7 +163,7 @@ def main(argv: list[str] | None = None) -> int:
     check.add_argument("--plot", default=None, help="PNG path (default: next to the trajectory)")
     _add_limit_options(check, margin_default=0.0)
 
-    sweep = sub.add_parser("sweep", help="constant-velocity friction sweeps (seed 003)")
+    sweep = sub.add_parser("sweep", help="constant-velocity friction sweeps (Luo et al. 2024)")
     sweep.add_argument("--robot", required=True)
     sweep.add_argument("--joints", required=True, help="comma-separated joints, swept one at a time")
     sweep.add_argument("--velocities", required=True, help="comma-separated speeds in rad/s")

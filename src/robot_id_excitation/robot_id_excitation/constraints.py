@@ -1,7 +1,7 @@
 """Safety constraints of an excitation motion, evaluated on sampled joint states.
 
 Joint position (with a margin), velocity, acceleration, torque of the nominal model (pinocchio RNEA plus the
-URDF friction), Cartesian speed of the flange (seed 003 eq. 20) and a workspace floor: no link origin and not
+URDF friction), Cartesian speed of the flange (Luo et al. 2024, eq. 20) and a workspace floor: no link origin and not
 the flange below the plane z = floor_z_m of the base frame.
 
 Each constraint group (one kind on one joint or one point) has a normalised value g ≤ 0 per sample:

@@ -1,15 +1,16 @@
 """Excitation criteria on the base regressor Yb of one period, each with its gradient with respect to Yb.
 
 Yb has shape (K, n, b): K samples, n joints, b base parameters; stacked it is the (K·n, b) observation
-matrix of seed 000 eq. (5). Every `*_and_gradient` function returns (value, G) with G shaped like Yb and
+matrix of Xu et al. 2020, eq. (5). Every `*_and_gradient` function returns (value, G) with G shaped like Yb and
 d value = Σ G ⊙ d Yb, so that one chain rule through the regressor serves every criterion.
 
-- cond(Yb): σ_max/σ_min of the stacked, unscaled Yb (seed 000 eq. 9, seed 004, Gaz et al.).
-- D-optimality: −log det((1/K)·Σ_k Yb_kᵀ Σ⁻¹ Yb_k) (seed 001 F2, Swevers et al.), Σ the diagonal torque-noise
+- cond(Yb): σ_max/σ_min of the stacked, unscaled Yb (Xu et al. 2020, eq. 9, Wu et al. 2012, Gaz et al.).
+- D-optimality: −log det((1/K)·Σ_k Yb_kᵀ Σ⁻¹ Yb_k) (Jia et al. 2019, F2, Swevers et al.), Σ the diagonal torque-noise
   covariance. Divided by K so that the value does not depend on the grid density.
-- Hadamard: log of 1/∏_g ‖w_g‖ over the columns w_g/√K of the Σ-weighted Yb (seed 003 criterion C3, seed 001
+- Hadamard: log of 1/∏_g ‖w_g‖ over the columns w_g/√K of the Σ-weighted Yb (Luo et al. 2024 criterion C3, Jia
+et al. 2019
   Table 1 no. 6). By Hadamard's inequality det(WᵀW) ≤ ∏ ‖w_g‖², so it bounds the D-criterion from below
-  (−log det ≥ 2·hadamard) and is the fast start of seed 003.
+  (−log det ≥ 2·hadamard) and is the fast start of Luo et al. 2024.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from dataclasses import dataclass
 import numpy as np
 
 CRITERIA = ("cond", "d_optimality", "hadamard", "embedded")
-"""Design objectives: the three single criteria, and cond subject to a D-optimality bound (seeds 001, 003)."""
+"""Design objectives: the three single criteria, and cond subject to a D-optimality bound (Jia et al. 2019, Luo
+et al. 2024)."""
 
 
 def _weighted(yb: np.ndarray, noise_std_nm: np.ndarray | None) -> np.ndarray:
@@ -40,7 +42,7 @@ def _gram_eigen(w: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def condition_number(yb: np.ndarray) -> float:
-    """cond of the stacked base regressor (seed 000 eq. 9), from its singular values."""
+    """cond of the stacked base regressor (Xu et al. 2020, eq. 9), from its singular values."""
     s = np.linalg.svd(yb.reshape(-1, yb.shape[-1]), compute_uv=False)
     return float(s[0] / s[-1]) if s[-1] > 0 else float("inf")
 
@@ -56,7 +58,7 @@ def log_condition_number_and_gradient(yb: np.ndarray) -> tuple[float, np.ndarray
 
 
 def d_optimality(yb: np.ndarray, noise_std_nm: np.ndarray | None = None) -> float:
-    """−log det((1/K) Σ_k Yb_kᵀ Σ⁻¹ Yb_k) (seed 001 F2); lower is better."""
+    """−log det((1/K) Σ_k Yb_kᵀ Σ⁻¹ Yb_k) (Jia et al. 2019, F2); lower is better."""
     return d_optimality_and_gradient(yb, noise_std_nm)[0]
 
 
@@ -72,7 +74,7 @@ def d_optimality_and_gradient(yb: np.ndarray, noise_std_nm: np.ndarray | None = 
 
 
 def hadamard(yb: np.ndarray, noise_std_nm: np.ndarray | None = None) -> float:
-    """log(1/∏_g ‖w_g‖), w = Σ^{-1/2}Yb/√K (seed 003 C3); lower is better."""
+    """log(1/∏_g ‖w_g‖), w = Σ^{-1/2}Yb/√K (Luo et al. 2024 C3); lower is better."""
     return hadamard_and_gradient(yb, noise_std_nm)[0]
 
 

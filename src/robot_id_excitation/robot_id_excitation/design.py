@@ -1,8 +1,8 @@
 """Optimal excitation design: multi-start SLSQP over Fourier coefficients, with safety constraints.
 
-Decision variables per joint: the offset q0 and the coefficients c = [a; b] (seed 000 eq. 8); for the finite
-series c = N·z with N spanning seed 000 eq. (10), so every candidate starts and ends at rest; the modified
-series (seed 004) meets its boundary conditions for any c. The criterion is evaluated on the base regressor of
+Decision variables per joint: the offset q0 and the coefficients c = [a; b] (Xu et al. 2020, eq. 8); for the finite
+series c = N·z with N spanning Xu et al. 2020, eq. (10), so every candidate starts and ends at rest; the modified
+series (Wu et al. 2012) meets its boundary conditions for any c. The criterion is evaluated on the base regressor of
 `samples` points of one period, its Coulomb column averaged over each sample's cell so that the criterion is
 continuous in c (regressor_sensitivity); the reported criteria use the plain sign(dq) on a 10× finer grid.
 Gradients are analytic in the trajectory (the series are linear in c) and in the criterion (eigenvectors of
@@ -13,7 +13,8 @@ and kind by the Kreisselmeier–Steinhauser function KS(g) = max g + log Σ exp(
 KS ≤ 0 implies every sample holds. The result is then checked on a grid ten times finer; a constraint that
 fails there is tightened by the amount it failed by and the start re-optimised.
 
-Criteria (criteria.py): cond, d_optimality, hadamard, and "embedded" (seeds 001, 003): a Hadamard stage gives
+Criteria (criteria.py): cond, d_optimality, hadamard, and "embedded" (Jia et al. 2019, Luo et al. 2024): a
+Hadamard stage gives
 a fast feasible start and its D-criterion value Δ, then cond is minimised subject to D ≤ Δ.
 """
 
@@ -57,7 +58,7 @@ class DesignOptions:
     noise_std_nm: tuple[float, ...] | None = None
     """per-joint torque noise standard deviations Σ^(1/2) for d_optimality and hadamard"""
     d_bound: float | None = None
-    """D-criterion bound of the embedded design; by default the Hadamard stage's value (seed 003)"""
+    """D-criterion bound of the embedded design; by default the Hadamard stage's value (Luo et al. 2024)"""
     time_limit_s: float | None = None
     """no new start (and no further iteration) after this much wall time"""
     tighten_rounds: int = 3

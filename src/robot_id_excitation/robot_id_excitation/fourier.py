@@ -1,12 +1,13 @@
-"""Periodic excitation trajectories: finite Fourier series (seed 000 eq. 8) and the modified series of seed 004.
+"""Periodic excitation trajectories: finite Fourier series (Xu et al. 2020, eq. 8) and the modified series of
+Wu et al. 2012.
 
-Per joint i, with ω = 2π·f_f and L harmonics (seed 000 eq. 8, seed 001 eq. 10):
+Per joint i, with ω = 2π·f_f and L harmonics (Xu et al. 2020, eq. 8, Jia et al. 2019, eq. 10):
 
     q_i(t) = q0_i + Σ_l a_il/(ω l)·sin(ω l t) − b_il/(ω l)·cos(ω l t)
 
 Both kinds are linear in the coefficients: q(t) = q0 + B_q(t)·c with c = [a_1..a_L, b_1..b_L] per joint and a
 basis B_q shared by all joints (likewise B_dq, B_ddq). The finite series starts at rest at q0 only when its
-coefficients satisfy seed 000 eq. (10); `rest_null_space` spans those coefficients. The modified series (seed
+coefficients satisfy Xu et al. 2020, eq. (10); `rest_null_space` spans those coefficients. The modified series (seed
 004) adds to the Fourier part F the quintic P(s), s = t/T, with P(0) = P(1) = −F(0), P' and P'' likewise,
 so that q − q0, dq and ddq vanish at t = 0 and t = T whatever the coefficients:
 
@@ -35,7 +36,7 @@ class Basis:
 
 
 def _fourier_basis(tau_s: np.ndarray, omega_rad_s: float, harmonics: int) -> tuple[np.ndarray, ...]:
-    """Columns [a_1..a_L, b_1..b_L] of the finite series and its first two derivatives (seed 000 eq. 8)."""
+    """Columns [a_1..a_L, b_1..b_L] of the finite series and its first two derivatives (Xu et al. 2020, eq. 8)."""
     w = omega_rad_s * np.arange(1, harmonics + 1)
     phase = np.outer(tau_s, w)
     sin, cos = np.sin(phase), np.cos(phase)
@@ -76,7 +77,7 @@ def basis(t_s: np.ndarray, base_frequency_hz: float, harmonics: int, kind: str) 
 
 
 def rest_null_space(harmonics: int) -> np.ndarray:
-    """(2L, 2L−3) orthonormal basis of the coefficients [a; b] that satisfy seed 000 eq. (10).
+    """(2L, 2L−3) orthonormal basis of the coefficients [a; b] that satisfy Xu et al. 2020, eq. (10).
 
     The finite series is at rest at q0 at t = 0 (and every period start) iff Σ b_l/l = 0 (q = q0),
     Σ a_l = 0 (dq = 0) and Σ l·b_l = 0 (ddq = 0).

@@ -1,8 +1,8 @@
-"""Friction sweeps for the Stribeck friction experiment of seed 003 (eq. 7, eq. 15).
+"""Friction sweeps for the Stribeck friction experiment of Luo et al. 2024 (eq. 7, eq. 15).
 
 One joint at a time moves at each of a list of constant speeds, forward and then backward over the same
 positions, while the other joints hold the hold pose. Pairing a forward sample with the backward sample at
-the same position cancels the rigid-body torque: τ(+v) − τ(−v) = 2·τ_f(v) (seed 003 eq. 15).
+the same position cancels the rigid-body torque: τ(+v) − τ(−v) = 2·τ_f(v) (Luo et al. 2024, eq. 15).
 
 For each speed v of joint j, with c = hold_rad[j], a half-travel r = min(travel_rad, v·pass_time_s)/2 and a
 blend of t_b = 1.5·v/blend_acceleration (the blend's peak acceleration):
@@ -40,7 +40,7 @@ class Segment:
 
 @dataclass(frozen=True)
 class ConstantVelocityWindow:
-    """A constant-speed pass: the samples the friction fit of seed 003 eq. (15) uses."""
+    """A constant-speed pass: the samples the friction fit of Luo et al. 2024, eq. (15) uses."""
 
     joint: str
     velocity_rad_s: float

@@ -1,4 +1,4 @@
-"""Friction sweeps (seed 003): constant speeds forward and backward over the same positions, safely."""
+"""Friction sweeps (Luo et al. 2024): constant speeds forward and backward over the same positions, safely."""
 
 import numpy as np
 import pytest

@@ -1,9 +1,9 @@
-"""Base parameters by the numerical QR method (Gautier 1990/1991, seed 002).
+"""Base parameters by the numerical QR method (Gautier 1990/1991, Hayat et al. 2015).
 
 The columns of the stacked regressor W of random samples are taken in the order of π; a column whose
 QR diagonal element vanishes is a combination of the columns before it. The base parameters are the
 independent parameters, each regrouped with the dependent ones it absorbs: β = π_I + K_D·π_D, so that
-Yb·β = Y·π with Yb = Y[:, I] (seed 000 eq. 4).
+Yb·β = Y·π with Yb = Y[:, I] (Xu et al. 2020, eq. 4).
 """
 
 from __future__ import annotations
@@ -94,7 +94,7 @@ def _rank_pivoted(w_unit: np.ndarray) -> int:
 def _describe(
     names: list[str], independent: np.ndarray, dependent: np.ndarray, k_dep: np.ndarray
 ) -> tuple[list[str], list[str]]:
-    """Readable base parameters as seed 002 Table 2: `ZZ2 + 0.16 M3 - YY3`; 'R' marks a regrouped one."""
+    """Readable base parameters as Hayat et al. 2015, Table 2: `ZZ2 + 0.16 M3 - YY3`; 'R' marks a regrouped one."""
     base_names, expressions = [], []
     for i, col in enumerate(independent):
         terms = [names[col]]

@@ -1,4 +1,4 @@
-"""The standard parameter vector π of seed 000 eq. (3), extended with per-joint friction terms.
+"""The standard parameter vector π of Xu et al. 2020, eq. (3), extended with per-joint friction terms.
 
 Per joint i (1-based) the block is [Mi, MXi, MYi, MZi, XXi, XYi, XZi, YYi, YZi, ZZi, <friction terms>],
 inertias about the origin of link frame i. Friction terms are any of FV (viscous), FC (Coulomb),

@@ -1,4 +1,4 @@
-"""Physical link parameters (seed 000 eq. 12) ↔ standard parameters (eq. 14), and consistency checks."""
+"""Physical link parameters (Xu et al. 2020, eq. 12) ↔ standard parameters (eq. 14), and consistency checks."""
 
 from __future__ import annotations
 
@@ -24,12 +24,12 @@ class LinkInertial:
 
 
 def _skew_sq(c: np.ndarray) -> np.ndarray:
-    """cᵀc·E − c·cᵀ, the parallel-axis term of seed 000 eq. (14) per unit mass."""
+    """cᵀc·E − c·cᵀ, the parallel-axis term of Xu et al. 2020, eq. (14) per unit mass."""
     return float(c @ c) * np.eye(3) - np.outer(c, c)
 
 
 def link_standard_parameters(link: LinkInertial) -> np.ndarray:
-    """[M, MX, MY, MZ, XX, XY, XZ, YY, YZ, ZZ] of one link (seed 000 eq. 14, parallel-axis theorem)."""
+    """[M, MX, MY, MZ, XX, XY, XZ, YY, YZ, ZZ] of one link (Xu et al. 2020, eq. 14, parallel-axis theorem)."""
     c = np.asarray(link.com_m, dtype=float)
     inertia_origin = np.asarray(link.inertia_com_kg_m2, dtype=float) + link.mass_kg * _skew_sq(c)
     i = inertia_origin

@@ -1,4 +1,4 @@
-"""Joint-torque regressor Y(q, dq, ddq) with τ = Y·π (seed 000 eq. 2), friction columns included."""
+"""Joint-torque regressor Y(q, dq, ddq) with τ = Y·π (Xu et al. 2020, eq. 2), friction columns included."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ def _as_batch(x: np.ndarray, n: int, label: str) -> np.ndarray:
 def regressor(robot: RobotModel, q_rad: np.ndarray, dq_rad_s: np.ndarray, ddq_rad_s2: np.ndarray) -> np.ndarray:
     """Regressor of K samples, shape (K, n, p): τ_k = Y[k] @ π for every sample k.
 
-    Inertial columns come from pinocchio.computeJointTorqueRegressor (reordered to seed 000 eq. 3);
+    Inertial columns come from pinocchio.computeJointTorqueRegressor (reordered to Xu et al. 2020, eq. 3);
     friction columns are dq (FV), sign(dq) (FC), 1 (FO) and ddq (IA) on the joint's own row.
     """
     n = robot.n_joints
@@ -45,5 +45,5 @@ def regressor(robot: RobotModel, q_rad: np.ndarray, dq_rad_s: np.ndarray, ddq_ra
 
 
 def stack(y: np.ndarray) -> np.ndarray:
-    """Stack a (K, n, p) regressor into the (K·n, p) observation matrix of seed 000 eq. (5)."""
+    """Stack a (K, n, p) regressor into the (K·n, p) observation matrix of Xu et al. 2020, eq. (5)."""
     return y.reshape(-1, y.shape[-1])
