@@ -1,21 +1,21 @@
 """The excitation node: moves the arm to the start pose, then streams N periods to a joint trajectory controller.
 
 Publishes the trajectory description (robot_id_msgs/ExcitationTrajectory, transient local) on
-/robot_id/excitation_trajectory and a robot_id_msgs/PeriodMarker on /robot_id/period_marker at every period
-start. Commands go to the robot config's joint trajectory topic (the controller's ~/joint_trajectory), one
-message per period (longer periods in pieces of at most `max_chunk_s`), each overlapping the previous one by
-`overlap_s` so the controller's re-planning at arrival lands on the same curve.
+robot_id/excitation_trajectory and a robot_id_msgs/PeriodMarker on robot_id/period_marker at every period start;
+both names are relative, so a namespace holds one arm. Commands go to the robot config's joint trajectory topic
+(the controller's ~/joint_trajectory), one message per period (longer periods in pieces of at most `max_chunk_s`),
+each overlapping the previous one by `overlap_s` so the controller's re-planning at arrival lands on the same curve.
 
 Safety: the trajectory is checked against the robot config's hard limits when loaded, and every point of
 every message again before it is sent; it refuses to start if the joint states are stale or the robot did
 not reach the start pose; it holds (a single stop point, decelerating within half the acceleration limits)
 on ~/abort, when joint states stop arriving, when tracking error grows beyond `max_tracking_error_rad`, and
-on Ctrl-C. In `hardware` mode nothing moves until the parameter `confirm` is set to true.
+on Ctrl-C. In `hardware` mode nothing moves until the parameter `confirm` is set to true. After a hold, the
+node waits (at most STOP_ACK_TIMEOUT_S) for the controller to acknowledge the stop before it is destroyed.
 
-Parameters: robot (config path or installed name), trajectory_file (path, or a shipped name such as iiwa14;
-empty: design one on start-up with the design.* parameters), num_periods, mode (sim | hardware), confirm,
-state_timeout_s, max_start_error_rad, max_tracking_error_rad (0: off), start_delay_s, approach_speed_rad_s,
-approach_acceleration_rad_s2, settle_s, rate_hz (points per second), lead_s, overlap_s, max_chunk_s.
+The decisions are ExcitationStateMachine's (excitation_state.py); this node moves messages between it and ROS.
+Parameters: see parameters() (`ros2 param describe` shows their descriptions and ranges); all but `confirm` are
+read once at start-up and therefore read-only.
 """
 
 from __future__ import annotations
@@ -23,10 +23,14 @@ from __future__ import annotations
 import math
 import signal
 import sys
+from dataclasses import fields
+from typing import Any
 
 import numpy as np
 import rclpy
 from builtin_interfaces.msg import Duration, Time
+from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
+from rclpy.duration import Duration as RclpyDuration
 from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
@@ -36,19 +40,84 @@ from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from robot_id_excitation.check import check_trajectory
-from robot_id_excitation.constraints import check_samples, design_limits
+from robot_id_excitation.constraints import design_limits
+from robot_id_excitation.criteria import CRITERIA
 from robot_id_excitation.design import DesignError, DesignOptions, design_excitation
-from robot_id_excitation.fourier import FourierTrajectory
-from robot_id_excitation.quintic import evaluate_quintic, quintic_coefficients, rest_to_rest_duration
+from robot_id_excitation.excitation_state import (
+    Command,
+    ExcitationSettings,
+    ExcitationStateMachine,
+    LogLine,
+    Severity,
+    Step,
+)
+from robot_id_excitation.fourier import KINDS, FourierTrajectory
 from robot_id_excitation.trajectory_file import Trajectory, load_trajectory
 from robot_id_model.robot_config import load_robot_config
-from robot_id_model.robot_model import ModelError
+from robot_id_model.robot_model import FRICTION_TERMS, ModelError
 from robot_id_msgs.msg import ExcitationTrajectory, PeriodMarker
 
-TRAJECTORY_TOPIC = "/robot_id/excitation_trajectory"
-MARKER_TOPIC = "/robot_id/period_marker"
-STOP_ACCELERATION_FRACTION = 0.5
-"""A hold decelerates with at most this fraction of the acceleration limits."""
+TRAJECTORY_TOPIC = "robot_id/excitation_trajectory"
+MARKER_TOPIC = "robot_id/period_marker"
+MODES = ("sim", "hardware")
+STOP_ACK_TIMEOUT_S = 1.0
+"""How long the node waits for the subscribers to acknowledge a stop command before it is destroyed."""
+
+
+def _descriptor(description: str, *, floats: tuple[float, float] | None = None, ints: tuple[int, int] | None = None,
+                read_only: bool = True, constraints: str = "") -> ParameterDescriptor:
+    """A parameter descriptor with an inclusive range of floats or integers (step 1)."""
+    descriptor = ParameterDescriptor(description=description, read_only=read_only,
+                                     additional_constraints=constraints)
+    if floats is not None:
+        descriptor.floating_point_range = [FloatingPointRange(from_value=floats[0], to_value=floats[1])]
+    if ints is not None:
+        descriptor.integer_range = [IntegerRange(from_value=ints[0], to_value=ints[1], step=1)]
+    return descriptor
+
+
+def parameters() -> dict[str, tuple[object, ParameterDescriptor]]:
+    """Name: (default, descriptor) of every parameter; new descriptors on each call (rclpy fills them in)."""
+    return {
+        "robot": ("", _descriptor("robot config: a path or an installed name such as iiwa14 (required)")),
+        "trajectory_file": ("", _descriptor("trajectory file, or a shipped name such as iiwa14; empty: design one "
+                                            "on start-up with the design.* parameters")),
+        "num_periods": (5, _descriptor("periods to stream", ints=(1, 10_000))),
+        "mode": ("sim", _descriptor("sim, or hardware (nothing moves until confirm is true)",
+                                    constraints="one of " + ", ".join(MODES))),
+        "confirm": (False, _descriptor("hardware mode: set to true to let the arm move", read_only=False)),
+        "state_timeout_s": (0.2, _descriptor("joint states older than this are stale (s)", floats=(0.001, 10.0))),
+        "max_start_error_rad": (0.02, _descriptor("largest distance from the start pose before the excitation (rad)",
+                                                  floats=(0.0, math.pi))),
+        "max_tracking_error_rad": (0.3, _descriptor("hold when a joint is further from the commanded position "
+                                                    "(rad; 0: off)", floats=(0.0, math.pi))),
+        "start_delay_s": (1.0, _descriptor("wait after the first joint state before moving (s)", floats=(0.0, 60.0))),
+        "approach_speed_rad_s": (0.2, _descriptor("peak joint speed of the approach to the start pose (rad/s)",
+                                                  floats=(0.001, 10.0))),
+        "approach_acceleration_rad_s2": (0.5, _descriptor("peak joint acceleration of the approach (rad/s²)",
+                                                          floats=(0.001, 100.0))),
+        "settle_s": (0.5, _descriptor("wait after the approach and after the last period (s)", floats=(0.0, 60.0))),
+        "rate_hz": (100.0, _descriptor("points per second of a command", floats=(1.0, 1000.0))),
+        "lead_s": (0.1, _descriptor("send a command this long before its first point is due (s)", floats=(0.0, 5.0))),
+        "overlap_s": (0.5, _descriptor("each command starts this long before the previous one ends (s)",
+                                       floats=(0.0, 10.0))),
+        "max_chunk_s": (30.0, _descriptor("longest command; longer periods are sent in pieces (s)",
+                                          floats=(0.1, 3600.0))),
+        "design.kind": ("modified_fourier", _descriptor("trajectory kind of a design",
+                                                        constraints="one of " + ", ".join(KINDS))),
+        "design.harmonics": (5, _descriptor("harmonics of a design", ints=(1, 50))),
+        "design.base_frequency_hz": (0.05, _descriptor("base frequency of a design (Hz)", floats=(0.001, 10.0))),
+        "design.criterion": ("cond", _descriptor("criterion of a design", constraints="one of " + ", ".join(CRITERIA))),
+        "design.starts": (4, _descriptor("multi-start count of a design", ints=(1, 1000))),
+        "design.seed": (0, _descriptor("random seed of a design", ints=(0, 2**31 - 1))),
+        "design.time_limit_s": (300.0, _descriptor("time limit of a design (s)", floats=(1.0, 86_400.0))),
+        "design.position_margin_rad": (0.1, _descriptor("margin inside the position limits of a design (rad)",
+                                                        floats=(0.0, 1.0))),
+        "design.velocity_scale": (1.0, _descriptor("fraction of the velocity limits a design may use",
+                                                   floats=(0.01, 1.0))),
+        "design.friction": (["FV", "FC"], _descriptor("friction terms of the robot model (torque checks, design)",
+                                                      constraints="from " + ", ".join(FRICTION_TERMS))),
+    }
 
 
 def _time_msg(seconds: float) -> Time:
@@ -61,73 +130,33 @@ def _duration_msg(seconds: float) -> Duration:
     return Duration(sec=sec, nanosec=nanosec)
 
 
-def stop_point(
-    q_rad: np.ndarray, dq_rad_s: np.ndarray, acceleration_rad_s2: np.ndarray, lower_rad: np.ndarray,
-    upper_rad: np.ndarray,
-) -> tuple[np.ndarray, float]:
-    """Where and when a quintic from (q, dq, 0) to rest stops with peak deceleration ≤ STOP_ACCELERATION_FRACTION·a.
-
-    The quintic to q + dq·T/2 has peak acceleration 1.5·|dq|/T, so T = 1.5·max|dq|/a (at least 0.1 s).
-    """
-    a = STOP_ACCELERATION_FRACTION * np.asarray(acceleration_rad_s2, dtype=float)
-    duration = max(0.1, float(np.max(1.5 * np.abs(dq_rad_s) / a)))
-    return np.clip(q_rad + 0.5 * dq_rad_s * duration, lower_rad, upper_rad), duration
+def _settings(values: dict) -> ExcitationSettings:
+    """The state machine's settings from the parameters of the same names."""
+    names = [f.name for f in fields(ExcitationSettings) if f.name in values]
+    return ExcitationSettings(require_confirm=values["mode"] == "hardware", **{name: values[name] for name in names})
 
 
 class ExcitationNode(Node):
-    def __init__(self, **kwargs) -> None:
-        super().__init__("excitation", **kwargs)
-        p = self.declare_parameter
-        self.robot_param = p("robot", "").value
-        self.trajectory_file = p("trajectory_file", "").value
-        self.num_periods = int(p("num_periods", 5).value)
-        self.mode = p("mode", "sim").value
-        p("confirm", False)
-        self.state_timeout_s = float(p("state_timeout_s", 0.2).value)
-        self.max_start_error_rad = float(p("max_start_error_rad", 0.02).value)
-        self.max_tracking_error_rad = float(p("max_tracking_error_rad", 0.3).value)
-        self.start_delay_s = float(p("start_delay_s", 1.0).value)
-        self.approach_speed_rad_s = float(p("approach_speed_rad_s", 0.2).value)
-        self.approach_acceleration_rad_s2 = float(p("approach_acceleration_rad_s2", 0.5).value)
-        self.settle_s = float(p("settle_s", 0.5).value)
-        self.rate_hz = float(p("rate_hz", 100.0).value)
-        self.lead_s = float(p("lead_s", 0.1).value)
-        self.overlap_s = float(p("overlap_s", 0.5).value)
-        self.max_chunk_s = float(p("max_chunk_s", 30.0).value)
-        design = {
-            "kind": p("design.kind", "modified_fourier").value,
-            "harmonics": int(p("design.harmonics", 5).value),
-            "base_frequency_hz": float(p("design.base_frequency_hz", 0.05).value),
-            "criterion": p("design.criterion", "cond").value,
-            "starts": int(p("design.starts", 4).value),
-            "seed": int(p("design.seed", 0).value),
-            "time_limit_s": float(p("design.time_limit_s", 300.0).value),
-        }
-        design_margin = float(p("design.position_margin_rad", 0.1).value)
-        design_velocity_scale = float(p("design.velocity_scale", 1.0).value)
-        design_friction = tuple(p("design.friction", ["FV", "FC"]).value)
+    """Moves joint states, abort requests and the confirm parameter into the state machine, its steps out."""
 
-        if self.mode not in ("sim", "hardware"):
-            raise ValueError(f"mode must be 'sim' or 'hardware', got '{self.mode}'")
-        if not self.robot_param:
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__("excitation", **kwargs)
+        values = {name: self.declare_parameter(name, default, descriptor).value
+                  for name, (default, descriptor) in parameters().items()}
+        if values["mode"] not in MODES:
+            raise ValueError(f"mode must be 'sim' or 'hardware', got '{values['mode']}'")
+        if not values["robot"]:
             raise ValueError("parameter 'robot' (robot config path or name) is required")
-        self.config = load_robot_config(self.robot_param)
-        self.robot = self.config.load_model(design_friction)
-        self.hard_limits = design_limits(self.config)
-        self.trajectory = self._load_or_design(design, design_margin, design_velocity_scale)
-        report = check_trajectory(self.robot, self.hard_limits, self.trajectory)
+        self.config = load_robot_config(values["robot"])
+        self.robot = self.config.load_model(tuple(values["design.friction"]))
+        hard_limits = design_limits(self.config)
+        self.trajectory = self._load_or_design(values)
+        report = check_trajectory(self.robot, hard_limits, self.trajectory)
         if not report.feasible:
             raise ValueError("trajectory violates the robot's limits:\n" + "\n".join(report.lines()))
-        self.start_pose = self.trajectory.evaluate(np.zeros(1))[0][0]
-
-        self.state = "waiting_for_joint_states"
-        self.reason = ""
-        self.q_meas: np.ndarray | None = None
-        self.dq_meas = np.zeros(self.robot.n_joints)
-        self.last_state_s: float | None = None
-        self.first_state_s: float | None = None
-        self.motion: dict = {}
-        self._warned: set[str] = set()
+        self.machine = ExcitationStateMachine(self.trajectory, self.robot, hard_limits, _settings(values))
+        self._stop_sent = False
+        self._names_warned = False
 
         self.command_pub = self.create_publisher(JointTrajectory, self.config.joint_trajectory_topic, 10)
         latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
@@ -140,19 +169,32 @@ class ExcitationNode(Node):
         self.create_timer(0.02, self._tick)
         self.get_logger().info(
             f"{self.config.robot}: {self.trajectory.kind} trajectory, period {self.trajectory.period_s:.3g} s, "
-            f"{self.num_periods} period(s), mode {self.mode}; commands on {self.config.joint_trajectory_topic}, "
-            f"joint states from {self.config.joint_states_topic}"
+            f"{values['num_periods']} period(s), mode {values['mode']}; commands on "
+            f"{self.command_pub.topic_name}, joint states from {self.config.joint_states_topic}"
         )
 
-    # -- set-up --------------------------------------------------------------------------------------------
-    def _load_or_design(self, design: dict, margin: float, velocity_scale: float) -> Trajectory:
-        if self.trajectory_file:
-            trajectory = load_trajectory(self.trajectory_file)
+    @property
+    def state(self) -> str:
+        return self.machine.phase
+
+    @property
+    def reason(self) -> str:
+        return self.machine.reason
+
+    def _load_or_design(self, values: dict) -> Trajectory:
+        if values["trajectory_file"]:
+            trajectory = load_trajectory(values["trajectory_file"])
         else:
             self.get_logger().info("no trajectory_file: designing one (this takes minutes)")
-            limits = design_limits(self.config, margin, velocity_scale)
+            limits = design_limits(self.config, values["design.position_margin_rad"], values["design.velocity_scale"])
+            options = DesignOptions(
+                kind=values["design.kind"], harmonics=values["design.harmonics"],
+                base_frequency_hz=values["design.base_frequency_hz"], criterion=values["design.criterion"],
+                starts=values["design.starts"], seed=values["design.seed"],
+                time_limit_s=values["design.time_limit_s"],
+            )
             try:
-                result = design_excitation(self.robot, limits, DesignOptions(**design), self.config.robot,
+                result = design_excitation(self.robot, limits, options, self.config.robot,
                                            progress=lambda line: self.get_logger().info(line))
             except DesignError as err:
                 raise ValueError(str(err)) from None
@@ -162,185 +204,66 @@ class ExcitationNode(Node):
                              f"{self.config.joint_names}")
         return trajectory
 
-    # -- helpers -------------------------------------------------------------------------------------------
     def _now_s(self) -> float:
         return self.get_clock().now().nanoseconds * 1e-9
 
-    def _states_fresh(self, now: float) -> bool:
-        return self.last_state_s is not None and now - self.last_state_s <= self.state_timeout_s
+    def hold(self, reason: str) -> None:
+        """Stop where the arm can (see ExcitationStateMachine.hold)."""
+        self._publish(self.machine.hold(self._now_s(), reason))
 
-    def _refuse(self, reason: str) -> None:
-        self.state, self.reason = "refused", reason
-        self.get_logger().error(f"refusing to move: {reason}")
+    def destroy_node(self) -> None:
+        """After a hold, wait (bounded) until the subscribers acknowledged the stop, then destroy the node."""
+        timeout = RclpyDuration(seconds=STOP_ACK_TIMEOUT_S)
+        if self._stop_sent and not self.command_pub.wait_for_all_acked(timeout):
+            self.get_logger().warning(f"the stop command was not acknowledged within {STOP_ACK_TIMEOUT_S} s")
+        super().destroy_node()
 
-    def _checked_message(self, stamp_s: float, t_rel: np.ndarray, q: np.ndarray, dq: np.ndarray,
-                         ddq: np.ndarray) -> JointTrajectory | None:
-        """A JointTrajectory of the points, or None (after logging why) if any point breaks a hard limit."""
-        report = check_samples(self.robot, self.hard_limits, t_rel, q, dq, ddq)
-        if not report.feasible:
-            self.get_logger().error("not sending a trajectory that breaks a limit: " + report.violations[0].describe())
-            return None
+    # -- from the state machine to ROS ---------------------------------------------------------------------
+    def _publish(self, step: Step) -> None:
+        for line in step.log:
+            self._log(line)
+        if step.excitation_start_s is not None:
+            self._publish_description(step.excitation_start_s)
+        for command in step.commands:
+            self.command_pub.publish(self._trajectory_msg(command))
+        if step.stop is not None:
+            self.command_pub.publish(self._trajectory_msg(step.stop))
+            self._stop_sent = True
+        for marker in step.markers:
+            msg = PeriodMarker(period_index=marker.index, num_periods=self.machine.settings.num_periods,
+                               period_s=float(self.trajectory.period_s))
+            msg.header.stamp = _time_msg(marker.t_s)
+            self.marker_pub.publish(msg)
+
+    def _log(self, line: LogLine) -> None:
+        # rclpy fixes the severity of each call site, hence one call per severity.
+        logger = self.get_logger()
+        if line.severity is Severity.ERROR:
+            logger.error(line.text)
+        elif line.severity is Severity.WARNING:
+            logger.warning(line.text)
+        else:
+            logger.info(line.text)
+
+    def _trajectory_msg(self, command: Command) -> JointTrajectory:
         msg = JointTrajectory(joint_names=list(self.config.joint_names))
-        msg.header.stamp = _time_msg(stamp_s)
+        if command.stamp_s is not None:
+            msg.header.stamp = _time_msg(command.stamp_s)
         msg.points = [
-            JointTrajectoryPoint(positions=q[k].tolist(), velocities=dq[k].tolist(), accelerations=ddq[k].tolist(),
-                                 time_from_start=_duration_msg(float(t_rel[k])))
-            for k in range(len(t_rel))
+            JointTrajectoryPoint(positions=q.tolist(), velocities=dq.tolist(), accelerations=ddq.tolist(),
+                                 time_from_start=_duration_msg(float(t)))
+            for t, q, dq, ddq in zip(command.t_rel_s, command.q_rad, command.dq_rad_s, command.ddq_rad_s2,
+                                     strict=True)
         ]
         return msg
 
-    def _commanded(self, now: float) -> tuple[np.ndarray, np.ndarray] | None:
-        """Commanded position and velocity now, if a motion is under way."""
-        if self.state == "approaching":
-            m = self.motion
-            tau = np.clip(np.array([now - m["start_s"]]), 0.0, m["duration_s"])
-            q, dq, _ = evaluate_quintic(m["coefficients"], tau)
-            return q[0], dq[0]
-        if self.state == "exciting":
-            q, dq, _ = self.trajectory.evaluate(np.array([max(0.0, now - self.motion["t0_s"])]))
-            return q[0], dq[0]
-        return None
-
-    def hold(self, reason: str) -> None:
-        """Stop where the arm can: a single point ahead of the measured (or, if stale, commanded) state."""
-        now = self._now_s()
-        commanded = self._commanded(now)
-        if self._states_fresh(now) or commanded is None:
-            q, dq = self.q_meas, self.dq_meas
-        else:
-            q, dq = commanded
-        self.state, self.reason = "holding", reason
-        if q is None:
-            self.get_logger().error(f"hold ({reason}): no joint state known, nothing sent")
-            return
-        target, duration = stop_point(q, dq, self.hard_limits.acceleration_rad_s2,
-                                      self.hard_limits.position_lower_rad, self.hard_limits.position_upper_rad)
-        msg = JointTrajectory(joint_names=list(self.config.joint_names))
-        msg.points = [JointTrajectoryPoint(positions=target.tolist(), velocities=[0.0] * len(target),
-                                           accelerations=[0.0] * len(target),
-                                           time_from_start=_duration_msg(duration))]
-        self.command_pub.publish(msg)
-        self.get_logger().warning(f"holding: {reason}")
-
-    # -- callbacks -----------------------------------------------------------------------------------------
-    def _on_joint_state(self, msg: JointState) -> None:
-        index = {name: i for i, name in enumerate(msg.name)}
-        missing = [j for j in self.config.joint_names if j not in index]
-        if missing:
-            if "names" not in self._warned:
-                self._warned.add("names")
-                self.get_logger().warning(f"joint states without {missing}; ignored")
-            return
-        idx = [index[j] for j in self.config.joint_names]
-        self.q_meas = np.array([msg.position[i] for i in idx])
-        if len(msg.velocity) == len(msg.name):
-            self.dq_meas = np.array([msg.velocity[i] for i in idx])
-        self.last_state_s = self._now_s()
-        if self.first_state_s is None:
-            self.first_state_s = self.last_state_s
-
-    def _on_abort(self, _request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
-        moving = self.state in ("approaching", "exciting")
-        if moving:
-            self.hold("abort requested")
-        elif self.state not in ("holding", "done"):
-            self.state, self.reason = "aborted", "abort requested before motion"
-        response.success = True
-        response.message = f"state {self.state}: {self.reason}" if moving else f"not moving (state {self.state})"
-        return response
-
-    def _tick(self) -> None:
-        now = self._now_s()
-        if self.state in ("approaching", "exciting"):
-            if not self._states_fresh(now):
-                self.hold(f"joint states stopped arriving (none for {now - self.last_state_s:.2f} s)")
-                return
-            commanded = self._commanded(now)
-            error = np.abs(commanded[0] - self.q_meas).max()
-            if self.max_tracking_error_rad > 0 and error > self.max_tracking_error_rad:
-                self.hold(f"tracking error {error:.3f} rad exceeds {self.max_tracking_error_rad} rad")
-                return
-        handler = {
-            "waiting_for_joint_states": self._tick_waiting,
-            "approaching": self._tick_approaching,
-            "exciting": self._tick_exciting,
-        }.get(self.state)
-        if handler is not None:
-            handler(now)
-
-    def _tick_waiting(self, now: float) -> None:
-        if self.first_state_s is None or now - self.first_state_s < self.start_delay_s:
-            return
-        if self.mode == "hardware" and not self.get_parameter("confirm").value:
-            if "confirm" not in self._warned:
-                self._warned.add("confirm")
-                self.get_logger().warning("hardware mode: set the parameter confirm:=true to start moving")
-            return
-        if not self._states_fresh(now):
-            self._refuse(f"joint states are stale (last {now - self.last_state_s:.2f} s ago, "
-                         f"timeout {self.state_timeout_s} s)")
-            return
-        lim = self.hard_limits
-        outside = (self.q_meas < lim.position_lower_rad) | (self.q_meas > lim.position_upper_rad)
-        if outside.any():
-            self._refuse(f"joints {[self.config.joint_names[i] for i in np.flatnonzero(outside)]} are outside "
-                         "their position limits")
-            return
-        self._start_approach(now)
-
-    def _start_approach(self, now: float) -> None:
-        distance = self.start_pose - self.q_meas
-        if np.abs(distance).max() <= self.max_start_error_rad:
-            self._start_excitation(now)
-            return
-        n = self.robot.n_joints
-        duration = rest_to_rest_duration(distance, np.full(n, self.approach_speed_rad_s),
-                                         np.full(n, self.approach_acceleration_rad_s2))
-        zeros = np.zeros(n)
-        coefficients = quintic_coefficients(duration, (self.q_meas, zeros, zeros), (self.start_pose, zeros, zeros))
-        t_rel = np.linspace(0.0, duration, max(2, int(np.ceil(duration * self.rate_hz)) + 1))
-        start = now + self.lead_s
-        msg = self._checked_message(start, t_rel, *evaluate_quintic(coefficients, t_rel))
-        if msg is None:
-            self._refuse("the approach to the start pose breaks a limit")
-            return
-        self.motion = {"start_s": start, "duration_s": duration, "coefficients": coefficients}
-        self.state = "approaching"
-        self.command_pub.publish(msg)
-        self.get_logger().info(f"moving to the start pose in {duration:.1f} s "
-                               f"(largest distance {np.abs(distance).max():.3f} rad)")
-
-    def _tick_approaching(self, now: float) -> None:
-        if now < self.motion["start_s"] + self.motion["duration_s"] + self.settle_s:
-            return
-        error = np.abs(self.q_meas - self.start_pose)
-        if error.max() > self.max_start_error_rad:
-            j = int(np.argmax(error))
-            self.hold("did not reach the start pose")
-            self._refuse(f"robot is {error[j]:.3f} rad from the start pose on {self.config.joint_names[j]} "
-                         f"(allowed {self.max_start_error_rad} rad)")
-            return
-        self._start_excitation(now)
-
-    def _start_excitation(self, now: float) -> None:
-        period = self.trajectory.period_s
-        pieces = max(1, math.ceil(period / self.max_chunk_s))
-        t0 = now + self.lead_s + self.overlap_s
-        chunks = [(k, k * period + j * period / pieces, period / pieces)
-                  for k in range(self.num_periods) for j in range(pieces)]
-        self.motion = {"t0_s": t0, "chunks": chunks, "next_chunk": 0, "next_marker": 0}
-        self.state = "exciting"
-        self._publish_description(t0)
-        self.get_logger().info(f"excitation: {self.num_periods} period(s) of {period:.3g} s from t = {t0:.3f}")
-        self._tick_exciting(now)
-
-    def _publish_description(self, t0: float) -> None:
+    def _publish_description(self, t0_s: float) -> None:
         traj = self.trajectory
         msg = ExcitationTrajectory(robot=self.config.robot, kind=traj.kind, joint_names=list(traj.joint_names),
                                    period_s=float(traj.period_s), base_frequency_hz=1.0 / float(traj.period_s),
-                                   num_periods=self.num_periods)
+                                   num_periods=self.machine.settings.num_periods)
         msg.header.stamp = self.get_clock().now().to_msg()
-        msg.start_time = _time_msg(t0)
+        msg.start_time = _time_msg(t0_s)
         msg.offsets_rad = traj.rest_pose_rad.tolist()
         if isinstance(traj, FourierTrajectory):
             msg.base_frequency_hz = float(traj.base_frequency_hz)
@@ -349,30 +272,27 @@ class ExcitationNode(Node):
             msg.coefficients_b = traj.coefficients_b.ravel().tolist()
         self.description_pub.publish(msg)
 
-    def _tick_exciting(self, now: float) -> None:
-        m = self.motion
-        t0, period = m["t0_s"], self.trajectory.period_s
-        while m["next_chunk"] < len(m["chunks"]):
-            _, start, length = m["chunks"][m["next_chunk"]]
-            overlap = min(self.overlap_s, start)
-            if now < t0 + start - overlap - self.lead_s:
-                break
-            t_rel = np.linspace(0.0, length + overlap, max(2, int(np.ceil((length + overlap) * self.rate_hz)) + 1))
-            states = self.trajectory.evaluate(start - overlap + t_rel)
-            msg = self._checked_message(t0 + start - overlap, t_rel, *states)
-            if msg is None:
-                self.hold("a commanded point breaks a limit")
-                return
-            self.command_pub.publish(msg)
-            m["next_chunk"] += 1
-        while m["next_marker"] < self.num_periods and now >= t0 + m["next_marker"] * period:
-            marker = PeriodMarker(period_index=m["next_marker"], num_periods=self.num_periods, period_s=float(period))
-            marker.header.stamp = _time_msg(t0 + m["next_marker"] * period)
-            self.marker_pub.publish(marker)
-            m["next_marker"] += 1
-        if now >= t0 + self.num_periods * period + self.settle_s:
-            self.state, self.reason = "done", f"{self.num_periods} period(s) commanded"
-            self.get_logger().info("excitation finished")
+    # -- from ROS to the state machine ---------------------------------------------------------------------
+    def _on_joint_state(self, msg: JointState) -> None:
+        index = {name: i for i, name in enumerate(msg.name)}
+        missing = [j for j in self.config.joint_names if j not in index]
+        if missing:
+            if not self._names_warned:
+                self._names_warned = True
+                self.get_logger().warning(f"joint states without {missing}; ignored")
+            return
+        idx = [index[j] for j in self.config.joint_names]
+        dq_rad_s = np.array([msg.velocity[i] for i in idx]) if len(msg.velocity) == len(msg.name) else None
+        self.machine.on_joint_state(self._now_s(), np.array([msg.position[i] for i in idx]), dq_rad_s)
+
+    def _on_abort(self, _request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
+        step, response.message = self.machine.abort(self._now_s())
+        self._publish(step)
+        response.success = True
+        return response
+
+    def _tick(self) -> None:
+        self._publish(self.machine.step(self._now_s(), confirmed=self.get_parameter("confirm").value))
 
 
 def _interrupt(_signum: int, _frame: object) -> None:
@@ -389,7 +309,7 @@ def main(args: list[str] | None = None) -> None:
         node = ExcitationNode()
         rclpy.spin(node)
     except (KeyboardInterrupt, ExternalShutdownException):
-        if node is not None and node.state in ("approaching", "exciting") and rclpy.ok():
+        if node is not None and node.machine.moving and rclpy.ok():
             node.hold("shutting down")
     except (ModelError, ValueError, FileNotFoundError) as err:
         print(f"excitation_node: error: {err}", file=sys.stderr)
