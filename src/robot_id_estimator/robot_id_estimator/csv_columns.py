@@ -10,15 +10,13 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from robot_id_estimator.recording import DataError
+
 TIME = "t"
 SIGNALS = ("q", "dq", "ddq", "tau")
 """Per-joint signals in their CSV column prefixes; q, dq, ddq are smooth motion, tau is noisy torque."""
 
 COLUMN_MAP_EXAMPLE = "t=t_s,q=q{i}_rad,dq=dq{i}_rad_s,tau=tau{i}_Nm"
-
-
-class DataError(ValueError):
-    """Messy data that cannot be repaired; the message says what and where."""
 
 
 def parse_column_map(text: str) -> dict[str, str]:

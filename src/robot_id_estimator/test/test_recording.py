@@ -10,18 +10,10 @@ import numpy as np
 import pytest
 from rosbags.rosbag2 import Writer
 
+from robot_id_estimator.bag_reading import EXCITATION, JOINT_STATE, PERIOD_MARKER, robot_id_typestore
+from robot_id_estimator.cleaning import clean
 from robot_id_estimator.csv_columns import parse_column_map
-from robot_id_estimator.recording import (
-    EXCITATION,
-    JOINT_STATE,
-    PERIOD_MARKER,
-    UNMODELLED_MOTION,
-    DataError,
-    Recording,
-    clean,
-    load_recording,
-    robot_id_typestore,
-)
+from robot_id_estimator.recording import UNMODELLED_MOTION, DataError, Recording, load_recording
 
 JOINTS = ("j1", "j2", "j3")
 
@@ -426,6 +418,18 @@ def test_bag_without_torques_or_joint_states_is_refused(tmp_path):
     with pytest.raises(DataError, match=r"no sensor_msgs/msg/JointState topic in the bag; it holds "
                                         r"\[\('/excitation/period', 'robot_id_msgs/msg/PeriodMarker'\)\]"):
         load_recording(tmp_path / "other")
+
+
+def test_message_definitions_come_from_the_installed_share_directory_only(tmp_path, monkeypatch):
+    """Without an installed robot_id_msgs (the source tree is never read), the recorder's messages are ignored."""
+    assert EXCITATION in robot_id_typestore().fielddefs
+    _write_bag(tmp_path / "bag")
+    monkeypatch.setenv("AMENT_PREFIX_PATH", str(tmp_path))
+    assert EXCITATION not in robot_id_typestore().fielddefs
+    rec = load_recording(tmp_path / "bag")
+    assert rec.period_s is None and len(rec.t_s) == 830
+    assert rec.repairs[0] == (f"ignored {[EXCITATION, PERIOD_MARKER]}: robot_id_msgs' message definitions were "
+                              "not found")
 
 
 def test_recording_is_frozen():
