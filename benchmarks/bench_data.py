@@ -11,9 +11,10 @@ from robot_id_estimator.recording import Recording, load_recording
 from robot_id_estimator.results import RobotSetup
 from robot_id_estimator.simulation import periodic_recording
 from robot_id_model import load_robot_config
+from robot_id_model.robot_config import config_directory
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-CONFIGS = ROOT / "src" / "robot_id_bringup" / "config"
+CONFIGS = config_directory()
 PANDA_LOG = ROOT.parent / "shared" / "datasets" / "panda_gaz2019" / "panda_traj1_robot_log.csv"
 PANDA_JOINTS = tuple(f"fer_joint{i}" for i in range(1, 8))
 PANDA_COLUMNS = {"t": "t_s", "q": "q{i}_rad", "dq": "dq{i}_rad_s", "tau": "tau{i}_Nm"}

@@ -33,9 +33,9 @@ from robot_id_excitation.constraints import design_limits
 from robot_id_excitation.design import DesignOptions, design_excitation
 from robot_id_excitation.fourier import FourierTrajectory
 from robot_id_model import base_parameters, load_robot_config
+from robot_id_model.robot_config import config_directory
 
-ROOT = pathlib.Path(__file__).resolve().parents[1]
-CONFIGS = ROOT / "src" / "robot_id_bringup" / "config"
+CONFIGS = config_directory()
 GAZ_TABLE = pathlib.Path("/work/shared/datasets/panda_gaz2019/params/gaz2019_excitation_fourier_tableII.csv")
 VELOCITY_SCALE = 0.5
 CRITERIA = ("cond", "d_optimality", "hadamard", "embedded")

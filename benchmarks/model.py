@@ -4,7 +4,6 @@ Run: `make bench` or `source env.sh && python benchmarks/model.py`. Ends with on
 """
 
 import json
-import pathlib
 import time
 
 import numpy as np
@@ -12,8 +11,9 @@ import pinocchio as pin
 
 from robot_id_model import base_parameters, load_robot_config, nominal_parameters, regressor
 from robot_id_model.base_parameters import random_states
+from robot_id_model.robot_config import config_directory
 
-CONFIGS = pathlib.Path(__file__).resolve().parents[1] / "src" / "robot_id_bringup" / "config"
+CONFIGS = config_directory()
 
 
 def measure(name: str) -> dict:

@@ -11,8 +11,6 @@ setup(
     data_files=[
         ('share/ament_index/resource_index/packages', [f'resource/{PACKAGE}']),
         (f'share/{PACKAGE}', ['package.xml']),
-        (f'share/{PACKAGE}/urdf', glob('urdf/*.urdf')),
-        (f'share/{PACKAGE}/config', glob('config/*.yaml')),
         (f'share/{PACKAGE}/launch', glob('launch/*.launch.py')),
     ],
     install_requires=['setuptools'],
@@ -20,7 +18,7 @@ setup(
     zip_safe=True,
     maintainer='robot_id developers',
     maintainer_email='robot_id@example.com',
-    description='Launch files, robot descriptions and configs of the robot_id suite.',
+    description='Launch files and the offline demo of the robot_id suite.',
     license='Apache-2.0',
     entry_points={'console_scripts': ['offline_demo = robot_id_bringup.offline_demo:main']},
 )

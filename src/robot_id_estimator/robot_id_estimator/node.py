@@ -32,6 +32,7 @@ from robot_id_estimator.report import write_identification_report
 from robot_id_estimator.results import Identification, RobotSetup, write_identification
 from robot_id_estimator.settings import EstimatorConfig, load_estimator_config
 from robot_id_estimator.urdf_export import write_identified_model
+from robot_id_model.physical import inertia_six
 from robot_id_model.robot_config import load_robot_config
 from robot_id_model.robot_model import load_robot_model
 from robot_id_msgs.msg import IdentificationResult, JointFriction, LinkInertial, RecordingStatus
@@ -76,10 +77,9 @@ def result_message(result: Identification, output_dir: str) -> IdentificationRes
         msg.friction.append(joint)
     if result.physical is not None:
         for name, link in zip(result.physical.link_names, result.physical.links, strict=True):
-            i = link.inertia_com_kg_m2
             msg.physical.append(LinkInertial(
                 link_name=name, mass_kg=float(link.mass_kg), com_m=_floats(link.com_m),
-                inertia_kg_m2=_floats([i[0, 0], i[0, 1], i[0, 2], i[1, 1], i[1, 2], i[2, 2]])))
+                inertia_kg_m2=_floats(inertia_six(link.inertia_com_kg_m2))))
     msg.condition_number = float(result.metrics.condition_number)
     return msg
 

@@ -35,13 +35,15 @@ from robot_id_model.parameters import friction_columns, inertial_columns, nomina
 from robot_id_model.physical import (
     LinkInertial,
     consistency_violations,
+    inertia_six,
     link_from_standard,
-    link_standard_parameters,
     pseudo_inertia,
+    sigma_basis,
+    sigma_matrix,
 )
+from robot_id_model.physical_vector import MU_NAMES, link_pi, mu_from_pi, pi_from_mu, pi_jacobian
 from robot_id_model.robot_model import RobotModel
 
-MU_NAMES = ("m", "cx", "cy", "cz", "Ixx", "Ixy", "Ixz", "Iyy", "Iyz", "Izz")
 _DIAG = (4, 7, 9)  # Ixx, Iyy, Izz within a link's µ block
 _OFF_DIAG = (5, 6, 8)  # Ixy, Ixz, Iyz
 
@@ -167,63 +169,6 @@ def _residual_norm(problem: _Problem, pi: np.ndarray) -> float:
     return float(np.sqrt(max(pi @ problem.q @ pi - 2.0 * problem.b @ pi + problem.c, 0.0)))
 
 
-# --- µ ↔ π (Xu et al. 2020, eq. 14) -------------------------------------------------------------------------
-
-
-def pi_from_mu(robot: RobotModel, mu: np.ndarray) -> np.ndarray:
-    """Standard parameters of the physical vector µ (same layout per joint as π)."""
-    pi = mu.copy()
-    for cols in inertial_columns(robot):
-        pi[cols] = _link_pi(mu, cols)
-    return pi
-
-
-def _link_pi(mu: np.ndarray, cols: np.ndarray) -> np.ndarray:
-    """[M, MX, ..., ZZ] of the link whose µ entries are `cols` (eq. 14)."""
-    return link_standard_parameters(LinkInertial(mu[cols[0]], mu[cols[1:4]], _sym(mu[cols[4:10]])))
-
-
-def mu_from_pi(robot: RobotModel, pi: np.ndarray) -> np.ndarray:
-    """Physical vector µ of standard parameters π (masses must be non-zero)."""
-    mu = pi.copy()
-    for cols in inertial_columns(robot):
-        link = link_from_standard(pi[cols])
-        i = link.inertia_com_kg_m2
-        mu[cols] = [link.mass_kg, *link.com_m, i[0, 0], i[0, 1], i[0, 2], i[1, 1], i[1, 2], i[2, 2]]
-    return mu
-
-
-def _sym(six: np.ndarray) -> np.ndarray:
-    xx, xy, xz, yy, yz, zz = six
-    return np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]])
-
-
-def _pi_jacobian(robot: RobotModel, mu: np.ndarray) -> np.ndarray:
-    """∂π/∂µ, block diagonal per link (eq. 14 differentiated); friction terms map identically."""
-    jac = np.eye(len(mu))
-    for cols in inertial_columns(robot):
-        m, (cx, cy, cz) = mu[cols[0]], mu[cols[1:4]]
-        block = np.zeros((10, 10))
-        block[0, 0] = 1.0
-        block[1:4, 0] = [cx, cy, cz]
-        block[1:4, 1:4] = m * np.eye(3)
-        # rows XX, XY, XZ, YY, YZ, ZZ: I_C term + m·S(c), S(c) = cᵀc E − c cᵀ
-        s = [cy**2 + cz**2, -cx * cy, -cx * cz, cx**2 + cz**2, -cy * cz, cx**2 + cy**2]
-        ds_dc = [
-            [0.0, 2 * cy, 2 * cz],
-            [-cy, -cx, 0.0],
-            [-cz, 0.0, -cx],
-            [2 * cx, 0.0, 2 * cz],
-            [0.0, -cz, -cy],
-            [2 * cx, 2 * cy, 0.0],
-        ]
-        block[4:10, 0] = s
-        block[4:10, 1:4] = m * np.array(ds_dc)
-        block[4:10, 4:10] = np.eye(6)
-        jac[np.ix_(cols, cols)] = block
-    return jac
-
-
 # --- constraints --------------------------------------------------------------------------------------
 
 
@@ -288,18 +233,7 @@ def _box(robot: RobotModel, bounds: PhysicalBounds) -> tuple[np.ndarray, np.ndar
     return lower, upper
 
 
-def _sigma(six: np.ndarray) -> np.ndarray:
-    """Σ = ½tr(I)E − I of an inertia (xx, xy, xz, yy, yz, zz); Σ ≻ 0 ⟺ strict triangle inequalities."""
-    inertia = _sym(six)
-    return 0.5 * np.trace(inertia) * np.eye(3) - inertia
-
-
-def _sigma_basis() -> np.ndarray:
-    """∂Σ/∂(Ixx, Ixy, Ixz, Iyy, Iyz, Izz), shape (6, 3, 3): Σ is linear in the inertia entries."""
-    return np.array([_sigma(e) for e in np.eye(6)])
-
-
-_SIGMA_BASIS = _sigma_basis()
+_SIGMA_BASIS = sigma_basis()
 
 
 def _smallest_eigen(sigma: np.ndarray) -> tuple[float, np.ndarray]:
@@ -317,19 +251,19 @@ def _consistency(robot: RobotModel, bounds: PhysicalBounds, mu: np.ndarray, scal
     boundary where real data push the solution (a cubic determinant made its subproblems incompatible).
     """
     return np.array(
-        [_smallest_eigen(_own_sigma(bounds, mu, j, cols))[0] / scale[j]
+        [_smallest_eigen(_ownsigma_matrix(bounds, mu, j, cols))[0] / scale[j]
          for j, cols in enumerate(inertial_columns(robot))]
     )
 
 
-def _own_sigma(bounds: PhysicalBounds, mu: np.ndarray, j: int, cols: np.ndarray) -> np.ndarray:
+def _ownsigma_matrix(bounds: PhysicalBounds, mu: np.ndarray, j: int, cols: np.ndarray) -> np.ndarray:
     fixed = bounds.fixed_inertials[j] if j < len(bounds.fixed_inertials) else None
     if fixed is None:
-        return _sigma(mu[cols[4:10]])
+        return sigma_matrix(mu[cols[4:10]])
     # own part about its CoM from π_i − π_fixed
-    own = link_from_standard(_link_pi(mu, cols) - fixed)
+    own = link_from_standard(link_pi(mu, cols) - fixed)
     i = own.inertia_com_kg_m2
-    return _sigma(np.array([i[0, 0], i[0, 1], i[0, 2], i[1, 1], i[1, 2], i[2, 2]]))
+    return sigma_matrix(inertia_six(i))
 
 
 def _consistency_jacobian(robot: RobotModel, bounds: PhysicalBounds, mu: np.ndarray, scale: np.ndarray) -> np.ndarray:
@@ -338,7 +272,7 @@ def _consistency_jacobian(robot: RobotModel, bounds: PhysicalBounds, mu: np.ndar
     for j, cols in enumerate(inertial_columns(robot)):
         fixed = bounds.fixed_inertials[j] if j < len(bounds.fixed_inertials) else None
         if fixed is None:
-            _, grad = _smallest_eigen(_sigma(mu[cols[4:10]]))
+            _, grad = _smallest_eigen(sigma_matrix(mu[cols[4:10]]))
             jac[j, cols[4:10]] = np.einsum("ab,kab->k", grad, _SIGMA_BASIS) / scale[j]
             continue
         for col in cols:
@@ -346,8 +280,8 @@ def _consistency_jacobian(robot: RobotModel, bounds: PhysicalBounds, mu: np.ndar
             up, down = mu.copy(), mu.copy()
             up[col] += step
             down[col] -= step
-            diff = (_smallest_eigen(_own_sigma(bounds, up, j, cols))[0]
-                    - _smallest_eigen(_own_sigma(bounds, down, j, cols))[0])
+            diff = (_smallest_eigen(_ownsigma_matrix(bounds, up, j, cols))[0]
+                    - _smallest_eigen(_ownsigma_matrix(bounds, down, j, cols))[0])
             jac[j, col] = diff / (2 * step) / scale[j]
     return jac
 
@@ -410,7 +344,7 @@ def _local_solve(args: tuple) -> tuple[np.ndarray, float, bool]:
         pi = pi_from_mu(robot, mu)
         grad_pi = 2.0 * (problem.q @ pi - problem.b) / c_norm + 2.0 * d_weights * (pi - pi0)
         value = (pi @ problem.q @ pi - 2.0 * problem.b @ pi + problem.c) / c_norm + d_weights @ (pi - pi0) ** 2
-        return value, span * (_pi_jacobian(robot, mu).T @ grad_pi)
+        return value, span * (pi_jacobian(robot, mu).T @ grad_pi)
 
     constraints = [
         {"type": "ineq", "fun": lambda x: h - g @ (lower + span * x), "jac": lambda x: -g * span},
@@ -442,7 +376,7 @@ def _random_start(robot: RobotModel, bounds: PhysicalBounds, rng: np.random.Gene
         c = rng.uniform(abs(a - b) + 0.01 * d, a + b - 0.01 * d)
         rot = np.linalg.qr(rng.normal(size=(3, 3)))[0] if j % 2 else np.eye(3)
         i = rot @ np.diag([a, b, c]) @ rot.T
-        mu[cols[4:10]] = [i[0, 0], i[0, 1], i[0, 2], i[1, 1], i[1, 2], i[2, 2]]
+        mu[cols[4:10]] = inertia_six(i)
     return mu
 
 

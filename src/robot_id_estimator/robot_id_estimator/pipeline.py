@@ -33,12 +33,12 @@ from robot_id_estimator.recording import DataError, Recording
 from robot_id_estimator.results import Friction, Identification, Metrics, ParameterSet, Physical, RobotSetup, Traces
 from robot_id_estimator.set_checks import SetCheck, check_sets
 from robot_id_estimator.settings import EstimatorConfig, PhysicalConfig
-from robot_id_estimator.urdf_export import lumped_known_parts
 from robot_id_estimator.validation import predict_torque, rms_error
 from robot_id_model.base_parameters import BaseParameters, base_parameters
 from robot_id_model.parameters import nominal_parameters, parameter_names
 from robot_id_model.regressor import regressor
 from robot_id_model.robot_model import RobotModel
+from robot_id_model.urdf_inertials import lumped_known_parts
 
 
 def _sanitised_motion(data: ProcessedData, static: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

@@ -23,8 +23,9 @@ from dataclasses import dataclass, replace
 import numpy as np
 import scipy.signal
 
+from robot_id_estimator.cleaning import resample
 from robot_id_estimator.period_check import check_periods, detect_period, wrap_jump
-from robot_id_estimator.recording import DataError, Recording, resample
+from robot_id_estimator.recording import DataError, Recording
 
 DRIFT_TOL_SAMPLES = 0.01
 """Largest accumulated misalignment over all periods, in samples, tolerated before resampling so that a

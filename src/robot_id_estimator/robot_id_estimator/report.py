@@ -18,6 +18,7 @@ from robot_id_estimator.results import Identification, Physical, Traces
 from robot_id_estimator.set_checks import RULE
 from robot_id_estimator.urdf_export import model_friction
 from robot_id_estimator.validation_results import Validation
+from robot_id_model.physical import inertia_six
 
 MAX_PLOT_POINTS = 20_000
 """Longer traces are thinned to about this many points per line (every k-th sample)."""
@@ -231,8 +232,7 @@ def write_identification_report(result: Identification, out_dir: str | pathlib.P
             "",
             *_table(["link", "mass [kg]", "CoM [m]", "Ixx Ixy Ixz Iyy Iyz Izz about the CoM [kg m²]"],
                     [[name, _fmt(link.mass_kg), " ".join(_fmt(c) for c in link.com_m),
-                      " ".join(_fmt(link.inertia_com_kg_m2[a, b]) for a, b in
-                               ((0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2)))]
+                      " ".join(_fmt(x) for x in inertia_six(link.inertia_com_kg_m2))]
                      for name, link in zip(p.link_names, p.links, strict=True)]),
             "",
         ]

@@ -4,52 +4,18 @@ from __future__ import annotations
 
 import pathlib
 import re
-import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 
 import numpy as np
-import pinocchio as pin
 import yaml
 
 from robot_id_estimator.friction import STRIBECK_NAMES
 from robot_id_estimator.output_files import write_text
 from robot_id_estimator.results import Identification
-from robot_id_model.parameters import inertial_columns, nominal_parameters
-from robot_id_model.physical import LinkInertial, link_from_standard, link_standard_parameters
+from robot_id_model.parameters import inertial_columns
+from robot_id_model.physical import LinkInertial, inertia_six, link_from_standard
 from robot_id_model.robot_model import RobotModel
-
-
-def read_link_inertial(urdf_text: str, link_name: str) -> LinkInertial | None:
-    """The <inertial> of one URDF link expressed in the link frame (origin rpy applied), or None."""
-    for link in ET.fromstring(urdf_text).iter("link"):
-        if link.get("name") != link_name:
-            continue
-        inertial = link.find("inertial")
-        if inertial is None:
-            return None
-        origin = inertial.find("origin")
-        xyz = np.array([float(v) for v in (origin.get("xyz", "0 0 0") if origin is not None else "0 0 0").split()])
-        rpy = [float(v) for v in (origin.get("rpy", "0 0 0") if origin is not None else "0 0 0").split()]
-        i = inertial.find("inertia")
-        names = ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")
-        xx, xy, xz, yy, yz, zz = (float(i.get(name, 0.0)) for name in names)
-        rotation = pin.rpy.rpyToMatrix(*rpy)
-        inertia = rotation @ np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]]) @ rotation.T
-        return LinkInertial(float(inertial.find("mass").get("value")), xyz, inertia)
-    raise ValueError(f"URDF has no link named '{link_name}'")
-
-
-def lumped_known_parts(robot: RobotModel, urdf_text: str) -> tuple[np.ndarray | None, ...]:
-    """Per arm joint, the standard parameters (10,) of the links pinocchio lumped onto it (fixed children
-    such as a gripper), as given by the URDF; None where the arm link carries nothing else."""
-    pi0 = nominal_parameters(robot)
-    parts = []
-    for name, cols in zip(robot.link_names, inertial_columns(robot), strict=True):
-        own = read_link_inertial(urdf_text, name)
-        own_pi = link_standard_parameters(own) if own is not None else np.zeros(10)
-        rest = pi0[cols] - own_pi
-        parts.append(rest if np.abs(rest).max() > 1e-12 else None)
-    return tuple(parts)
+from robot_id_model.urdf_inertials import lumped_known_parts
 
 
 def _num(x: float) -> str:
@@ -58,12 +24,13 @@ def _num(x: float) -> str:
 
 
 def _inertial_xml(link: LinkInertial, indent: str) -> str:
-    c, i = [_num(v) for v in link.com_m], [[_num(v) for v in row] for row in link.inertia_com_kg_m2]
+    c = [_num(v) for v in link.com_m]
+    xx, xy, xz, yy, yz, zz = (_num(v) for v in inertia_six(link.inertia_com_kg_m2))
     return (
         f"<inertial>\n{indent}  <origin xyz=\"{c[0]} {c[1]} {c[2]}\" rpy=\"0 0 0\"/>\n"
         f"{indent}  <mass value=\"{_num(link.mass_kg)}\"/>\n"
-        f"{indent}  <inertia ixx=\"{i[0][0]}\" ixy=\"{i[0][1]}\" ixz=\"{i[0][2]}\" "
-        f"iyy=\"{i[1][1]}\" iyz=\"{i[1][2]}\" izz=\"{i[2][2]}\"/>\n{indent}</inertial>"
+        f"{indent}  <inertia ixx=\"{xx}\" ixy=\"{xy}\" ixz=\"{xz}\" "
+        f"iyy=\"{yy}\" iyz=\"{yz}\" izz=\"{zz}\"/>\n{indent}</inertial>"
     )
 
 

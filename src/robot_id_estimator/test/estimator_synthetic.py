@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import pathlib
-
 import numpy as np
 
 from robot_id_estimator.friction import stribeck_torque
@@ -12,9 +10,10 @@ from robot_id_estimator.results import RobotSetup
 from robot_id_estimator.simulation import periodic_recording
 from robot_id_model import load_robot_config, nominal_parameters, regressor
 from robot_id_model.parameters import friction_columns
+from robot_id_model.robot_config import config_directory
 from robot_id_model.robot_model import RobotModel
 
-CONFIG_DIR = pathlib.Path(__file__).resolve().parents[2] / "robot_id_bringup" / "config"
+CONFIG_DIR = config_directory()
 IIWA14 = CONFIG_DIR / "iiwa14.yaml"
 
 FRICTION_TRUE = {"FV": 0.4, "FC": 0.6, "FO": -0.15, "IA": 0.05}

@@ -13,8 +13,8 @@ from rclpy.qos import DurabilityPolicy, QoSProfile
 from rosbags.rosbag2 import Writer
 from std_msgs.msg import String
 
+from robot_id_estimator.bag_reading import EXCITATION, JOINT_STATE, robot_id_typestore
 from robot_id_estimator.node import RESULT_TOPIC, SERVICE, STATUS_TOPIC, URDF_TOPIC, EstimatorNode
-from robot_id_estimator.recording import EXCITATION, JOINT_STATE, robot_id_typestore
 from robot_id_msgs.msg import IdentificationResult, RecordingStatus
 from robot_id_msgs.srv import IdentifyBag
 

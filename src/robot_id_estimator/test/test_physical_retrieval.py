@@ -1,17 +1,13 @@
 """Physical parameter retrieval (Xu et al. 2020, eqs. 12–18) on simulated data with known ground truth."""
 
-import pathlib
 
 import numpy as np
 import pytest
 
 from robot_id_estimator.physical_retrieval import (
     PhysicalBounds,
-    _pi_jacobian,
     constraint_violations,
     default_bounds,
-    mu_from_pi,
-    pi_from_mu,
     retrieve_lmi,
     retrieve_multistart,
 )
@@ -19,8 +15,10 @@ from robot_id_model import base_parameters, load_robot_config, nominal_parameter
 from robot_id_model.base_parameters import random_states
 from robot_id_model.parameters import friction_columns, inertial_columns
 from robot_id_model.physical import pseudo_inertia
+from robot_id_model.physical_vector import mu_from_pi, pi_from_mu, pi_jacobian
+from robot_id_model.robot_config import config_directory
 
-CONFIGS = pathlib.Path(__file__).resolve().parents[2] / "robot_id_bringup" / "config"
+CONFIGS = config_directory()
 
 
 def _fourier_trajectory(robot, seed: int, duration_s: float = 10.0, rate_hz: float = 50.0):
@@ -68,7 +66,7 @@ def test_mu_and_pi_round_trip_and_the_jacobian_is_exact():
     pi = _true_parameters(robot)
     mu = mu_from_pi(robot, pi)
     np.testing.assert_allclose(pi_from_mu(robot, mu), pi, rtol=0, atol=1e-14)
-    jac = _pi_jacobian(robot, mu)
+    jac = pi_jacobian(robot, mu)
     numeric = np.empty_like(jac)
     for k in range(len(mu)):
         step = np.zeros_like(mu)

@@ -1,6 +1,5 @@
 """The identified URDF: only inertials change, and pinocchio reads back exactly what was identified."""
 
-import pathlib
 import re
 
 import numpy as np
@@ -8,12 +7,14 @@ import pinocchio as pin
 import pytest
 
 from robot_id_estimator.physical_retrieval import default_bounds, retrieve_lmi
-from robot_id_estimator.urdf_export import identified_urdf, lumped_known_parts, read_link_inertial
+from robot_id_estimator.urdf_export import identified_urdf
 from robot_id_model import base_parameters, load_robot_model, nominal_parameters, regressor, stack
 from robot_id_model.base_parameters import random_states
 from robot_id_model.parameters import inertial_columns
+from robot_id_model.robot_config import description_directory
+from robot_id_model.urdf_inertials import lumped_known_parts, read_link_inertial
 
-URDFS = pathlib.Path(__file__).resolve().parents[2] / "robot_id_bringup" / "urdf"
+URDFS = description_directory() / "urdf"
 
 
 def _without_inertials(text: str) -> str:

@@ -1,16 +1,15 @@
 """Keep every node these tests start on this machine and in a domain of its own; shared test fixtures."""
 
 import os
-import pathlib
 
 import pytest
 
-from robot_id_model.robot_config import load_robot_config
+from robot_id_model.robot_config import config_directory, load_robot_config
 
 os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
 os.environ["ROS_DOMAIN_ID"] = str(1 + os.getpid() % 100)
 
-CONFIG_DIR = pathlib.Path(__file__).resolve().parents[2] / "robot_id_bringup" / "config"
+CONFIG_DIR = config_directory()
 
 
 @pytest.fixture(scope="session")

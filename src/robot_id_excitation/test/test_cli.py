@@ -1,7 +1,6 @@
 """python -m robot_id_excitation design | check | sweep, run in-process."""
 
 import json
-import pathlib
 
 import numpy as np
 import yaml
@@ -9,8 +8,9 @@ import yaml
 from robot_id_excitation.__main__ import main
 from robot_id_excitation.fourier import FourierTrajectory
 from robot_id_excitation.trajectory_file import load_trajectory, save_trajectory
+from robot_id_model.robot_config import config_directory
 
-CONFIG_DIR = pathlib.Path(__file__).resolve().parents[2] / "robot_id_bringup" / "config"
+CONFIG_DIR = config_directory()
 PANDA = str(CONFIG_DIR / "panda.yaml")
 POSE = [0.0, -0.3, 0.0, -2.0, 0.0, 1.8, 0.0]
 

@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-import pathlib
 import time
 
 import numpy as np
 import pytest
 import rclpy
+from rclpy.exceptions import InvalidParameterValueException
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
@@ -20,11 +20,12 @@ from robot_id_excitation.constraints import design_limits
 from robot_id_excitation.fourier import FourierTrajectory
 from robot_id_excitation.node import MARKER_TOPIC, TRAJECTORY_TOPIC, ExcitationNode
 from robot_id_excitation.trajectory_file import save_trajectory
+from robot_id_model.robot_config import config_directory
 from robot_id_msgs.msg import ExcitationTrajectory, PeriodMarker
 
 START_POSE = np.array([0.3, 0.5, -0.2, -1.0, 0.4, 0.8, 0.1])
 PERIOD_S = 1.5
-CONFIG_DIR = pathlib.Path(__file__).resolve().parents[2] / "robot_id_bringup" / "config"
+CONFIG_DIR = config_directory()
 
 
 def random_coefficients(n: int, harmonics: int, scale: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
@@ -160,7 +161,7 @@ def test_streams_periods_within_limits_and_holds_on_abort(ros_context, trajector
 def test_refuses_when_joint_states_are_stale(ros_context, trajectory_file, iiwa14_config):
     node, arm, executor = _start(ros_context, trajectory_file, iiwa14_config, START_POSE, start_delay_s=0.6)
     try:
-        _spin(executor, 5.0, until=lambda: node.first_state_s is not None)
+        _spin(executor, 5.0, until=lambda: node.machine.first_state_s is not None)
         arm.publishing = False
         _spin(executor, 1.5, until=lambda: node.state == "refused")
         assert node.state == "refused" and "stale" in node.reason
@@ -211,3 +212,23 @@ def test_hardware_mode_moves_only_after_confirmation(ros_context, trajectory_fil
         assert node.state == "exciting" and arm.received
     finally:
         _stop(node, arm, executor)
+
+
+def test_two_arms_in_two_namespaces_and_described_parameters(ros_context, trajectory_file):
+    params = [Parameter("robot", value=str(CONFIG_DIR / "iiwa14.yaml")),
+              Parameter("trajectory_file", value=str(trajectory_file))]
+    nodes = [ExcitationNode(context=ros_context, namespace=ns, parameter_overrides=params) for ns in ("left", "right")]
+    try:
+        for ns, node in zip(("left", "right"), nodes, strict=True):
+            assert node.description_pub.topic_name == f"/{ns}/robot_id/excitation_trajectory"
+            assert node.marker_pub.topic_name == f"/{ns}/robot_id/period_marker"
+        left = nodes[0]
+        for name, value in (("robot", "panda"), ("mode", "hardware"), ("trajectory_file", "")):
+            assert not left.set_parameters([Parameter(name, value=value)])[0].successful, name
+        assert left.set_parameters([Parameter("confirm", value=True)])[0].successful
+    finally:
+        for node in nodes:
+            node.destroy_node()
+    for name, value in (("num_periods", 0), ("rate_hz", 0.5), ("max_tracking_error_rad", -0.1)):
+        with pytest.raises(InvalidParameterValueException, match=name):
+            ExcitationNode(context=ros_context, parameter_overrides=[*params, Parameter(name, value=value)])

@@ -9,10 +9,10 @@ import yaml
 from robot_id_excitation.check import check_trajectory
 from robot_id_excitation.constraints import design_limits
 from robot_id_excitation.trajectory_file import load_trajectory
-from robot_id_model.robot_config import load_robot_config
+from robot_id_model.robot_config import config_directory, load_robot_config
 
 PACKAGE = pathlib.Path(__file__).resolve().parents[1]
-CONFIG_DIR = PACKAGE.parent / "robot_id_bringup" / "config"
+CONFIG_DIR = config_directory()
 SHIPPED = sorted((PACKAGE / "trajectories").glob("*.yaml"))
 
 

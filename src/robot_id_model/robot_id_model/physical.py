@@ -1,4 +1,5 @@
-"""Physical link parameters (Xu et al. 2020, eq. 12) ↔ standard parameters (eq. 14), and consistency checks."""
+"""Physical link parameters (Xu et al. 2020, eq. 12) ↔ standard parameters (eq. 14), inertia packing, the
+pseudo-inertia and consistency checks."""
 
 from __future__ import annotations
 
@@ -23,6 +24,33 @@ class LinkInertial:
     inertia_com_kg_m2: np.ndarray
 
 
+_UPPER = ((0, 0), (0, 1), (0, 2), (1, 1), (1, 2), (2, 2))
+
+
+def inertia_six(inertia: np.ndarray) -> np.ndarray:
+    """(xx, xy, xz, yy, yz, zz) of a symmetric 3×3 inertia."""
+    inertia = np.asarray(inertia, dtype=float)
+    return np.array([inertia[a, b] for a, b in _UPPER])
+
+
+def inertia_matrix(six: np.ndarray) -> np.ndarray:
+    """The symmetric 3×3 inertia of (xx, xy, xz, yy, yz, zz)."""
+    xx, xy, xz, yy, yz, zz = six
+    return np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]])
+
+
+def sigma_matrix(six: np.ndarray) -> np.ndarray:
+    """Σ = ½tr(I)E − I of an inertia (xx, xy, xz, yy, yz, zz); Σ ≻ 0 ⟺ strict triangle inequalities, and with a
+    positive mass ⟺ a positive-definite pseudo-inertia (Wensing et al. 2017)."""
+    inertia = inertia_matrix(six)
+    return 0.5 * np.trace(inertia) * np.eye(3) - inertia
+
+
+def sigma_basis() -> np.ndarray:
+    """∂Σ/∂(Ixx, Ixy, Ixz, Iyy, Iyz, Izz), shape (6, 3, 3): Σ is linear in the inertia entries."""
+    return np.array([sigma_matrix(e) for e in np.eye(6)])
+
+
 def _skew_sq(c: np.ndarray) -> np.ndarray:
     """cᵀc·E − c·cᵀ, the parallel-axis term of Xu et al. 2020, eq. (14) per unit mass."""
     return float(c @ c) * np.eye(3) - np.outer(c, c)
@@ -32,17 +60,16 @@ def link_standard_parameters(link: LinkInertial) -> np.ndarray:
     """[M, MX, MY, MZ, XX, XY, XZ, YY, YZ, ZZ] of one link (Xu et al. 2020, eq. 14, parallel-axis theorem)."""
     c = np.asarray(link.com_m, dtype=float)
     inertia_origin = np.asarray(link.inertia_com_kg_m2, dtype=float) + link.mass_kg * _skew_sq(c)
-    i = inertia_origin
-    return np.array([link.mass_kg, *(link.mass_kg * c), i[0, 0], i[0, 1], i[0, 2], i[1, 1], i[1, 2], i[2, 2]])
+    return np.array([link.mass_kg, *(link.mass_kg * c), *inertia_six(inertia_origin)])
 
 
 def link_from_standard(pi_link: np.ndarray) -> LinkInertial:
     """Inverse of link_standard_parameters; the mass must be non-zero."""
-    m, mx, my, mz, xx, xy, xz, yy, yz, zz = pi_link
+    m = pi_link[0]
     if m == 0.0:
         raise ValueError("a link with zero mass has no centre of mass")
-    c = np.array([mx, my, mz]) / m
-    inertia_origin = np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]])
+    c = np.asarray(pi_link[1:4], dtype=float) / m
+    inertia_origin = inertia_matrix(pi_link[4:10])
     return LinkInertial(float(m), c, inertia_origin - m * _skew_sq(c))
 
 
@@ -62,12 +89,10 @@ def physical_from_vector(robot: RobotModel, pi: np.ndarray) -> tuple[list[LinkIn
 
 def pseudo_inertia(pi_link: np.ndarray) -> np.ndarray:
     """4×4 pseudo-inertia J = [[½tr(I)E − I, h], [hᵀ, m]] (Wensing et al. 2017), I about the link origin."""
-    m, mx, my, mz, xx, xy, xz, yy, yz, zz = pi_link
-    inertia = np.array([[xx, xy, xz], [xy, yy, yz], [xz, yz, zz]])
     j = np.zeros((4, 4))
-    j[:3, :3] = 0.5 * np.trace(inertia) * np.eye(3) - inertia
-    j[:3, 3] = j[3, :3] = [mx, my, mz]
-    j[3, 3] = m
+    j[:3, :3] = sigma_matrix(pi_link[4:10])
+    j[:3, 3] = j[3, :3] = pi_link[1:4]
+    j[3, 3] = pi_link[0]
     return j
 
 

@@ -1,4 +1,4 @@
-"""One typed configuration per robot (robot_id_bringup/config/<robot>.yaml)."""
+"""One typed configuration per robot (robot_id_description/config/<robot>.yaml)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import yaml
 
 from robot_id_model.robot_model import DEFAULT_FRICTION, ModelError, RobotModel, load_robot_model
 
-CONFIG_PACKAGE = "robot_id_bringup"
+DESCRIPTION_PACKAGE = "robot_id_description"
 
 
 @dataclass(frozen=True)
@@ -42,16 +42,22 @@ class RobotConfig:
         return load_robot_model(self.urdf_path, self.joint_names, self.gravity_m_s2, friction)
 
 
-def config_directory() -> pathlib.Path:
-    """Where the shipped robot configs are installed (share/robot_id_bringup/config)."""
+def description_directory() -> pathlib.Path:
+    """The installed robot description package (share/robot_id_description: urdf/, config/)."""
     try:
         from ament_index_python.packages import PackageNotFoundError, get_package_share_directory
     except ImportError as err:
         raise ModelError("robot names need a built workspace (ament_index_python); pass a config path") from err
     try:
-        return pathlib.Path(get_package_share_directory(CONFIG_PACKAGE)) / "config"
+        return pathlib.Path(get_package_share_directory(DESCRIPTION_PACKAGE))
     except PackageNotFoundError as err:
-        raise ModelError(f"{CONFIG_PACKAGE} is not installed; source the workspace or pass a path") from err
+        raise ModelError(f"{DESCRIPTION_PACKAGE} is not installed; source the workspace or pass a path") from err
+
+
+def config_directory() -> pathlib.Path:
+    """Where the shipped robot configs are installed (share/robot_id_description/config); each config's
+    `urdf` is relative to its file, so the shipped ones name URDFs in share/robot_id_description/urdf."""
+    return description_directory() / "config"
 
 
 def load_robot_config(name_or_path: str | pathlib.Path) -> RobotConfig:

@@ -1,6 +1,5 @@
-"""The shipped robots: dynamics, base parameters, physical consistency and configs."""
+"""The installed robots: dynamics, base parameters, physical consistency and configs."""
 
-import pathlib
 import xml.etree.ElementTree as ET
 
 import numpy as np
@@ -18,12 +17,12 @@ from robot_id_model import (
 )
 from robot_id_model.base_parameters import random_states
 
-CONFIGS = pathlib.Path(__file__).resolve().parents[1] / "config"
 ROBOTS = ("iiwa7", "iiwa14", "panda", "panda_hand")
 
 
 def _config(name):
-    return load_robot_config(CONFIGS / f"{name}.yaml")
+    """The config installed in share/robot_id_description, found by name as every user finds it."""
+    return load_robot_config(name)
 
 
 @pytest.mark.parametrize("name", ROBOTS)

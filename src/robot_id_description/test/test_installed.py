@@ -1,0 +1,29 @@
+"""The installed package holds the source tree's descriptions and configs, and robot names resolve into it."""
+
+import pathlib
+
+import pytest
+from ament_index_python.packages import get_package_share_directory
+
+from robot_id_model import load_robot_config
+from robot_id_model.robot_config import config_directory
+
+SOURCE = pathlib.Path(__file__).resolve().parents[1]
+SHARE = pathlib.Path(get_package_share_directory("robot_id_description"))
+
+
+@pytest.mark.parametrize("pattern", ["urdf/*.urdf", "config/*.yaml"])
+def test_share_holds_every_source_file_unchanged(pattern):
+    source = {p.relative_to(SOURCE): p.read_bytes() for p in SOURCE.glob(pattern)}
+    installed = {p.relative_to(SHARE): p.read_bytes() for p in SHARE.glob(pattern)}
+    assert source, f"no {pattern} in the source tree"
+    assert installed == source
+
+
+def test_robot_names_resolve_in_the_installed_package():
+    assert config_directory() == SHARE / "config"
+    for path in sorted(SHARE.glob("config/*.yaml")):
+        config = load_robot_config(path.stem)
+        assert config.robot == path.stem
+        assert config.urdf_path == (SHARE / "urdf" / f"{path.stem}.urdf").resolve()
+        assert config.urdf_path.is_file()

@@ -1,0 +1,45 @@
+"""Link inertials as a URDF states them: one link's <inertial> in its link frame, and the known parts (fixed
+children such as a gripper) that the model lumps onto an arm link."""
+
+from __future__ import annotations
+
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import pinocchio as pin
+
+from robot_id_model.parameters import inertial_columns, nominal_parameters
+from robot_id_model.physical import LinkInertial, inertia_matrix, link_standard_parameters
+from robot_id_model.robot_model import RobotModel
+
+
+def read_link_inertial(urdf_text: str, link_name: str) -> LinkInertial | None:
+    """The <inertial> of one URDF link expressed in the link frame (origin rpy applied), or None."""
+    for link in ET.fromstring(urdf_text).iter("link"):
+        if link.get("name") != link_name:
+            continue
+        inertial = link.find("inertial")
+        if inertial is None:
+            return None
+        origin = inertial.find("origin")
+        xyz = np.array([float(v) for v in (origin.get("xyz", "0 0 0") if origin is not None else "0 0 0").split()])
+        rpy = [float(v) for v in (origin.get("rpy", "0 0 0") if origin is not None else "0 0 0").split()]
+        i = inertial.find("inertia")
+        names = ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")
+        rotation = pin.rpy.rpyToMatrix(*rpy)
+        inertia = rotation @ inertia_matrix([float(i.get(name, 0.0)) for name in names]) @ rotation.T
+        return LinkInertial(float(inertial.find("mass").get("value")), xyz, inertia)
+    raise ValueError(f"URDF has no link named '{link_name}'")
+
+
+def lumped_known_parts(robot: RobotModel, urdf_text: str) -> tuple[np.ndarray | None, ...]:
+    """Per arm joint, the standard parameters (10,) of the links pinocchio lumped onto it (fixed children
+    such as a gripper), as given by the URDF; None where the arm link carries nothing else."""
+    pi0 = nominal_parameters(robot)
+    parts = []
+    for name, cols in zip(robot.link_names, inertial_columns(robot), strict=True):
+        own = read_link_inertial(urdf_text, name)
+        own_pi = link_standard_parameters(own) if own is not None else np.zeros(10)
+        rest = pi0[cols] - own_pi
+        parts.append(rest if np.abs(rest).max() > 1e-12 else None)
+    return tuple(parts)
