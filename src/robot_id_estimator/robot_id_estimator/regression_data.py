@@ -1,0 +1,89 @@
+"""The processing stage: from recordings to the regression the estimation solves.
+
+Every recording is checked (input_checks), processed (processing: period check and averaging, derivatives,
+torque low-pass), and its base regressor is built and filtered exactly like the torque it explains: the robot's
+own first-order torque filter, then the processing's zero-phase Butterworth ("parallel filtering",
+model_side.torque_side). The torque to explain is the processed torque minus the Stribeck friction of sweeps
+when there are any. Nothing later in the pipeline filters again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from robot_id_estimator.input_checks import check_enough_data, check_recording
+from robot_id_estimator.model_side import Progress, say, stribeck_model_torque, torque_side
+from robot_id_estimator.processing import ProcessedData, process
+from robot_id_estimator.recording import Recording
+from robot_id_estimator.results import RobotSetup
+from robot_id_estimator.settings import EstimatorConfig
+from robot_id_model.base_parameters import BaseParameters
+from robot_id_model.regressor import regressor
+from robot_id_model.robot_model import RobotModel
+
+
+@dataclass(frozen=True)
+class RegressionData:
+    """Per recording, the processed samples, the filtered base regressor (K, n, b) and the torque to explain
+    (K, n); and all of them stacked."""
+
+    sources: tuple[str, ...]
+    processed: tuple[ProcessedData, ...]
+    yb_parts: tuple[np.ndarray, ...]
+    tau_parts: tuple[np.ndarray, ...]
+    yb: np.ndarray
+    tau_nm: np.ndarray
+    """Processed torque minus the sweeps' Stribeck friction, stacked."""
+    measured_nm: np.ndarray
+    """Processed torque, stacked."""
+    notes: tuple[str, ...]
+    warnings: tuple[str, ...]
+
+
+def regression_data(
+    recordings: Sequence[Recording],
+    setup: RobotSetup,
+    robot: RobotModel,
+    base: BaseParameters,
+    config: EstimatorConfig,
+    stribeck: np.ndarray | None = None,
+    progress: Progress = None,
+    allow_outside_limits: bool = False,
+) -> RegressionData:
+    """Check and process every recording, then build its base regressor filtered like its torque."""
+    processed, notes = [], []
+    for i, rec in enumerate(recordings, 1):
+        check_recording(rec, robot, allow_outside_limits)
+        say(progress, f"processing {i}/{len(recordings)}: {rec.source} ({len(rec.t_s)} samples)")
+        data = process(rec, config.processing)
+        processed.append(data)
+        notes += [f"{rec.source}: {note}" for note in data.notes]
+    check_enough_data(processed, config.processing.torque_cutoff_hz, base.n_base)
+
+    time_constant_s = setup.torque_filter_time_constant_s
+    yb_parts, tau_parts = [], []
+    for i, data in enumerate(processed, 1):
+        say(progress, f"regressor {i}/{len(processed)}: {len(data.t_s)} samples × {robot.n_joints} joints")
+        yb = regressor(robot, data.q_rad, data.dq_rad_s, data.ddq_rad_s2)[..., base.independent]
+        yb_parts.append(torque_side(yb, data, config.processing, time_constant_s))
+        friction = stribeck_model_torque(stribeck, data.dq_rad_s)
+        tau_parts.append(data.tau_nm - torque_side(friction, data, config.processing, time_constant_s))
+    robot_filter = (f"the robot's first-order filter ({time_constant_s:g} s) and " if time_constant_s > 0.0
+                    else "")
+    notes.append(f"regressor columns filtered like the torque: {robot_filter}the zero-phase Butterworth at "
+                 f"{config.processing.torque_cutoff_hz:g} Hz")
+    return RegressionData(
+        sources=tuple(rec.source for rec in recordings),
+        processed=tuple(processed),
+        yb_parts=tuple(yb_parts),
+        tau_parts=tuple(tau_parts),
+        yb=np.concatenate(yb_parts),
+        tau_nm=np.concatenate(tau_parts),
+        measured_nm=np.concatenate([d.tau_nm for d in processed]),
+        notes=tuple(notes),
+        warnings=tuple(f"{rec.source}: {w}" for rec, d in zip(recordings, processed, strict=True)
+                       for w in d.warnings),
+    )
