@@ -17,7 +17,7 @@ import numpy as np
 
 from robot_id_estimator.csv_columns import parse_column_map
 from robot_id_estimator.output_files import check_writable
-from robot_id_estimator.physical_retrieval import RetrievalError
+from robot_id_estimator.physical_problem import RetrievalError
 from robot_id_estimator.pipeline import identify
 from robot_id_estimator.recording import load_recording
 from robot_id_estimator.report import write_identification_report, write_validation_report

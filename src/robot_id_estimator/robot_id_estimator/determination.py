@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from robot_id_estimator.physical_retrieval import PhysicalBounds
+from robot_id_estimator.physical_problem import PhysicalBounds
 from robot_id_model.parameters import friction_columns
 from robot_id_model.robot_model import RobotModel
 

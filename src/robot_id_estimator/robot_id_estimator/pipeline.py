@@ -23,7 +23,9 @@ from robot_id_estimator.friction_sweeps import extrapolation_notes, friction_swe
 from robot_id_estimator.input_checks import check_torque_against_urdf
 from robot_id_estimator.model_side import Progress, concatenated_times, nominal_base_values, say
 from robot_id_estimator.motion_summary import motion_summary
-from robot_id_estimator.physical_retrieval import RetrievalError, default_bounds, retrieve_lmi, retrieve_multistart
+from robot_id_estimator.physical_lmi import retrieve_lmi
+from robot_id_estimator.physical_problem import RetrievalError, default_bounds
+from robot_id_estimator.physical_retrieval import retrieve_multistart
 from robot_id_estimator.recording import DataError, Recording
 from robot_id_estimator.regression_data import RegressionData, regression_data
 from robot_id_estimator.results import Friction, Identification, Metrics, ParameterSet, Physical, RobotSetup, Traces

@@ -4,11 +4,12 @@ import dataclasses
 
 import numpy as np
 import pytest
-from estimator_synthetic import fourier_motion, iiwa14_setup, simulated_recording, true_parameters
+from estimator_synthetic import iiwa14_setup, simulated_recording
 
-from robot_id_estimator.physical_retrieval import default_bounds
+from robot_id_estimator.physical_problem import default_bounds
 from robot_id_estimator.pipeline import identify
 from robot_id_estimator.settings import EstimatorConfig, PhysicalConfig
+from robot_id_estimator.synthetic import random_trajectory, urdf_with_friction
 from robot_id_estimator.validation_run import validate
 from robot_id_model import regressor
 from robot_id_model.parameters import inertial_columns
@@ -19,7 +20,7 @@ from robot_id_model.physical import consistency_violations, pseudo_inertia
 def arm():
     setup = iiwa14_setup()
     robot = setup.model(("FV", "FC", "FO"))
-    pi = true_parameters(robot)
+    pi = urdf_with_friction(robot)
     data = simulated_recording(robot, setup, pi, 4, tau_noise_nm=0.0, q_noise_rad=0.0)
     return setup, robot, pi, data
 
@@ -27,7 +28,7 @@ def arm():
 def _validation_error(robot, pi_true, result) -> np.ndarray:
     """Per-joint torque RMS error of the physical parameters on a different trajectory, over its torque RMS."""
     t = np.arange(0.0, 10.0, 0.005)
-    y = regressor(robot, *fourier_motion(robot, 10.0, 5, t, seed=7))
+    y = regressor(robot, *random_trajectory(robot, 10.0, 5, seed=7).evaluate(t))
     tau = y @ pi_true
     error = y @ result.physical.standard_values - tau
     return np.sqrt(np.mean(error**2, axis=0)) / np.sqrt(np.mean(tau**2, axis=0))

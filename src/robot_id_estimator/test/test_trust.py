@@ -7,18 +7,18 @@ import json
 import numpy as np
 import pytest
 import yaml
-from estimator_synthetic import IIWA14, fourier_motion, iiwa14_setup, simulated_recording, true_parameters
+from estimator_synthetic import IIWA14, iiwa14_setup, simulated_recording
 
 import robot_id_estimator.pipeline as pipeline
 import robot_id_estimator.report as report
 from robot_id_estimator.__main__ import main
-from robot_id_estimator.physical_retrieval import RetrievalError
+from robot_id_estimator.physical_problem import RetrievalError
 from robot_id_estimator.pipeline import identify
 from robot_id_estimator.recording import save_csv
 from robot_id_estimator.report import write_identification_report
 from robot_id_estimator.set_checks import check_sets
 from robot_id_estimator.settings import EstimatorConfig, PhysicalConfig
-from robot_id_estimator.simulation import periodic_recording
+from robot_id_estimator.synthetic import periodic_recording, random_trajectory, urdf_with_friction
 from robot_id_estimator.urdf_export import write_identified_model
 from robot_id_model.parameters import friction_columns
 
@@ -28,7 +28,7 @@ PERIOD_S, RATE_HZ = 10.0, 200.0
 def _last_joint_scaled(robot, setup, pi, amplitude: float, n_periods: int = 4):
     """Joint 7 moves `amplitude` × its usual motion (0: not at all)."""
     t = np.arange(round(PERIOD_S * RATE_HZ)) / RATE_HZ
-    q, dq, ddq = fourier_motion(robot, PERIOD_S, 5, t, seed=0)
+    q, dq, ddq = random_trajectory(robot, PERIOD_S, 5, seed=0).evaluate(t)
     centre = 0.5 * sum(robot.position_limits_rad)[6]
     q[:, 6] = centre + amplitude * (q[:, 6] - centre)
     dq[:, 6] *= amplitude
@@ -40,7 +40,7 @@ def _last_joint_scaled(robot, setup, pi, amplitude: float, n_periods: int = 4):
 def _identified(amplitude: float, config: EstimatorConfig):
     setup = iiwa14_setup()
     robot = setup.model(("FV", "FC", "FO"))
-    pi = true_parameters(robot)
+    pi = urdf_with_friction(robot)
     pi[friction_columns(robot)[6]] = 0.0  # a joint without friction, as the Panda's joint 1 (FV1 = 0.0013)
     return identify([_last_joint_scaled(robot, setup, pi, amplitude)], setup, config)
 
@@ -117,7 +117,7 @@ def csv_run(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("trust")
     setup = iiwa14_setup()
     robot = setup.model(("FV", "FC", "FO"))
-    rec = simulated_recording(robot, setup, true_parameters(robot), 3, tau_noise_nm=0.05)
+    rec = simulated_recording(robot, setup, urdf_with_friction(robot), 3, tau_noise_nm=0.05)
     return tmp, rec, save_csv(rec, tmp / "ident.csv")
 
 
