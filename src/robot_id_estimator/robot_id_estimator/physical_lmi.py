@@ -48,24 +48,8 @@ def retrieve_lmi(
     constraints = []
     divergence = 0
     for j, cols in enumerate(inertial_columns(robot)):
-        j_link = _pseudo_inertia_expr(pi, cols)
-        fixed = bounds.fixed_inertials[j] if j < len(bounds.fixed_inertials) else None
-        own = j_link - pseudo_inertia(fixed) if fixed is not None else j_link
-        constraints.append(own >> epsilon * np.eye(4))
-        m, h = pi[cols[0]], pi[cols[1:4]]
-        constraints += [
-            m >= bounds.mass_lower_kg[j],
-            m <= bounds.mass_upper_kg[j],
-            h >= m * bounds.com_lower_m[j],
-            h <= m * bounds.com_upper_m[j],
-            # eq. (16) on the inertia about the CoM, through I_C,ii ≤ I_O,ii (sufficient, linear in π)
-            pi[cols[[4, 7, 9]]] <= bounds.inertia_diag_upper_kg_m2[j],
-        ]
-        if regularizer == "entropic":
-            j0_inv = np.linalg.inv(_positive_definite(pseudo_inertia(pi0[cols])))
-            divergence += -cp.log_det(j_link) + cp.trace(j0_inv @ j_link)  # Bregman divergence up to a constant
-        else:
-            divergence += cp.sum_squares(pi[cols] - pi0[cols]) / max(float(np.sum(pi0[cols] ** 2)), 1e-12)
+        constraints += _link_constraints(pi, cols, j, bounds, epsilon)
+        divergence += _divergence(pi, cols, pi0[cols], regularizer)
     masses = pi[inertial_columns(robot)[:, 0]]
     constraints += [cp.sum(masses) >= bounds.total_mass_kg[0], cp.sum(masses) <= bounds.total_mass_kg[1]]
     friction = pi[friction_columns(robot).ravel()]
@@ -90,6 +74,34 @@ def retrieve_lmi(
     return retrieval_result(
         robot, f"lmi-{regularizer}", value, residual_norm(problem, value), problem, violations, t0, 1, tuple(notes)
     )
+
+
+def _link_constraints(pi: cp.Variable, cols: np.ndarray, j: int, bounds: PhysicalBounds,
+                      epsilon: float) -> list[cp.Constraint]:
+    """Link j's own pseudo-inertia ⪰ ε·I (what it carries known, e.g. a gripper, taken off), its mass and CoM
+    bounds, and eq. (16) on the inertia about the CoM through I_C,ii ≤ I_O,ii (sufficient, linear in π)."""
+    j_link = _pseudo_inertia_expr(pi, cols)
+    fixed = bounds.fixed_inertials[j] if j < len(bounds.fixed_inertials) else None
+    own = j_link - pseudo_inertia(fixed) if fixed is not None else j_link
+    m, h = pi[cols[0]], pi[cols[1:4]]
+    return [
+        own >> epsilon * np.eye(4),
+        m >= bounds.mass_lower_kg[j],
+        m <= bounds.mass_upper_kg[j],
+        h >= m * bounds.com_lower_m[j],
+        h <= m * bounds.com_upper_m[j],
+        pi[cols[[4, 7, 9]]] <= bounds.inertia_diag_upper_kg_m2[j],
+    ]
+
+
+def _divergence(pi: cp.Variable, cols: np.ndarray, pi0_link: np.ndarray, regularizer: str) -> cp.Expression:
+    """One link's distance to its nominal parameters: the log-det Bregman divergence of the pseudo-inertias (up
+    to a constant; entropic) or the relative squared distance (euclidean)."""
+    if regularizer == "entropic":
+        j0_inv = np.linalg.inv(_positive_definite(pseudo_inertia(pi0_link)))
+        j_link = _pseudo_inertia_expr(pi, cols)
+        return -cp.log_det(j_link) + cp.trace(j0_inv @ j_link)
+    return cp.sum_squares(pi[cols] - pi0_link) / max(float(np.sum(pi0_link**2)), 1e-12)
 
 
 def _positive_definite(j: np.ndarray, floor: float = 1e-3) -> np.ndarray:

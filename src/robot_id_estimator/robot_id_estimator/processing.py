@@ -229,18 +229,8 @@ def _process_periodic(
         raise DataError(f"{rec.source}: a period of {period_s:g} s holds only {exact:.3g} samples at "
                         f"{1.0 / dt_s:g} Hz")
     n_periods = math.floor((k + 0.5) / exact)
-    signals, rec_dt_s = {"q": rec.q_rad, "tau": rec.tau_nm}, dt_s
-    if abs(exact - per_period) * n_periods > DRIFT_TOL_SAMPLES:
-        dt_s = period_s / per_period
-        grid = rec.t_s[0] + dt_s * np.arange(n_periods * per_period)
-        signals = {key: resample(rec.t_s, x, grid, smooth=key == "q") for key, x in signals.items()}
-        notes.append(f"resampled at {1.0 / dt_s:.6g} Hz so that a period of {period_s:.6g} s holds a whole "
-                     f"{per_period} samples")
-    used = n_periods * per_period
-    left_over_s = (rec.t_s[-1] - rec.t_s[0]) + (rec.t_s[-1] - rec.t_s[0]) / (k - 1) - n_periods * period_s
-    if left_over_s > 0.5 * dt_s:
-        notes.append(f"dropped the last {left_over_s:.4g} s after {n_periods} whole periods")
-    q, tau = (signals[key][:used] for key in ("q", "tau"))
+    rec_dt_s = dt_s
+    q, tau, dt_s = _whole_periods(rec, period_s, dt_s, n_periods, per_period, notes)
     fs_hz, first, warnings, agreement = 1.0 / dt_s, 0, (), []
     if n_periods >= 2:  # drop transient end periods; periods that disagree are not averaged
         check = check_periods(_split_periods(q, per_period), _split_periods(tau, per_period), period_s,
@@ -270,17 +260,7 @@ def _process_periodic(
                      "averaging, no noise estimate")
     notes += agreement
 
-    if config.max_harmonic_hz is not None:
-        highest, why = math.floor(config.max_harmonic_hz * period_s + 1e-9), f"up to {config.max_harmonic_hz:g} Hz"
-    elif rec.harmonics:
-        highest, why = rec.harmonics, "of the trajectory description"
-    else:
-        highest, why = math.floor(config.motion_cutoff_hz * period_s + 1e-9), f"up to {config.motion_cutoff_hz:g} Hz"
-    nyquist_bin = (per_period - 1) // 2
-    if highest > nyquist_bin:
-        highest, why = nyquist_bin, f"{why}, capped below the Nyquist frequency"
-    if highest < 1:
-        raise DataError(f"{rec.source}: no harmonic of 1/{period_s:g} s {why} to differentiate")
+    highest, why = _highest_harmonic(rec, period_s, per_period, config)
     dq, ddq = fourier_derivatives(q_mean, dt_s, np.arange(1, highest + 1))
     notes.append(f"velocities and accelerations from harmonics 1–{highest} of {1.0 / period_s:.4g} Hz ({why})")
     if rec.dq_rad_s is not None:
@@ -294,6 +274,42 @@ def _process_periodic(
     _check_decimation(rec.source, fs_hz, max(config.torque_cutoff_hz, highest / period_s), config.decimation)
     t = rec.t_s[0] + dt_s * (first * per_period + np.arange(per_period))
     return _finish(rec, t, q_mean, dq, ddq, tau_f, noise, n_periods, config.decimation, notes, warnings)
+
+
+def _whole_periods(rec: Recording, period_s: float, dt_s: float, n_periods: int, per_period: int,
+                   notes: list[str]) -> tuple[np.ndarray, np.ndarray, float]:
+    """q and tau of the whole periods, resampled when the period is not a whole number of samples (within
+    DRIFT_TOL_SAMPLES over all periods), and the sample time they then have."""
+    k = len(rec.t_s)
+    signals = {"q": rec.q_rad, "tau": rec.tau_nm}
+    if abs(period_s / dt_s - per_period) * n_periods > DRIFT_TOL_SAMPLES:
+        dt_s = period_s / per_period
+        grid = rec.t_s[0] + dt_s * np.arange(n_periods * per_period)
+        signals = {key: resample(rec.t_s, x, grid, smooth=key == "q") for key, x in signals.items()}
+        notes.append(f"resampled at {1.0 / dt_s:.6g} Hz so that a period of {period_s:.6g} s holds a whole "
+                     f"{per_period} samples")
+    left_over_s = (rec.t_s[-1] - rec.t_s[0]) + (rec.t_s[-1] - rec.t_s[0]) / (k - 1) - n_periods * period_s
+    if left_over_s > 0.5 * dt_s:
+        notes.append(f"dropped the last {left_over_s:.4g} s after {n_periods} whole periods")
+    used = n_periods * per_period
+    return signals["q"][:used], signals["tau"][:used], dt_s
+
+
+def _highest_harmonic(rec: Recording, period_s: float, per_period: int, config: ProcessingConfig) -> tuple[int, str]:
+    """The highest multiple of 1/period_s to differentiate with, and why: the configured frequency, the
+    trajectory description's harmonics, or the motion cutoff; below the Nyquist frequency."""
+    if config.max_harmonic_hz is not None:
+        highest, why = math.floor(config.max_harmonic_hz * period_s + 1e-9), f"up to {config.max_harmonic_hz:g} Hz"
+    elif rec.harmonics:
+        highest, why = rec.harmonics, "of the trajectory description"
+    else:
+        highest, why = math.floor(config.motion_cutoff_hz * period_s + 1e-9), f"up to {config.motion_cutoff_hz:g} Hz"
+    nyquist_bin = (per_period - 1) // 2
+    if highest > nyquist_bin:
+        highest, why = nyquist_bin, f"{why}, capped below the Nyquist frequency"
+    if highest < 1:
+        raise DataError(f"{rec.source}: no harmonic of 1/{period_s:g} s {why} to differentiate")
+    return highest, why
 
 
 def _process_nonperiodic(rec: Recording, dt_s: float, config: ProcessingConfig, notes: list[str]) -> ProcessedData:

@@ -171,6 +171,32 @@ def _friction_section(result: Identification) -> list[str]:
             "are those of identified.urdf and identified.yaml.", "", *_table(header, rows)]
 
 
+def _physical_section(result: Identification) -> list[str]:
+    """The retrieved physical parameters: method, residual, constraints, notes and the link table."""
+    if result.physical is None:
+        return []
+    p = result.physical
+    return [
+        "## Physical parameters", "",
+        f"- method {p.method} on the {p.target} parameters' columns, {p.wall_time_s:.3g} s; residual of eq. (15) "
+        f"{_fmt(p.residual_norm_nm)} Nm, {p.residual_increase_percent:+.3g} % over the unconstrained fit",
+        "- constraints: " + ("all met" if not p.violations else "; ".join(p.violations)),
+        *[f"- {note}" for note in p.notes],
+        "- bodies as the regressor sees them: an arm link together with the fixed links it carries (a "
+        "gripper); identified.urdf writes the arm link's own part",
+        ("- model: [identified.urdf](identified.urdf), friction and uncertainties: "
+         "[identified.yaml](identified.yaml)" if result.passed("physical") else
+         "- model: REJECTED (see Checks), written as [identified.rejected.urdf](identified.rejected.urdf) "
+         "for inspection only"),
+        "",
+        *_table(["link", "mass [kg]", "CoM [m]", "Ixx Ixy Ixz Iyy Iyz Izz about the CoM [kg m²]"],
+                [[name, _fmt(link.mass_kg), " ".join(_fmt(c) for c in link.com_m),
+                  " ".join(_fmt(x) for x in inertia_six(link.inertia_com_kg_m2))]
+                 for name, link in zip(p.link_names, p.links, strict=True)]),
+        "",
+    ]
+
+
 def _determination_section(physical: Physical) -> list[str]:
     """Per standard parameter of the physical model: its value and whether the data determined it."""
     return ["", "## What the data determine", "",
@@ -215,27 +241,7 @@ def write_identification_report(result: Identification, out_dir: str | pathlib.P
                  for j, name in enumerate(joints)]),
         "",
     ]
-    if result.physical is not None:
-        p = result.physical
-        lines += [
-            "## Physical parameters", "",
-            f"- method {p.method} on the {p.target} parameters' columns, {p.wall_time_s:.3g} s; residual of eq. (15) "
-            f"{_fmt(p.residual_norm_nm)} Nm, {p.residual_increase_percent:+.3g} % over the unconstrained fit",
-            "- constraints: " + ("all met" if not p.violations else "; ".join(p.violations)),
-            *[f"- {note}" for note in p.notes],
-            "- bodies as the regressor sees them: an arm link together with the fixed links it carries (a "
-            "gripper); identified.urdf writes the arm link's own part",
-            ("- model: [identified.urdf](identified.urdf), friction and uncertainties: "
-             "[identified.yaml](identified.yaml)" if result.passed("physical") else
-             "- model: REJECTED (see Checks), written as [identified.rejected.urdf](identified.rejected.urdf) "
-             "for inspection only"),
-            "",
-            *_table(["link", "mass [kg]", "CoM [m]", "Ixx Ixy Ixz Iyy Iyz Izz about the CoM [kg m²]"],
-                    [[name, _fmt(link.mass_kg), " ".join(_fmt(c) for c in link.com_m),
-                      " ".join(_fmt(x) for x in inertia_six(link.inertia_com_kg_m2))]
-                     for name, link in zip(p.link_names, p.links, strict=True)]),
-            "",
-        ]
+    lines += _physical_section(result)
     if result.unidentified:
         lines += ["## Parameters the data do not identify", ""]
         lines += [f"- {reason}" for reason in result.unidentified.values()] + [""]

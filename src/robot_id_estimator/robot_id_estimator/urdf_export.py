@@ -133,11 +133,20 @@ def write_identified_model(result: Identification, out_dir: str | pathlib.Path) 
         urdf_path = write_text(out / REJECTED_URDF_NAME, _after_declaration(text, comment))
         (out / URDF_NAME).unlink(missing_ok=True)
 
+    model = _model_yaml(result, urdf_path.name, friction, passed)
+    yaml_path = write_text(out / YAML_NAME, yaml.safe_dump(model, sort_keys=False, allow_unicode=True))
+    return urdf_path, yaml_path
+
+
+def _model_yaml(result: Identification, urdf_name: str, friction: dict, passed: bool) -> dict:
+    """identified.yaml: the friction model (one source with the URDF), base parameters with RSD and
+    definitions, and the retrieval's figures and check."""
+    setup, physical = result.setup, result.physical
     f = result.friction
     essential = set(result.essential.names)
-    model = {
+    return {
         "robot": setup.name,
-        "urdf": urdf_path.name,
+        "urdf": urdf_name,
         "source_urdf": setup.urdf_path,
         "joint_names": list(setup.joint_names),
         "friction": {
@@ -171,8 +180,6 @@ def write_identified_model(result: Identification, out_dir: str | pathlib.Path) 
             "check": {"passed": passed, "failures": list(result.checks["physical"].failures)},
         },
     }
-    yaml_path = write_text(out / YAML_NAME, yaml.safe_dump(model, sort_keys=False, allow_unicode=True))
-    return urdf_path, yaml_path
 
 
 def remove_stale_model(out_dir: str | pathlib.Path) -> None:

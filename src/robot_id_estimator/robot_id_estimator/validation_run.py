@@ -4,6 +4,7 @@ URDF model's beside it, momentum-observer residuals, and whether the motion is a
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -33,6 +34,7 @@ from robot_id_estimator.validation import (
 )
 from robot_id_estimator.validation_results import Validation
 from robot_id_model.regressor import regressor
+from robot_id_model.robot_model import RobotModel
 
 
 def measured_reference(rec: Recording, data: ProcessedData) -> np.ndarray:
@@ -65,37 +67,19 @@ def validate(
     sets = (*result.parameter_sets, "urdf")
     values = {s: result.parameter_values(s) for s in result.parameter_sets}
     values["urdf"] = nominal_base_values(robot, result.columns)
-    measured, filtered, times, notes, processed = [], [], [], [], []
-    predicted: dict[str, list[np.ndarray]] = {s: [] for s in sets}
-    smoothed: dict[str, list[np.ndarray]] = {s: [] for s in sets}
-    residuals: dict[str, list[np.ndarray]] = {s: [] for s in sets}
+    parts = []
     for i, rec in enumerate(recordings, 1):
         check_recording(rec, robot, allow_outside_limits)
         say(progress, f"validation {i}/{len(recordings)}: processing {rec.source}")
-        data = process(rec, config.processing)
-        notes += [f"{rec.source}: {note}" for note in data.notes]
-        say(progress, f"validation {i}/{len(recordings)}: regressors of {len(data.t_s)} samples")
-        yb = robot_filtered(
-            regressor(robot, data.q_rad, data.dq_rad_s, data.ddq_rad_s2)[..., result.columns], data,
-            setup.torque_filter_time_constant_s,
-        )
-        stribeck = stribeck_model_torque(result.friction.stribeck, data.dq_rad_s)
-        reference = measured_reference(rec, data)
-        if not allow_implausible_torque:
-            check_torque_against_urdf(rec.source, data.tau_nm, predict_torque(yb, values["urdf"]), robot.joint_names)
-        yp, yn = momentum_regressors(robot, result.columns, data.q_rad, data.dq_rad_s)
-        for s in sets:
-            friction = np.zeros_like(stribeck) if s == "urdf" else stribeck  # the URDF model has no sweeps
-            predicted[s].append(predict_torque(yb, values[s]) + robot_filtered(friction, data,
-                                                                              setup.torque_filter_time_constant_s))
-            smoothed[s].append(torque_side(predicted[s][-1], data, config.processing, 0.0))
-            momentum = robot_filtered(yp @ values[s], data, setup.torque_filter_time_constant_s)
-            model_input = robot_filtered(yn @ values[s] - friction, data, setup.torque_filter_time_constant_s)
-            residuals[s].append(momentum_observer(data.t_s, reference, momentum, model_input, config.observer_gain_1_s))
-        measured.append(reference)
-        filtered.append(data.tau_nm)
-        times.append(data.t_s)
-        processed.append(data)
+        parts.append(_predict_recording(rec, result, robot, values, config, allow_implausible_torque))
+    processed = [part.data for part in parts]
+    notes = [f"{rec.source}: {note}" for rec, d in zip(recordings, processed, strict=True) for note in d.notes]
+    measured = [part.reference for part in parts]
+    filtered = [d.tau_nm for d in processed]
+    times = [d.t_s for d in processed]
+    predicted = {s: [part.predicted[s] for part in parts] for s in sets}
+    smoothed = {s: [part.smoothed[s] for part in parts] for s in sets}
+    residuals = {s: [part.residuals[s] for part in parts] for s in sets}
     measured_all, filtered_all = np.concatenate(measured), np.concatenate(filtered)
     pred = {s: np.concatenate(predicted[s]) for s in sets}
     res = {s: np.concatenate(residuals[s]) for s in sets}
@@ -124,6 +108,42 @@ def validate(
         notes=tuple(notes),
         traces=Traces(concatenated_times(times), measured_all, pred, res),
     )
+
+
+@dataclass(frozen=True)
+class _Prediction:
+    """One recording: its processing, the measured torque reference, and per parameter set the predicted torque,
+    the same low-pass filtered, and the momentum-observer residual."""
+
+    data: ProcessedData
+    reference: np.ndarray
+    predicted: dict[str, np.ndarray]
+    smoothed: dict[str, np.ndarray]
+    residuals: dict[str, np.ndarray]
+
+
+def _predict_recording(rec: Recording, result: Identification, robot: RobotModel, values: dict[str, np.ndarray],
+                       config: EstimatorConfig, allow_implausible_torque: bool) -> _Prediction:
+    """Each parameter set's torque prediction and observer residual on one recording (the URDF model without the
+    sweeps' friction)."""
+    time_constant_s = result.setup.torque_filter_time_constant_s
+    data = process(rec, config.processing)
+    yb = robot_filtered(regressor(robot, data.q_rad, data.dq_rad_s, data.ddq_rad_s2)[..., result.columns], data,
+                        time_constant_s)
+    stribeck = stribeck_model_torque(result.friction.stribeck, data.dq_rad_s)
+    reference = measured_reference(rec, data)
+    if not allow_implausible_torque:
+        check_torque_against_urdf(rec.source, data.tau_nm, predict_torque(yb, values["urdf"]), robot.joint_names)
+    yp, yn = momentum_regressors(robot, result.columns, data.q_rad, data.dq_rad_s)
+    predicted, smoothed, residuals = {}, {}, {}
+    for s, value in values.items():
+        friction = np.zeros_like(stribeck) if s == "urdf" else stribeck
+        predicted[s] = predict_torque(yb, value) + robot_filtered(friction, data, time_constant_s)
+        smoothed[s] = torque_side(predicted[s], data, config.processing, 0.0)
+        momentum = robot_filtered(yp @ value, data, time_constant_s)
+        model_input = robot_filtered(yn @ value - friction, data, time_constant_s)
+        residuals[s] = momentum_observer(data.t_s, reference, momentum, model_input, config.observer_gain_1_s)
+    return _Prediction(data, reference, predicted, smoothed, residuals)
 
 
 def robot_mismatch(rms_nm: dict[str, np.ndarray], joint_names: Sequence[str]) -> list[str]:
