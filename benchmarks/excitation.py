@@ -30,7 +30,8 @@ import numpy as np
 
 from robot_id_excitation.check import check_trajectory, trajectory_criteria
 from robot_id_excitation.constraints import design_limits
-from robot_id_excitation.design import DesignOptions, design_excitation
+from robot_id_excitation.design import design_excitation
+from robot_id_excitation.design_problem import DesignOptions
 from robot_id_excitation.fourier import FourierTrajectory
 from robot_id_model import base_parameters, load_robot_config
 from robot_id_model.robot_config import config_directory

@@ -20,7 +20,8 @@ import numpy as np
 from robot_id_excitation.check import check_trajectory, trajectory_criteria
 from robot_id_excitation.constraints import DesignLimits, design_limits
 from robot_id_excitation.criteria import CRITERIA
-from robot_id_excitation.design import DesignError, DesignOptions, design_excitation
+from robot_id_excitation.design import DesignError, design_excitation
+from robot_id_excitation.design_problem import DesignOptions
 from robot_id_excitation.fourier import KINDS, FourierTrajectory
 from robot_id_excitation.plot import plot_trajectory
 from robot_id_excitation.sweeps import FrictionSweep

@@ -179,6 +179,31 @@ def constraint_groups(
         raise ValueError(f"limits are for joints {limits.joint_names}, the robot has {robot.joint_names}")
     flange = _frame_id(robot, limits.flange_frame)
     tau, vel, z, d = _kinematics(robot, flange, q, dq, ddq, partials)
+    groups = _joint_groups(robot, limits, q, dq, ddq, tau, d, partials)
+    zeros = np.zeros((k_samples, n)) if partials else None
+    vmax = limits.flange_speed_m_s
+    speed_sq = np.einsum("kx,kx->k", vel, vel)
+    parts = (None,) * 3
+    if partials:
+        parts = (np.einsum("kx,kxj->kj", vel, d["vel_q"]) / vmax**2,
+                 np.einsum("kx,kxj->kj", vel, d["vel_dq"]) / vmax**2, zeros)
+    groups.append(ConstraintGroup(
+        "flange_speed", limits.flange_frame, "m/s", np.sqrt(speed_sq), np.full(k_samples, vmax),
+        np.sqrt(speed_sq) - vmax, (speed_sq - vmax**2) / (2 * vmax**2), *parts,
+    ))
+    for p, point in enumerate([*robot.link_names, limits.flange_frame]):
+        below = limits.floor_z_m - z[:, p]
+        groups.append(ConstraintGroup(
+            "floor", point, "m", z[:, p], np.full(k_samples, limits.floor_z_m), below, below / FLOOR_SCALE_M,
+            *((-d["z_q"][:, p, :] / FLOOR_SCALE_M, zeros, zeros) if partials else (None,) * 3),
+        ))
+    return groups
+
+
+def _joint_groups(robot: RobotModel, limits: DesignLimits, q: np.ndarray, dq: np.ndarray, ddq: np.ndarray,
+                  tau: np.ndarray, d: dict | None, partials: bool) -> list[ConstraintGroup]:
+    """Position, velocity, acceleration and torque of every joint, normalised by their limits."""
+    k_samples, n = q.shape
     groups = []
 
     def one_joint(values: np.ndarray, i: int) -> np.ndarray:
@@ -213,22 +238,6 @@ def constraint_groups(
             groups.append(ConstraintGroup(
                 kind, name, unit, magnitude, np.full(k_samples, lim), magnitude - lim, magnitude / lim - 1.0, *parts
             ))
-    vmax = limits.flange_speed_m_s
-    speed_sq = np.einsum("kx,kx->k", vel, vel)
-    parts = (None,) * 3
-    if partials:
-        parts = (np.einsum("kx,kxj->kj", vel, d["vel_q"]) / vmax**2,
-                 np.einsum("kx,kxj->kj", vel, d["vel_dq"]) / vmax**2, zeros)
-    groups.append(ConstraintGroup(
-        "flange_speed", limits.flange_frame, "m/s", np.sqrt(speed_sq), np.full(k_samples, vmax),
-        np.sqrt(speed_sq) - vmax, (speed_sq - vmax**2) / (2 * vmax**2), *parts,
-    ))
-    for p, point in enumerate([*robot.link_names, limits.flange_frame]):
-        below = limits.floor_z_m - z[:, p]
-        groups.append(ConstraintGroup(
-            "floor", point, "m", z[:, p], np.full(k_samples, limits.floor_z_m), below, below / FLOOR_SCALE_M,
-            *((-d["z_q"][:, p, :] / FLOOR_SCALE_M, zeros, zeros) if partials else (None,) * 3),
-        ))
     return groups
 
 

@@ -42,7 +42,8 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 from robot_id_excitation.check import check_trajectory
 from robot_id_excitation.constraints import design_limits
 from robot_id_excitation.criteria import CRITERIA
-from robot_id_excitation.design import DesignError, DesignOptions, design_excitation
+from robot_id_excitation.design import DesignError, design_excitation
+from robot_id_excitation.design_problem import DesignOptions
 from robot_id_excitation.excitation_state import (
     Command,
     ExcitationSettings,
