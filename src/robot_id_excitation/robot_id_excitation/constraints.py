@@ -11,13 +11,14 @@ Each constraint group (one kind on one joint or one point) has a normalised valu
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 import pinocchio as pin
 
-from robot_id_model.robot_config import RobotConfig
+from robot_id_model.robot_config import JointLimits, RobotConfig
 from robot_id_model.robot_model import RobotModel
 
 FLOOR_SCALE_M = 1.0
@@ -28,30 +29,22 @@ REST_TOLERANCE = 1e-9
 
 
 @dataclass(frozen=True)
-class DesignLimits:
-    """The bounds a trajectory must respect; positions already shrunk by the margin."""
+class DesignLimits(JointLimits):
+    """A robot config's joint limits as a trajectory must respect them (positions already shrunk by the margin),
+    with the joints they belong to, the workspace floor and the frame whose speed is limited."""
 
     joint_names: tuple[str, ...]
-    position_lower_rad: np.ndarray
-    position_upper_rad: np.ndarray
-    velocity_rad_s: np.ndarray
-    acceleration_rad_s2: np.ndarray
-    torque_nm: np.ndarray
-    flange_speed_m_s: float
     floor_z_m: float
     flange_frame: str
 
     def as_dict(self) -> dict:
-        return {
-            "position_lower_rad": self.position_lower_rad.tolist(),
-            "position_upper_rad": self.position_upper_rad.tolist(),
-            "velocity_rad_s": self.velocity_rad_s.tolist(),
-            "acceleration_rad_s2": self.acceleration_rad_s2.tolist(),
-            "torque_nm": self.torque_nm.tolist(),
-            "flange_speed_m_s": self.flange_speed_m_s,
-            "floor_z_m": self.floor_z_m,
-            "flange_frame": self.flange_frame,
-        }
+        """The limits for a trajectory file (joint names are stored beside them)."""
+        out = {}
+        for f in dataclasses.fields(self):
+            value = getattr(self, f.name)
+            if f.name != "joint_names":
+                out[f.name] = value.tolist() if isinstance(value, np.ndarray) else value
+        return out
 
 
 def design_limits(
