@@ -1,7 +1,8 @@
 """The base regressor of a batch of joint states, and its sensitivity to those states for gradient-based design.
 
-`base_regressor` equals robot_id_model's `base.regressor(regressor(...))` (checked by the tests) but calls
-pinocchio without intermediate copies, since the design evaluates it thousands of times.
+`base_regressor` equals robot_id_model's `base.regressor(regressor(...))` (checked by the tests), built from the
+same pinocchio regressor and friction signals but filling only the base columns, since the design evaluates it
+thousands of times; its Coulomb column may be smoothed (below).
 
 `state_sensitivity` returns, for a weight G shaped like Yb, S_x[k, i] = Σ G[k] ⊙ ∂Yb[k]/∂x_i for x = q, dq,
 ddq. The inertial columns are linear in ddq and quadratic in dq, so central differences with unit steps are
@@ -20,10 +21,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import pinocchio as pin
 
 from robot_id_model.base_parameters import BaseParameters
 from robot_id_model.parameters import PIN_INDEX
+from robot_id_model.regressor import friction_signals, joint_torque_regressor
 from robot_id_model.robot_model import RobotModel
 
 Q_STEP_RAD = 1e-6
@@ -53,15 +54,6 @@ def base_columns(robot: RobotModel, base: BaseParameters) -> BaseColumns:
         else:
             friction.append((col, joint, robot.friction[k - 10]))
     return BaseColumns(np.array(inertial, dtype=int), np.array(pin_cols, dtype=int), tuple(friction))
-
-
-def _pinocchio_regressor(
-    model: pin.Model, data: pin.Data, q: np.ndarray, dq: np.ndarray, ddq: np.ndarray
-) -> np.ndarray:
-    out = np.empty((len(q), model.nv, 10 * model.nv))
-    for k in range(len(q)):
-        out[k] = pin.computeJointTorqueRegressor(model, data, q[k], dq[k], ddq[k])
-    return out
 
 
 def _coulomb_sign(dq_rad_s: np.ndarray) -> np.ndarray:
@@ -99,16 +91,10 @@ def base_regressor(
     """Yb (K, n, b) of K joint states; the Coulomb column is sign(dq) unless `coulomb_cell_s` is given."""
     _check_revolute_or_prismatic(robot)
     cols = base_columns(robot, base)
-    model = robot.model
-    y_pin = _pinocchio_regressor(model, model.createData(), q_rad, dq_rad_s, ddq_rad_s2)
+    y_pin = joint_torque_regressor(robot, q_rad, dq_rad_s, ddq_rad_s2)
     yb = np.zeros((len(q_rad), robot.n_joints, base.n_base))
     yb[:, :, cols.inertial] = y_pin[:, :, cols.pinocchio]
-    signals = {
-        "FV": dq_rad_s,
-        "FC": coulomb_signal(dq_rad_s, ddq_rad_s2, coulomb_cell_s),
-        "FO": np.ones_like(dq_rad_s),
-        "IA": ddq_rad_s2,
-    }
+    signals = friction_signals(dq_rad_s, ddq_rad_s2, coulomb_signal(dq_rad_s, ddq_rad_s2, coulomb_cell_s))
     for col, joint, term in cols.friction:
         yb[:, joint, col] = signals[term][:, joint]
     return yb
@@ -126,13 +112,12 @@ def state_sensitivity(
     """S_q, S_dq, S_ddq (each (K, n)): the derivative of Σ weight ⊙ Yb with respect to each joint state."""
     _check_revolute_or_prismatic(robot)
     cols = base_columns(robot, base)
-    model, n = robot.model, robot.n_joints
-    data = model.createData()
+    n = robot.n_joints
     g_pin = np.zeros((len(q_rad), n, 10 * n))
     g_pin[:, :, cols.pinocchio] = weight[:, :, cols.inertial]
 
     def contracted(q: np.ndarray, dq: np.ndarray, ddq: np.ndarray) -> np.ndarray:
-        return np.einsum("kij,kij->k", g_pin, _pinocchio_regressor(model, data, q, dq, ddq))
+        return np.einsum("kij,kij->k", g_pin, joint_torque_regressor(robot, q, dq, ddq))
 
     s_q, s_dq, s_ddq = (np.zeros((len(q_rad), n)) for _ in range(3))
     base_value = contracted(q_rad, dq_rad_s, ddq_rad_s2)

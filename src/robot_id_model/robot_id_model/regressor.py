@@ -16,12 +16,10 @@ def _as_batch(x: np.ndarray, n: int, label: str) -> np.ndarray:
     return x
 
 
-def regressor(robot: RobotModel, q_rad: np.ndarray, dq_rad_s: np.ndarray, ddq_rad_s2: np.ndarray) -> np.ndarray:
-    """Regressor of K samples, shape (K, n, p): τ_k = Y[k] @ π for every sample k.
-
-    Inertial columns come from pinocchio.computeJointTorqueRegressor (reordered to Xu et al. 2020, eq. 3);
-    friction columns are dq (FV), sign(dq) (FC), 1 (FO) and ddq (IA) on the joint's own row.
-    """
+def joint_torque_regressor(robot: RobotModel, q_rad: np.ndarray, dq_rad_s: np.ndarray,
+                           ddq_rad_s2: np.ndarray) -> np.ndarray:
+    """pinocchio.computeJointTorqueRegressor of K samples, (K, n, 10n) in pinocchio's parameter order, no
+    friction; the one loop over pinocchio that every regressor here is built from."""
     n = robot.n_joints
     q = _as_batch(q_rad, n, "q_rad")
     dq = _as_batch(dq_rad_s, n, "dq_rad_s")
@@ -33,11 +31,29 @@ def regressor(robot: RobotModel, q_rad: np.ndarray, dq_rad_s: np.ndarray, ddq_ra
     y_pin = np.empty((len(q), n, 10 * n))
     for k in range(len(q)):
         y_pin[k] = pin.computeJointTorqueRegressor(model, data, q_pin[k], dq[k], ddq[k])
+    return y_pin
 
-    y = np.zeros((len(q), n, robot.n_params))
+
+def friction_signals(dq_rad_s: np.ndarray, ddq_rad_s2: np.ndarray,
+                     coulomb: np.ndarray | None = None) -> dict[str, np.ndarray]:
+    """The friction columns' signals per joint: dq (FV), sign(dq) or `coulomb` (FC), 1 (FO), ddq (IA)."""
+    return {"FV": dq_rad_s, "FC": np.sign(dq_rad_s) if coulomb is None else coulomb,
+            "FO": np.ones_like(dq_rad_s), "IA": ddq_rad_s2}
+
+
+def regressor(robot: RobotModel, q_rad: np.ndarray, dq_rad_s: np.ndarray, ddq_rad_s2: np.ndarray) -> np.ndarray:
+    """Regressor of K samples, shape (K, n, p): τ_k = Y[k] @ π for every sample k.
+
+    Inertial columns come from pinocchio.computeJointTorqueRegressor (reordered to Xu et al. 2020, eq. 3);
+    friction columns are dq (FV), sign(dq) (FC), 1 (FO) and ddq (IA) on the joint's own row.
+    """
+    n = robot.n_joints
+    y_pin = joint_torque_regressor(robot, q_rad, dq_rad_s, ddq_rad_s2)
+    dq = _as_batch(dq_rad_s, n, "dq_rad_s")
+    y = np.zeros((len(y_pin), n, robot.n_params))
     pin_cols = (np.arange(n)[:, None] * 10 + PIN_INDEX[None, :]).ravel()
     y[:, :, inertial_columns(robot).ravel()] = y_pin[:, :, pin_cols]
-    signals = {"FV": dq, "FC": np.sign(dq), "FO": np.ones_like(dq), "IA": ddq}
+    signals = friction_signals(dq, _as_batch(ddq_rad_s2, n, "ddq_rad_s2"))
     rows = np.arange(n)
     for t, term in enumerate(robot.friction):
         y[:, rows, friction_columns(robot)[:, t]] = signals[term]
