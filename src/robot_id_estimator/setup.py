@@ -21,5 +21,8 @@ setup(
     maintainer_email='robot_id@example.com',
     description='Base, essential and physical parameter estimation, validation and URDF export.',
     license='Apache-2.0',
-    entry_points={'console_scripts': ['estimator_node = robot_id_estimator.node:main']},
+    entry_points={'console_scripts': [
+        'estimator_node = robot_id_estimator.node:main',
+        'robot_id_estimator = robot_id_estimator.__main__:main',
+    ]},
 )

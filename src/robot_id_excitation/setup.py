@@ -20,5 +20,8 @@ setup(
     maintainer_email='robot_id@example.com',
     description='Optimal excitation trajectories and the node that commands them.',
     license='Apache-2.0',
-    entry_points={'console_scripts': ['excitation_node = robot_id_excitation.node:main']},
+    entry_points={'console_scripts': [
+        'excitation_node = robot_id_excitation.node:main',
+        'robot_id_excitation = robot_id_excitation.__main__:main',
+    ]},
 )

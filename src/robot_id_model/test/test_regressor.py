@@ -1,5 +1,3 @@
-import time
-
 import numpy as np
 import pinocchio as pin
 import pytest
@@ -66,9 +64,12 @@ def test_wrong_shapes_are_refused():
         regressor(robot, np.zeros((5, 3)), np.zeros((4, 3)), np.zeros((5, 3)))
 
 
-def test_ten_thousand_samples_of_a_seven_dof_arm_are_fast():
-    robot = load_robot_model(random_arm_urdf(7, seed=9))
-    states = random_states(robot, 10_000, seed=1)
-    start = time.perf_counter()
-    regressor(robot, *states)
-    assert time.perf_counter() - start < 2.0  # ~0.4 s on the 2-core CI machine; margin for load
+def test_ten_thousand_samples_of_a_seven_dof_arm_in_one_call():
+    # Its time is a benchmark figure (benchmarks/model.py, regressor_10k_s), not a test.
+    robot = load_robot_model(random_arm_urdf(7, seed=9), friction=())
+    q, dq, ddq = random_states(robot, 10_000, seed=1)
+    y = regressor(robot, q, dq, ddq)
+    assert y.shape == (10_000, 7, 70)
+    every = slice(None, None, 500)
+    np.testing.assert_allclose(y[every] @ nominal_parameters(robot), _rnea(robot, q[every], dq[every], ddq[every]),
+                               rtol=0, atol=1e-9)
