@@ -29,10 +29,8 @@ from bench_data import PANDA_LOG, panda_log, robot_setup, simulated
 
 from robot_id_estimator.pipeline import identify
 from robot_id_estimator.settings import EstimatorConfig, PhysicalConfig
+from robot_id_estimator.synthetic import scaled_links
 from robot_id_estimator.validation_run import validate
-from robot_id_model import nominal_parameters
-from robot_id_model.parameters import friction_columns, inertial_columns
-from robot_id_model.physical import LinkInertial, link_from_standard, link_standard_parameters
 
 REFERENCE_OLS_NM = [0.32, 0.40, 0.28, 0.43, 0.12, 0.13, 0.06]
 REFERENCE_GAZ_NM = [0.41, 0.80, 0.35, 0.50, 0.17, 0.14, 0.07]
@@ -41,21 +39,6 @@ METHODS = {
     "lmi-entropic": PhysicalConfig(method="lmi", regularizer="entropic"),
     "multistart": PhysicalConfig(method="multistart"),
 }
-
-
-def true_parameters(robot, seed: int = 0) -> np.ndarray:
-    """The URDF model, each link scaled by a factor in [0.9, 1.1], made consistent, with linear friction."""
-    rng = np.random.default_rng(seed)
-    pi = nominal_parameters(robot)
-    for cols in inertial_columns(robot):
-        link = link_from_standard(pi[cols] * rng.uniform(0.9, 1.1))
-        moments, axes = np.linalg.eigh(link.inertia_com_kg_m2)
-        if moments[0] + moments[1] < moments[2]:  # Franka's link 4
-            moments = moments + 1.2e-3
-        inertia = (axes * moments) @ axes.T
-        pi[cols] = link_standard_parameters(LinkInertial(link.mass_kg, link.com_m, inertia))
-    pi[friction_columns(robot)] = rng.uniform(0.1, 0.8, friction_columns(robot).shape)
-    return pi
 
 
 def row(label: str, physical, rms_percent: np.ndarray | None = None, rms_nm: np.ndarray | None = None) -> dict:
@@ -80,9 +63,9 @@ def simulated_case(name: str) -> dict:
     print(f"1. simulated {name}: 10 periods of 20 s at 250 Hz, 0.1 Nm noise", flush=True)
     setup = robot_setup(name)
     robot = setup.model(("FV", "FC", "FO"))
-    pi = true_parameters(robot)
-    ident = simulated(robot, setup, pi, 10, seed=0, noise_nm=0.1, per_period=5000)
-    check = simulated(robot, setup, pi, 1, seed=7, noise_nm=0.0, per_period=5000)
+    pi = scaled_links(robot)
+    ident = simulated(robot, setup, pi, 10, seed=0, noise_nm=0.1, rate_hz=250.0)
+    check = simulated(robot, setup, pi, 1, seed=7, noise_nm=0.0, rate_hz=250.0)
     figures = {}
     for target in ("essential", "base"):
         for label, method in METHODS.items():

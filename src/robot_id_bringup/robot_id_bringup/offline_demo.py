@@ -21,29 +21,14 @@ import numpy as np
 
 from robot_id_estimator.__main__ import main as estimator_cli
 from robot_id_estimator.recording import save_csv
-from robot_id_estimator.simulation import periodic_recording
+from robot_id_estimator.synthetic import DEMO_FRICTION, heavier_links_with_tool, periodic_recording, sample_times_s
 from robot_id_excitation.__main__ import main as excitation_cli
 from robot_id_excitation.trajectory_file import load_trajectory
-from robot_id_model import load_robot_config, nominal_parameters
-from robot_id_model.parameters import friction_columns, inertial_columns
-from robot_id_model.physical import LinkInertial, link_standard_parameters
+from robot_id_model import load_robot_config
 
 RATE_HZ = 500.0
 PERIODS = 5
-TOOL_MASS_KG, TOOL_COM_M = 0.5, np.array([0.0, 0.0, 0.08])
-FRICTION = {"FV": 0.5, "FC": 0.8, "FO": -0.2}
 SLOWER = 0.8
-
-
-def true_parameters(robot) -> np.ndarray:
-    """What the demo robot really is: heavier links, a tool on the last link, friction."""
-    pi = nominal_parameters(robot)
-    pi[inertial_columns(robot)] *= 1.1
-    tool = LinkInertial(TOOL_MASS_KG, TOOL_COM_M, np.zeros((3, 3)))
-    pi[inertial_columns(robot)[-1]] += link_standard_parameters(tool)
-    for t, term in enumerate(robot.friction):
-        pi[friction_columns(robot)[:, t]] = FRICTION[term] * np.linspace(1.0, 0.4, robot.n_joints)
-    return pi
 
 
 def step(number: int, text: str) -> None:
@@ -53,7 +38,7 @@ def step(number: int, text: str) -> None:
 def run(robot_name: str, out: pathlib.Path) -> int:
     out.mkdir(parents=True, exist_ok=True)
     config = load_robot_config(robot_name)
-    robot = config.load_model(tuple(FRICTION))
+    robot = config.load_model(tuple(DEMO_FRICTION))
     trajectory = load_trajectory(robot_name)
 
     step(1, f"excitation: the designed trajectory shipped for {robot_name}, checked against every limit")
@@ -63,8 +48,8 @@ def run(robot_name: str, out: pathlib.Path) -> int:
 
     step(2, f"simulated run: {PERIODS} periods of {trajectory.period_s:g} s at {RATE_HZ:g} Hz, torque through the "
             f"robot's filter ({config.torque_filter_time_constant_s:g} s) plus 0.1 Nm noise")
-    pi_true = true_parameters(robot)
-    t = np.arange(round(trajectory.period_s * RATE_HZ)) / RATE_HZ
+    pi_true = heavier_links_with_tool(robot)  # the "real" robot: DEMO_FRICTION, links × 1.1, DEMO_TOOL
+    t = sample_times_s(trajectory.period_s, RATE_HZ)
     run_csv = save_csv(periodic_recording(
         robot, pi_true, *trajectory.evaluate(t), trajectory.period_s, PERIODS, config.torque_filter_time_constant_s,
         0.1, 1e-5, seed=1, source="demo run"), out / "run.csv")

@@ -7,8 +7,8 @@ import numpy as np
 from robot_id_estimator.friction import stribeck_torque
 from robot_id_estimator.recording import Recording
 from robot_id_estimator.results import RobotSetup
-from robot_id_estimator.simulation import periodic_recording
-from robot_id_model import load_robot_config, nominal_parameters, regressor
+from robot_id_estimator.synthetic import random_recording
+from robot_id_model import load_robot_config, regressor
 from robot_id_model.parameters import friction_columns
 from robot_id_model.robot_config import config_directory
 from robot_id_model.robot_model import RobotModel
@@ -16,54 +16,9 @@ from robot_id_model.robot_model import RobotModel
 CONFIG_DIR = config_directory()
 IIWA14 = CONFIG_DIR / "iiwa14.yaml"
 
-FRICTION_TRUE = {"FV": 0.4, "FC": 0.6, "FO": -0.15, "IA": 0.05}
-"""Drive terms of every simulated joint: viscous [Nm s/rad], Coulomb [Nm], offset [Nm], rotor inertia [kg m²]."""
-
 
 def iiwa14_setup() -> RobotSetup:
     return RobotSetup.from_config(load_robot_config(IIWA14))
-
-
-def true_parameters(robot: RobotModel) -> np.ndarray:
-    """The URDF inertials with FRICTION_TRUE (scaled by joint: 1.0 at joint 1 down to 0.4 at joint 7)."""
-    pi = nominal_parameters(robot)
-    scale = np.linspace(1.0, 0.4, robot.n_joints)
-    for t, term in enumerate(robot.friction):
-        pi[friction_columns(robot)[:, t]] = FRICTION_TRUE[term] * scale
-    return pi
-
-
-def fourier_motion(
-    robot: RobotModel,
-    period_s: float,
-    harmonics: int,
-    t_s: np.ndarray,
-    seed: int,
-    velocity_fraction: float = 0.6,
-    still: tuple[int, ...] = (),
-) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """A random finite Fourier series (Xu et al. 2020, eq. 8) per joint around the middle of the joint range, scaled to
-    stay within 70 % of the half range and `velocity_fraction` of the URDF velocity limit. q, dq, ddq at t_s.
-    Joints (0-based) in `still` stay at the middle of their range."""
-    rng = np.random.default_rng(seed)
-    lower, upper = robot.position_limits_rad
-    centre, half = 0.5 * (lower + upper), 0.5 * (upper - lower)
-    v_max = robot.velocity_limits_rad_s
-    w = 2.0 * np.pi / period_s
-    ls = np.arange(1, harmonics + 1)
-    a, b = rng.normal(size=(2, robot.n_joints, harmonics)) / ls
-    phase = w * np.outer(t_s, ls)
-    q = (np.sin(phase) @ (a / (w * ls)).T) - (np.cos(phase) @ (b / (w * ls)).T)
-    dq = np.cos(phase) @ a.T + np.sin(phase) @ b.T
-    ddq = (-np.sin(phase) * w * ls) @ a.T + (np.cos(phase) * w * ls) @ b.T
-    grid = np.linspace(0.0, period_s, 2001)
-    phase_g = w * np.outer(grid, ls)
-    q_g = (np.sin(phase_g) @ (a / (w * ls)).T) - (np.cos(phase_g) @ (b / (w * ls)).T)
-    dq_g = np.cos(phase_g) @ a.T + np.sin(phase_g) @ b.T
-    scale = np.minimum(0.7 * half / np.max(np.abs(q_g), axis=0),
-                       velocity_fraction * v_max / np.max(np.abs(dq_g), axis=0))
-    scale[list(still)] = 0.0
-    return centre + q * scale, dq * scale, ddq * scale
 
 
 def simulated_recording(
@@ -72,20 +27,17 @@ def simulated_recording(
     pi: np.ndarray,
     n_periods: int,
     seed: int = 0,
-    period_s: float = 10.0,
-    rate_hz: float = 200.0,
-    harmonics: int = 5,
     tau_noise_nm: np.ndarray | float = 0.1,
     q_noise_rad: float = 1e-5,
     noise_seed: int = 1,
     still: tuple[int, ...] = (),
 ) -> Recording:
-    """n_periods of a periodic excitation sampled at rate_hz, with the torque the robot would publish:
-    τ = Y·π through the robot's torque filter (after a lead-in period), plus Gaussian noise."""
-    t_one = np.arange(round(period_s * rate_hz)) / rate_hz
-    q, dq, ddq = fourier_motion(robot, period_s, harmonics, t_one, seed, still=still)
-    return periodic_recording(robot, pi, q, dq, ddq, period_s, n_periods, setup.torque_filter_time_constant_s,
-                              tau_noise_nm, q_noise_rad, noise_seed, harmonics, f"sim{seed}")
+    """n_periods of the random 5-harmonic excitation of `seed` (10 s at 200 Hz; joints in `still` at rest) with the
+    torque the robot would publish: τ = Y·π through the robot's torque filter, plus Gaussian noise."""
+    return random_recording(robot, pi, n_periods, seed=seed, period_s=10.0, rate_hz=200.0,
+                            torque_filter_time_constant_s=setup.torque_filter_time_constant_s,
+                            tau_noise_nm=tau_noise_nm, q_noise_rad=q_noise_rad, noise_seed=noise_seed, still=still,
+                            source=f"sim{seed}")
 
 
 STRIBECK_TRUE = np.array([0.3, 0.05, 0.1, 0.6, 0.05, 0.4, 0.02])

@@ -6,11 +6,12 @@ import pathlib
 import numpy as np
 import pytest
 import yaml
-from estimator_synthetic import IIWA14, iiwa14_setup, simulated_recording, true_parameters
+from estimator_synthetic import IIWA14, iiwa14_setup, simulated_recording
 
 from robot_id_estimator.__main__ import main
 from robot_id_estimator.recording import save_csv
 from robot_id_estimator.results import read_identification, write_identification
+from robot_id_estimator.synthetic import urdf_with_friction
 from robot_id_model import load_robot_model
 
 
@@ -20,7 +21,7 @@ def files(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("cli")
     setup = iiwa14_setup()
     robot = setup.model(("FV", "FC", "FO"))
-    pi = true_parameters(robot)
+    pi = urdf_with_friction(robot)
     ident = simulated_recording(robot, setup, pi, 6, tau_noise_nm=0.1)
     rows = np.column_stack([ident.t_s, ident.q_rad, ident.tau_nm])
     rows = np.insert(rows, [500, 501, 7000], rows[[499, 500, 6999]], axis=0)  # three duplicate rows

@@ -2,9 +2,10 @@
 
 import numpy as np
 import pytest
-from estimator_synthetic import IIWA14, true_parameters
+from estimator_synthetic import IIWA14
 
 from robot_id_estimator import estimation
+from robot_id_estimator.synthetic import urdf_with_friction
 from robot_id_model import base_parameters, load_robot_config, regressor
 from robot_id_model.base_parameters import random_states
 
@@ -14,7 +15,7 @@ def problem():
     """Base regressor of 400 random states, the true base parameters, and the noise-free torque."""
     robot = load_robot_config(IIWA14).load_model(("FV", "FC", "FO"))
     base = base_parameters(robot)
-    beta = base.values(true_parameters(robot))
+    beta = base.values(urdf_with_friction(robot))
     states = random_states(robot, 400, seed=5)
     yb = regressor(robot, *states)[..., base.independent]
     return robot, base, beta, yb, states

@@ -6,19 +6,18 @@ import numpy as np
 import pytest
 from estimator_synthetic import (
     STRIBECK_TRUE,
-    fourier_motion,
     iiwa14_setup,
     rigid_body_torque,
     simulated_recording,
     sweep_motion,
     sweep_recording,
-    true_parameters,
 )
 
 from robot_id_estimator.friction import fit_stribeck, mirrored_friction, stribeck_torque
 from robot_id_estimator.friction_sweeps import friction_sweeps
 from robot_id_estimator.pipeline import identify
 from robot_id_estimator.processing import ProcessingConfig, first_order_lowpass
+from robot_id_estimator.synthetic import random_motion, urdf_with_friction
 from robot_id_estimator.validation_run import validate
 from robot_id_model import regressor
 
@@ -30,7 +29,7 @@ SPEEDS = np.array([0.005, 0.01, 0.02, 0.04, 0.08, 0.15, 0.3, 0.6, 1.0, 1.5])
 def arm():
     setup = iiwa14_setup()
     robot = setup.model(("FV", "FC", "FO"))
-    return setup, robot, true_parameters(robot)
+    return setup, robot, urdf_with_friction(robot)
 
 
 def test_stribeck_torque_is_eq_7():
@@ -96,7 +95,7 @@ def test_stribeck_model_from_sweeps_improves_predictions(arm):
     def recording(seed: int, n_periods: int, noise: float):
         plain = simulated_recording(robot, setup, pi, n_periods, seed=seed, tau_noise_nm=0.0, q_noise_rad=0.0)
         t = plain.t_s[: round(10.0 * 200.0)]
-        q, dq, ddq = fourier_motion(robot, 10.0, 5, t, seed)
+        q, dq, ddq = random_motion(robot, 10.0, 5, t, seed)
         tau = np.tile(rigid_body_torque(robot, pi, q, dq, ddq) + stribeck_torque(dq, friction), (n_periods, 1))
         tau += noise * np.random.default_rng(seed).normal(size=tau.shape)
         return dataclasses.replace(plain, tau_nm=first_order_lowpass(tau, 0.005, 0.0))
@@ -113,5 +112,5 @@ def test_stribeck_model_from_sweeps_improves_predictions(arm):
     rms_linear = validate(linear, [check]).rms_nm["base"]
     rms_stribeck = validate(stribeck, [check]).rms_nm["base"]
     assert np.all(rms_stribeck < 0.5 * rms_linear), (rms_stribeck, rms_linear)
-    y = regressor(robot, *fourier_motion(robot, 10.0, 5, np.arange(0, 10, 0.005), 7))
+    y = regressor(robot, *random_motion(robot, 10.0, 5, np.arange(0, 10, 0.005), 7))
     assert np.all(rms_stribeck < 0.03 * np.sqrt(np.mean((y @ pi) ** 2, axis=0)))

@@ -4,9 +4,10 @@ import dataclasses
 
 import numpy as np
 import pytest
-from estimator_synthetic import fourier_motion, iiwa14_setup, simulated_recording, true_parameters
+from estimator_synthetic import iiwa14_setup, simulated_recording
 
 from robot_id_estimator.pipeline import identify
+from robot_id_estimator.synthetic import random_motion, urdf_with_friction
 from robot_id_estimator.validation_run import validate
 from robot_id_model import base_parameters, regressor
 
@@ -18,7 +19,7 @@ TAU_NOISE_NM = 0.1
 def arm():
     setup = iiwa14_setup()
     robot = setup.model(("FV", "FC", "FO"))
-    return setup, robot, true_parameters(robot)
+    return setup, robot, urdf_with_friction(robot)
 
 
 @pytest.fixture(scope="module")
@@ -36,7 +37,7 @@ def test_prediction_on_a_different_noise_free_trajectory_is_within_1_percent(arm
     assert not result.unidentified
     assert result.metrics.condition_number < 500.0  # a well-exciting trajectory (Xu et al. 2020 reaches 156)
     t = np.arange(0.0, 10.0, 0.005)
-    y = regressor(robot, *fourier_motion(robot, 10.0, 5, t, seed=7))
+    y = regressor(robot, *random_motion(robot, 10.0, 5, t, seed=7))
     tau = y @ pi
     torque_rms = np.sqrt(np.mean(tau**2, axis=0))
     for parameter_set in ("base", "essential"):
@@ -120,7 +121,7 @@ def test_a_joint_that_does_not_move_is_named_and_its_parameters_excluded(arm):
     assert np.all(np.isfinite(result.base.rsd_percent[identified]))
     # what remains still predicts motions of the other joints
     t = np.arange(0.0, 10.0, 0.005)
-    y = regressor(robot, *fourier_motion(robot, 10.0, 5, t, seed=7, still=(6,)))
+    y = regressor(robot, *random_motion(robot, 10.0, 5, t, seed=7, still=(6,)))
     tau = y @ pi
     error = np.sqrt(np.mean((y[..., result.columns] @ result.parameter_values("base") - tau) ** 2, axis=0))
     assert np.all(error[:6] < 0.01 * np.sqrt(np.mean(tau[:, :6] ** 2, axis=0)))
@@ -140,7 +141,7 @@ def test_several_recordings_periodic_and_not_are_identified_together(arm):
     weights = np.array(result.metrics.joint_weights)
     assert np.all(weights[0] > 5.0 * weights[1])  # 6 averaged periods of 0.1 Nm noise against 0.3 Nm raw
     t = np.arange(0.0, 10.0, 0.005)
-    y = regressor(robot, *fourier_motion(robot, 10.0, 5, t, seed=7))
+    y = regressor(robot, *random_motion(robot, 10.0, 5, t, seed=7))
     tau = y @ pi
     error = np.sqrt(np.mean((y[..., result.columns] @ result.parameter_values("base") - tau) ** 2, axis=0))
     assert np.all(error < 0.01 * np.sqrt(np.mean(tau**2, axis=0)))

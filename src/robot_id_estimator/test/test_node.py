@@ -6,7 +6,7 @@ import time
 import numpy as np
 import pytest
 import rclpy
-from estimator_synthetic import IIWA14, iiwa14_setup, simulated_recording, true_parameters
+from estimator_synthetic import IIWA14, iiwa14_setup, simulated_recording
 from rclpy.executors import MultiThreadedExecutor
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile
@@ -15,6 +15,7 @@ from std_msgs.msg import String
 
 from robot_id_estimator.bag_reading import EXCITATION, JOINT_STATE, robot_id_typestore
 from robot_id_estimator.node import RESULT_TOPIC, SERVICE, STATUS_TOPIC, URDF_TOPIC, EstimatorNode
+from robot_id_estimator.synthetic import urdf_with_friction
 from robot_id_msgs.msg import IdentificationResult, RecordingStatus
 from robot_id_msgs.srv import IdentifyBag
 
@@ -56,7 +57,7 @@ def bags(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("bags")
     setup = iiwa14_setup()
     robot = setup.model(("FV", "FC", "FO"))
-    pi = true_parameters(robot)
+    pi = urdf_with_friction(robot)
     for name, seed in (("run_1", 1), ("run_2", 2)):
         write_bag(tmp / name, simulated_recording(robot, setup, pi, 3, tau_noise_nm=0.1, noise_seed=seed), "iiwa14")
     return tmp
@@ -153,7 +154,7 @@ def test_a_finished_recording_is_identified_once_and_a_bad_bag_is_refused(ros, b
 
 def test_a_solver_failure_is_answered_and_the_next_request_succeeds(ros, bags, tmp_path, monkeypatch):
     import robot_id_estimator.pipeline as pipeline
-    from robot_id_estimator.physical_retrieval import RetrievalError
+    from robot_id_estimator.physical_problem import RetrievalError
 
     client = ros
     real = pipeline.retrieve_lmi
@@ -181,7 +182,7 @@ def test_a_solver_failure_is_answered_and_the_next_request_succeeds(ros, bags, t
     assert not failed.success and failed.result.failed_sets == ["physical"]
     assert "physical parameters not retrieved: the convex program's solver failed (injected)" in failed.result.warnings
     assert not (tmp_path / "first" / "identified.urdf").exists()
-    monkeypatch.setattr(pipeline, "check_enough_data", crashes)
+    monkeypatch.setattr(pipeline, "estimate_base", crashes)
     crashed = call("second")
     assert not crashed.success and crashed.message.startswith("unexpected ZeroDivisionError: injected bug")
     monkeypatch.undo()

@@ -9,7 +9,7 @@ from estimator_synthetic import iiwa14_setup, simulated_recording
 from robot_id_estimator.physical_problem import default_bounds
 from robot_id_estimator.pipeline import identify
 from robot_id_estimator.settings import EstimatorConfig, PhysicalConfig
-from robot_id_estimator.synthetic import random_trajectory, urdf_with_friction
+from robot_id_estimator.synthetic import random_motion, urdf_with_friction
 from robot_id_estimator.validation_run import validate
 from robot_id_model import regressor
 from robot_id_model.parameters import inertial_columns
@@ -28,7 +28,7 @@ def arm():
 def _validation_error(robot, pi_true, result) -> np.ndarray:
     """Per-joint torque RMS error of the physical parameters on a different trajectory, over its torque RMS."""
     t = np.arange(0.0, 10.0, 0.005)
-    y = regressor(robot, *random_trajectory(robot, 10.0, 5, seed=7).evaluate(t))
+    y = regressor(robot, *random_motion(robot, 10.0, 5, t, seed=7))
     tau = y @ pi_true
     error = y @ result.physical.standard_values - tau
     return np.sqrt(np.mean(error**2, axis=0)) / np.sqrt(np.mean(tau**2, axis=0))

@@ -4,16 +4,13 @@
 import numpy as np
 import pytest
 
-from robot_id_estimator.physical_retrieval import (
-    PhysicalBounds,
-    constraint_violations,
-    default_bounds,
-    retrieve_lmi,
-    retrieve_multistart,
-)
+from robot_id_estimator.physical_lmi import retrieve_lmi
+from robot_id_estimator.physical_problem import PhysicalBounds, constraint_violations, default_bounds
+from robot_id_estimator.physical_retrieval import retrieve_multistart
+from robot_id_estimator.synthetic import centred_motion, scaled_links
 from robot_id_model import base_parameters, load_robot_config, nominal_parameters, regressor, stack
 from robot_id_model.base_parameters import random_states
-from robot_id_model.parameters import friction_columns, inertial_columns
+from robot_id_model.parameters import inertial_columns
 from robot_id_model.physical import pseudo_inertia
 from robot_id_model.physical_vector import mu_from_pi, pi_from_mu, pi_jacobian
 from robot_id_model.robot_config import config_directory
@@ -22,28 +19,15 @@ CONFIGS = config_directory()
 
 
 def _fourier_trajectory(robot, seed: int, duration_s: float = 10.0, rate_hz: float = 50.0):
-    """A smooth 5-harmonic trajectory around the middle of the joint range (for validation)."""
-    rng = np.random.default_rng(seed)
-    t = np.arange(0.0, duration_s, 1.0 / rate_hz)[:, None, None]
-    w = 2 * np.pi * 0.1 * np.arange(1, 6)[None, None, :]
-    a, b = rng.normal(0, 0.15, (2, 1, robot.n_joints, 5))
-    lower, upper = robot.position_limits_rad
-    q = 0.5 * (lower + upper) + (a / w * np.sin(w * t) - b / w * np.cos(w * t)).sum(-1)
-    dq = (a * np.cos(w * t) + b * np.sin(w * t)).sum(-1)
-    ddq = (w * (-a * np.sin(w * t) + b * np.cos(w * t))).sum(-1)
-    return q, dq, ddq
+    """A smooth 5-harmonic trajectory of 10 s around the middle of the joint range (for validation)."""
+    a, b = np.random.default_rng(seed).normal(0, 0.15, (2, robot.n_joints, 5))
+    return centred_motion(robot, 10.0, a, b, np.arange(0.0, duration_s, 1.0 / rate_hz))
 
 
-def _true_parameters(robot, seed: int = 0) -> np.ndarray:
-    """The URDF model with its masses changed by ±10 % and friction added: a truth the prior does not know."""
-    rng = np.random.default_rng(seed)
-    pi = nominal_parameters(robot)
-    for cols in inertial_columns(robot):
-        pi[cols] *= rng.uniform(0.9, 1.1)  # scaling a whole link keeps it physically consistent
-    pi[friction_columns(robot)] = rng.uniform(0.2, 1.0, friction_columns(robot).shape)
-    if "FO" in robot.friction:
-        pi[friction_columns(robot)[:, robot.friction.index("FO")]] -= 0.6  # offsets of both signs
-    return pi
+def _true_parameters(robot) -> np.ndarray:
+    """The URDF model with each link scaled by ±10 % and friction added (offsets of both signs): a truth the prior
+    does not know, as consistent as the URDF (the Panda's link 4 is not)."""
+    return scaled_links(robot, friction_range=(0.2, 1.0), offset_shift_nm=-0.6, consistent=False)
 
 
 def _identification_problem(name: str, friction=("FV", "FC", "FO")):

@@ -18,7 +18,7 @@ from robot_id_estimator.recording import save_csv
 from robot_id_estimator.report import write_identification_report
 from robot_id_estimator.set_checks import check_sets
 from robot_id_estimator.settings import EstimatorConfig, PhysicalConfig
-from robot_id_estimator.synthetic import periodic_recording, random_trajectory, urdf_with_friction
+from robot_id_estimator.synthetic import periodic_recording, random_motion, urdf_with_friction
 from robot_id_estimator.urdf_export import write_identified_model
 from robot_id_model.parameters import friction_columns
 
@@ -28,7 +28,7 @@ PERIOD_S, RATE_HZ = 10.0, 200.0
 def _last_joint_scaled(robot, setup, pi, amplitude: float, n_periods: int = 4):
     """Joint 7 moves `amplitude` × its usual motion (0: not at all)."""
     t = np.arange(round(PERIOD_S * RATE_HZ)) / RATE_HZ
-    q, dq, ddq = random_trajectory(robot, PERIOD_S, 5, seed=0).evaluate(t)
+    q, dq, ddq = random_motion(robot, PERIOD_S, 5, t, seed=0)
     centre = 0.5 * sum(robot.position_limits_rad)[6]
     q[:, 6] = centre + amplitude * (q[:, 6] - centre)
     dq[:, 6] *= amplitude

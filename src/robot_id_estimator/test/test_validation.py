@@ -3,8 +3,9 @@
 import numpy as np
 import pinocchio as pin
 import pytest
-from estimator_synthetic import IIWA14, fourier_motion, true_parameters
+from estimator_synthetic import IIWA14
 
+from robot_id_estimator.synthetic import random_motion, urdf_with_friction
 from robot_id_estimator.validation import (
     collision_thresholds,
     correlation,
@@ -23,7 +24,7 @@ from robot_id_model.parameters import friction_columns
 def arm():
     """iiwa14 with rotor inertia (IA) too, so the momentum includes it."""
     robot = load_robot_config(IIWA14).load_model(("FV", "FC", "FO", "IA"))
-    return robot, base_parameters(robot), true_parameters(robot)
+    return robot, base_parameters(robot), urdf_with_friction(robot)
 
 
 def test_momentum_regressors_give_m_dq_and_coriolis_transpose_minus_gravity(arm):
@@ -49,7 +50,7 @@ def test_observer_residual_is_zero_without_and_follows_an_external_torque(arm):
     robot, base, pi = arm
     beta = base.values(pi)
     t = np.arange(0.0, 10.0, 0.002)
-    q, dq, ddq = fourier_motion(robot, 10.0, 5, t, seed=2)
+    q, dq, ddq = random_motion(robot, 10.0, 5, t, seed=2)
     tau = regressor(robot, q, dq, ddq) @ pi
     yp, yn = momentum_regressors(robot, base.independent, q, dq)
     p, n = yp @ beta, yn @ beta
