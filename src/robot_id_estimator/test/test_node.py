@@ -141,7 +141,11 @@ def test_a_finished_recording_is_identified_once_and_a_bad_bag_is_refused(ros, b
     out = bags / "run_2_identification"
     _wait(lambda: any(m.output_dir == str(out) for m in received))
     assert (out / "identification.json").is_file()
-    time.sleep(1.0)
+    # a later finished run that fails fast: once its result is in, a second identification of run_2 (started
+    # before it) would be in too
+    marker = bags / "not_a_bag"
+    status.publish(RecordingStatus(bag_path=str(marker), periods_recorded=1, periods_expected=1, finished=True))
+    _wait(lambda: any(not m.success and "not_a_bag" in m.message for m in received))
     assert sum(m.output_dir == str(out) for m in received) == 1
 
     service = client.create_client(IdentifyBag, SERVICE)
