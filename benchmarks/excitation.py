@@ -101,8 +101,8 @@ def main() -> None:
         print(f"\nGaz et al. Table II trajectory (Panda, FV FC FO) with our regressor: cond {gaz['condition_number']}"
               f" (they report 121.88); our checks flag: {gaz['violations_of_our_checks'] or 'nothing'}")
     figures["gaz2019_table2"] = gaz
-    figures["anchors"] = {"seed000_iiwa14": 156.3, "robot_payload_id_iiwa": 116.7, "gaz2019_panda": 121.88,
-                          "seed003_target": 100.0}
+    figures["anchors"] = {"xu2020_iiwa14": 156.3, "robot_payload_id_iiwa": 116.7, "gaz2019_panda": 121.88,
+                          "luo2024_target": 100.0}
     goal = all(figures[name]["cond"]["condition_number"] <= 100 and figures[name]["cond"]["wall_time_s"] < 300
                and figures[name]["cond"]["feasible"] for name in CASES)
     figures["goal_cond_le_100_under_5_min"] = goal

@@ -16,6 +16,7 @@ import time
 import numpy as np
 
 from robot_id_estimator.csv_columns import parse_column_map
+from robot_id_estimator.determination import HELD
 from robot_id_estimator.output_files import check_writable
 from robot_id_estimator.physical_problem import RetrievalError
 from robot_id_estimator.pipeline import identify
@@ -65,7 +66,7 @@ def _setup(args: argparse.Namespace) -> RobotSetup:
     try:
         gravity = tuple(float(g) for g in text.split(","))
     except ValueError:
-        gravity = ()
+        raise ValueError(f"--gravity needs three comma-separated numbers in m/s², got '{text}'") from None
     if len(gravity) != 3:
         raise ValueError(f"--gravity needs three comma-separated numbers in m/s², got '{text}'")
     return RobotSetup(pathlib.Path(args.urdf).stem, str(pathlib.Path(args.urdf).resolve()), robot.joint_names,
@@ -132,15 +133,15 @@ def _identify(args: argparse.Namespace, say) -> int:
         print(f"physical parameters ({p.method}, {p.wall_time_s:.3g} s): residual {p.residual_increase_percent:+.3g} % "
               f"over the unconstrained {p.target} fit; "
               + ("all constraints met" if not p.violations else f"violations: {'; '.join(p.violations)}"))
-        held = [name for name, status in zip(p.standard_names, p.status, strict=True) if status == "held"]
-        print(f"  {len(held)} of {len(held) + len(p.status) - len(held)} standard parameters have no data term and "
+        held = [name for name, status in zip(p.standard_names, p.status, strict=True) if status == HELD]
+        print(f"  {len(held)} of {len(p.status)} standard parameters have no data term and "
               "are held (friction at zero, inertials at the URDF values); see the report")
         written += list(write_identified_model(result, out))
     else:
         remove_stale_model(out)
     print("wrote " + ", ".join(str(path) for path in written))
     _warn(result.warnings)
-    failed = [name for name, check in result.checks.items() if not check.passed]
+    failed = result.failed_sets()
     if failed:
         print(f"error: the {' and '.join(failed)} parameters failed their check against the identification data "
               f"({RULE}); see the warnings above and {report}", file=sys.stderr)

@@ -35,7 +35,6 @@ class BaseEstimate:
     row_weights: np.ndarray
     """(K, n) weight of every equation: WLS weights, or ones for OLS."""
     unidentified: dict[str, str]
-    noise_var_nm2: tuple[np.ndarray | None, ...]
     joint_weights: tuple[np.ndarray, ...]
     notes: tuple[str, ...]
 
@@ -76,8 +75,8 @@ def estimate_base(
     values[columns], rsd[columns] = fit.values, fit.rsd_percent
     return BaseEstimate(
         columns=columns, values=values, rsd_percent=rsd, fit=fit, system=system, row_weights=row_weights,
-        unidentified=unidentified, noise_var_nm2=tuple(d.noise_var_nm2 for d in data.processed),
-        joint_weights=tuple(w[0] for w in weights.per_recording), notes=tuple(notes + weights.notes),
+        unidentified=unidentified, joint_weights=tuple(w[0] for w in weights.per_recording),
+        notes=tuple(notes + weights.notes),
     )
 
 

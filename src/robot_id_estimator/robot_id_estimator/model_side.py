@@ -16,10 +16,6 @@ from robot_id_estimator.processing import (
     zero_phase_lowpass,
     zero_phase_lowpass_periodic,
 )
-from robot_id_estimator.recording import DataError
-from robot_id_model.base_parameters import base_parameters
-from robot_id_model.parameters import nominal_parameters
-from robot_id_model.robot_model import RobotModel
 
 Progress = Callable[[str], None] | None
 
@@ -79,11 +75,3 @@ def concatenated_times(times: Sequence[np.ndarray]) -> np.ndarray:
         out.append(shifted)
         offset = shifted[-1] + (t[1] - t[0] if len(t) > 1 else 0.0)
     return np.concatenate(out)
-
-
-def nominal_base_values(robot: RobotModel, columns: np.ndarray) -> np.ndarray:
-    """The base parameters of the URDF model (its inertials and <dynamics>), over the identification's columns."""
-    base = base_parameters(robot)
-    if not np.array_equal(base.independent, columns):
-        raise DataError("the identification's base parameters do not match its robot model; identify again")
-    return base.values(nominal_parameters(robot))

@@ -54,7 +54,7 @@ def result_message(result: Identification, output_dir: str) -> IdentificationRes
     JointFriction holds the linear terms and, when a sweep gave a Stribeck fit, its seven coefficients of
     Luo et al. 2024, eq. (7).
     """
-    failed = [name for name, check in result.checks.items() if not check.passed]
+    failed = result.failed_sets()
     msg = IdentificationResult(robot=result.setup.name, output_dir=output_dir, success=not failed,
                                failed_sets=failed, warnings=list(result.warnings))
     msg.message = (f"{', '.join(failed)} failed the check against the data" if failed else

@@ -3,6 +3,7 @@ towards the nominal model, Euclidean or entropic (log-det Bregman divergence, Le
 
 from __future__ import annotations
 
+import dataclasses
 import time
 import warnings
 
@@ -64,9 +65,7 @@ def retrieve_lmi(
     if pi.value is None:
         raise RetrievalError(f"the convex program has no solution: solver status {program.status}")
     value = np.asarray(pi.value)
-    lmi_bounds = PhysicalBounds(
-        **{**bounds.__dict__, "max_inertia_ratio": np.inf, "max_off_diagonal_ratio": np.inf, "orderings": ()}
-    )
+    lmi_bounds = dataclasses.replace(bounds, max_inertia_ratio=np.inf, max_off_diagonal_ratio=np.inf, orderings=())
     violations = constraint_violations(robot, lmi_bounds, value)
     notes = [f"{regularizer} regulariser, weight {weight:g}; eq. (18) ratio/off-diagonal limits not imposed"]
     if program.status != cp.OPTIMAL:

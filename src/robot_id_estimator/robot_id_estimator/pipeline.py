@@ -20,8 +20,7 @@ from robot_id_estimator import estimation
 from robot_id_estimator.base_estimation import BaseEstimate, estimate_base, replaced_by_stribeck
 from robot_id_estimator.determination import determination, hold_friction
 from robot_id_estimator.friction_sweeps import extrapolation_notes, friction_sweeps
-from robot_id_estimator.input_checks import check_torque_against_urdf
-from robot_id_estimator.model_side import Progress, concatenated_times, nominal_base_values, say
+from robot_id_estimator.model_side import Progress, concatenated_times, say
 from robot_id_estimator.motion_summary import motion_summary
 from robot_id_estimator.physical_lmi import retrieve_lmi
 from robot_id_estimator.physical_problem import RetrievalError, default_bounds
@@ -96,11 +95,8 @@ def identify(
     sweep = _sweep_friction(sweeps, robot, config, progress)
     stribeck = sweep.coefficients if sweep else None
     with timer.stage("processing"):
-        data = regression_data(recordings, setup, robot, base, config, stribeck, progress, allow_outside_limits)
-    if not allow_implausible_torque:
-        check_torque_against_urdf(", ".join(data.sources), data.measured_nm,
-                                  predict_torque(data.yb, nominal_base_values(robot, base.independent)),
-                                  robot.joint_names)
+        data = regression_data(recordings, setup, robot, base, config, stribeck, progress, allow_outside_limits,
+                               allow_implausible_torque)
     with timer.stage("estimation"):
         say(progress, f"estimating {base.n_base} base parameters ({config.method.upper()}) from "
                       f"{len(data.tau_nm)} samples")
@@ -215,7 +211,8 @@ def _metrics(config: EstimatorConfig, data: RegressionData, estimate: BaseEstima
         condition_number_scaled=estimation.condition_number(data.yb, estimate.columns, scaled=True),
         n_samples=len(data.tau_nm),
         n_periods=tuple(d.n_periods for d in data.processed),
-        noise_var_nm2=tuple(None if v is None else list(map(float, v)) for v in estimate.noise_var_nm2),
+        noise_var_nm2=tuple(None if d.noise_var_nm2 is None else list(map(float, d.noise_var_nm2))
+                            for d in data.processed),
         joint_weights=tuple(list(map(float, w)) for w in estimate.joint_weights),
         residual_rms_nm={s: list(map(float, rms_error(data.tau_nm, predicted[s]))) for s in predicted},
         residual_variance={"base": estimate.fit.residual_variance, "essential": essential.fit.residual_variance},
@@ -241,8 +238,10 @@ def retrieve_physical(
 ) -> Physical:
     """Physical parameters whose `target_columns` base parameters best explain τ (Xu et al. 2020, eq. 15).
 
-    `yb` (K, n, b) and `tau_nm` (K, n) are the processed, filtered identification data. Links that carry known
-    fixed links (a gripper in the URDF) keep those parts' inertials; their own part is kept consistent too.
+    `yb` (K, n, b) and `tau_nm` (K, n) are the processed, filtered identification data, each equation already
+    multiplied by the square root of the estimate's weight (WLS), so that eq. (15) weighs joints as the estimate.
+    Links that carry known fixed links (a gripper in the URDF) keep those parts' inertials; their own part is kept
+    consistent too.
     """
     w = yb[:, :, target_columns].reshape(-1, len(target_columns))
     tau = tau_nm.reshape(-1)

@@ -153,7 +153,8 @@ def min_filter_samples(order: int) -> int:
 
 
 def zero_phase_lowpass(x: np.ndarray, fs_hz: float, cutoff_hz: float, order: int = 4) -> np.ndarray:
-    """Butterworth low-pass run forwards and backwards along axis 0 (no lag; gain |H|², Xu et al. 2020 / 002)."""
+    """Butterworth low-pass run forwards and backwards along axis 0 (no lag; gain |H|²; Xu et al. 2020, Hayat et
+    al. 2015)."""
     x = np.asarray(x, dtype=float)
     if len(x) < min_filter_samples(order):
         raise ValueError(f"{len(x)} samples are too few for a zero-phase order-{order} Butterworth filter "
@@ -207,9 +208,8 @@ def process(rec: Recording, config: ProcessingConfig = ProcessingConfig()) -> Pr
     if period_s is not None and (k + 0.5) * dt_s >= period_s:
         return _process_periodic(rec, period_s, dt_s, config, notes)
     if period_s is not None:
-        warning = (f"the recording ({k * dt_s:.4g} s) is shorter than one period ({period_s:g} s): processed as "
-                   "non-periodic data")
-        return replace(_process_nonperiodic(rec, dt_s, config, [*notes, warning]), warnings=(warning,))
+        return _as_nonperiodic(rec, dt_s, config, notes, f"the recording ({k * dt_s:.4g} s) is shorter than one "
+                               f"period ({period_s:g} s): processed as non-periodic data")
     return _process_nonperiodic(rec, dt_s, config, notes)
 
 
@@ -236,9 +236,8 @@ def _process_periodic(
         check = check_periods(_split_periods(q, per_period), _split_periods(tau, per_period), period_s,
                               rec.t_s[0], rec.joint_names)
         if not check.consistent:
-            warnings = (f"{check.reason}: processed as non-periodic data, not averaged",)
-            data = _process_nonperiodic(rec, rec_dt_s, config, notes[:notes_before] + list(warnings))
-            return replace(data, warnings=warnings)
+            return _as_nonperiodic(rec, rec_dt_s, config, notes[:notes_before],
+                                   f"{check.reason}: processed as non-periodic data, not averaged")
         first, n_periods, warnings, agreement = check.first, check.stop - check.first, check.dropped, [check.reason]
         q, tau = (x[first * per_period:check.stop * per_period] for x in (q, tau))
         notes += warnings
@@ -252,9 +251,8 @@ def _process_periodic(
     else:
         jump = wrap_jump(q, rec.joint_names)
         if jump is not None:  # a single period cannot be checked against others, only against itself
-            warnings = (f"{jump}: processed as non-periodic data",)
-            data = _process_nonperiodic(rec, rec_dt_s, config, notes[:notes_before] + list(warnings))
-            return replace(data, warnings=warnings)
+            return _as_nonperiodic(rec, rec_dt_s, config, notes[:notes_before],
+                                   f"{jump}: processed as non-periodic data")
         q_mean, tau_mean, noise = q, tau, None
         notes.append(f"only one {'kept' if agreement else 'whole'} period of {period_s:g} s: used without "
                      "averaging, no noise estimate")
@@ -274,6 +272,12 @@ def _process_periodic(
     _check_decimation(rec.source, fs_hz, max(config.torque_cutoff_hz, highest / period_s), config.decimation)
     t = rec.t_s[0] + dt_s * (first * per_period + np.arange(per_period))
     return _finish(rec, t, q_mean, dq, ddq, tau_f, noise, n_periods, config.decimation, notes, warnings)
+
+
+def _as_nonperiodic(rec: Recording, dt_s: float, config: ProcessingConfig, notes: list[str],
+                    warning: str) -> ProcessedData:
+    """Non-periodic processing of data that were meant to be periodic, with the reason as a warning."""
+    return replace(_process_nonperiodic(rec, dt_s, config, [*notes, warning]), warnings=(warning,))
 
 
 def _whole_periods(rec: Recording, period_s: float, dt_s: float, n_periods: int, per_period: int,

@@ -14,13 +14,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from robot_id_estimator.input_checks import check_enough_data, check_recording
+from robot_id_estimator.input_checks import check_enough_data, check_recording, check_torque_against_urdf
 from robot_id_estimator.model_side import Progress, say, stribeck_model_torque, torque_side
 from robot_id_estimator.processing import ProcessedData, process
 from robot_id_estimator.recording import Recording
 from robot_id_estimator.results import RobotSetup
 from robot_id_estimator.settings import EstimatorConfig
 from robot_id_model.base_parameters import BaseParameters
+from robot_id_model.parameters import nominal_parameters
 from robot_id_model.regressor import regressor
 from robot_id_model.robot_model import RobotModel
 
@@ -52,8 +53,10 @@ def regression_data(
     stribeck: np.ndarray | None = None,
     progress: Progress = None,
     allow_outside_limits: bool = False,
+    allow_implausible_torque: bool = False,
 ) -> RegressionData:
-    """Check and process every recording, then build its base regressor filtered like its torque."""
+    """Check and process every recording, then build its base regressor filtered like its torque; a recording
+    whose torque cannot be this robot's (input_checks.check_torque_against_urdf) is refused unless allowed."""
     processed, notes = [], []
     for i, rec in enumerate(recordings, 1):
         check_recording(rec, robot, allow_outside_limits)
@@ -64,11 +67,14 @@ def regression_data(
     check_enough_data(processed, config.processing.torque_cutoff_hz, base.n_base)
 
     time_constant_s = setup.torque_filter_time_constant_s
+    nominal = base.values(nominal_parameters(robot))
     yb_parts, tau_parts = [], []
-    for i, data in enumerate(processed, 1):
+    for i, (rec, data) in enumerate(zip(recordings, processed, strict=True), 1):
         say(progress, f"regressor {i}/{len(processed)}: {len(data.t_s)} samples × {robot.n_joints} joints")
         yb = regressor(robot, data.q_rad, data.dq_rad_s, data.ddq_rad_s2)[..., base.independent]
         yb_parts.append(torque_side(yb, data, config.processing, time_constant_s))
+        if not allow_implausible_torque:
+            check_torque_against_urdf(rec.source, data.tau_nm, yb_parts[-1] @ nominal, robot.joint_names)
         friction = stribeck_model_torque(stribeck, data.dq_rad_s)
         tau_parts.append(data.tau_nm - torque_side(friction, data, config.processing, time_constant_s))
     robot_filter = (f"the robot's first-order filter ({time_constant_s:g} s) and " if time_constant_s > 0.0

@@ -13,6 +13,7 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from robot_id_estimator.determination import HELD
 from robot_id_estimator.output_files import atomic_path, write_text
 from robot_id_estimator.results import Identification, Physical, Traces
 from robot_id_estimator.set_checks import RULE
@@ -204,7 +205,7 @@ def _determination_section(physical: Physical) -> list[str]:
             "(the regulariser towards the URDF picks the split); held: no data term (friction held at zero, "
             "inertials pulled to the URDF value).", "",
             *_table(["parameter", "value", "determination", "held at"],
-                    [[name, _fmt(value, 6), status, _fmt(held, 6) if status == "held" else ""]
+                    [[name, _fmt(value, 6), status, _fmt(held, 6) if status == HELD else ""]
                      for name, value, status, held in zip(physical.standard_names, physical.standard_values,
                                                           physical.status, physical.held_values, strict=True)])]
 

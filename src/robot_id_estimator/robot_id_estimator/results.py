@@ -159,6 +159,10 @@ class Identification:
         """Whether `parameter_set` passed its check against the identification data."""
         return self.checks[parameter_set].passed
 
+    def failed_sets(self) -> list[str]:
+        """The parameter sets that failed their check against the identification data."""
+        return [name for name, check in self.checks.items() if not check.passed]
+
     @property
     def parameter_sets(self) -> tuple[str, ...]:
         """The parameter sets this result can predict with: base, essential and, if retrieved, physical."""

@@ -9,7 +9,7 @@ import numpy as np
 
 from robot_id_estimator.results import Traces, json_list, json_number, write_json
 
-VALIDATION_FORMAT = "robot_id validation 1"
+VALIDATION_FORMAT = "robot_id validation 2"
 
 
 @dataclass(frozen=True)

@@ -12,7 +12,6 @@ from robot_id_estimator.input_checks import check_recording, check_torque_agains
 from robot_id_estimator.model_side import (
     Progress,
     concatenated_times,
-    nominal_base_values,
     robot_filtered,
     say,
     stribeck_model_torque,
@@ -33,6 +32,8 @@ from robot_id_estimator.validation import (
     total_rms_error,
 )
 from robot_id_estimator.validation_results import Validation
+from robot_id_model.base_parameters import base_parameters
+from robot_id_model.parameters import nominal_parameters
 from robot_id_model.regressor import regressor
 from robot_id_model.robot_model import RobotModel
 
@@ -132,8 +133,6 @@ def _predict_recording(rec: Recording, result: Identification, robot: RobotModel
                         time_constant_s)
     stribeck = stribeck_model_torque(result.friction.stribeck, data.dq_rad_s)
     reference = measured_reference(rec, data)
-    if not allow_implausible_torque:
-        check_torque_against_urdf(rec.source, data.tau_nm, predict_torque(yb, values["urdf"]), robot.joint_names)
     yp, yn = momentum_regressors(robot, result.columns, data.q_rad, data.dq_rad_s)
     predicted, smoothed, residuals = {}, {}, {}
     for s, value in values.items():
@@ -143,7 +142,17 @@ def _predict_recording(rec: Recording, result: Identification, robot: RobotModel
         momentum = robot_filtered(yp @ value, data, time_constant_s)
         model_input = robot_filtered(yn @ value - friction, data, time_constant_s)
         residuals[s] = momentum_observer(data.t_s, reference, momentum, model_input, config.observer_gain_1_s)
+    if not allow_implausible_torque:
+        check_torque_against_urdf(rec.source, data.tau_nm, predicted["urdf"], robot.joint_names)
     return _Prediction(data, reference, predicted, smoothed, residuals)
+
+
+def nominal_base_values(robot: RobotModel, columns: np.ndarray) -> np.ndarray:
+    """The base parameters of the URDF model (its inertials and <dynamics>), over the identification's columns."""
+    base = base_parameters(robot)
+    if not np.array_equal(base.independent, columns):
+        raise DataError("the identification's base parameters do not match its robot model; identify again")
+    return base.values(nominal_parameters(robot))
 
 
 def robot_mismatch(rms_nm: dict[str, np.ndarray], joint_names: Sequence[str]) -> list[str]:

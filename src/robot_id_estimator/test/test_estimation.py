@@ -21,7 +21,7 @@ def problem():
     return robot, base, beta, yb, states
 
 
-def test_ols_solution_and_rsd_follow_seed_000_eq_6_and_7(problem):
+def test_ols_solution_and_rsd_follow_xu2020_eq_6_and_7(problem):
     _robot, base, beta, yb, _ = problem
     rng = np.random.default_rng(0)
     tau = yb @ beta + 0.05 * rng.normal(size=yb.shape[:2])

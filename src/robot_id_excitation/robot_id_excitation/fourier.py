@@ -7,8 +7,8 @@ Per joint i, with ω = 2π·f_f and L harmonics (Xu et al. 2020, eq. 8, Jia et a
 
 Both kinds are linear in the coefficients: q(t) = q0 + B_q(t)·c with c = [a_1..a_L, b_1..b_L] per joint and a
 basis B_q shared by all joints (likewise B_dq, B_ddq). The finite series starts at rest at q0 only when its
-coefficients satisfy Xu et al. 2020, eq. (10); `rest_null_space` spans those coefficients. The modified series (seed
-004) adds to the Fourier part F the quintic P(s), s = t/T, with P(0) = P(1) = −F(0), P' and P'' likewise,
+coefficients satisfy Xu et al. 2020, eq. (10); `rest_null_space` spans those coefficients. The modified series
+(Wu et al. 2012) adds to the Fourier part F the quintic P(s), s = t/T, with P(0) = P(1) = −F(0), P' and P'' likewise,
 so that q − q0, dq and ddq vanish at t = 0 and t = T whatever the coefficients:
 
     P(s) = u + v·(s − 10s³ + 15s⁴ − 6s⁵) + w·s²(1 − s)²/2,   u = −F(0), v = −T·F'(0), w = −T²·F''(0).

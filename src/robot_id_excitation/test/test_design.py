@@ -44,7 +44,7 @@ def test_modified_series_design_starts_and_ends_at_rest(panda_design, panda):
     assert plain.condition_number == pytest.approx(panda_design[0].criteria.condition_number, rel=1e-9)
 
 
-def test_finite_series_design_meets_seed_000_eq_10(iiwa14, iiwa14_config):
+def test_finite_series_design_meets_xu2020_eq_10(iiwa14, iiwa14_config):
     limits = design_limits(iiwa14_config, position_margin_rad=0.1, velocity_scale=0.5)
     options = DesignOptions(kind="fourier", harmonics=3, base_frequency_hz=0.1, samples=60, constraint_samples=120,
                             starts=1, seed=2, max_iterations=60, criterion="d_optimality")

@@ -33,7 +33,7 @@ def test_velocity_and_acceleration_are_the_derivatives_of_position(kind):
     assert np.abs((dq_plus - dq_minus) / (2 * h) - ddq).max() < 1e-6
 
 
-def test_finite_series_matches_seed_000_eq_8():
+def test_finite_series_matches_xu2020_eq_8():
     traj = _trajectory("fourier")
     t = np.array([0.0, 3.3, 11.0])
     w = 2 * np.pi * 0.05
@@ -70,7 +70,7 @@ def test_modified_series_keeps_the_fourier_part_between_the_ends():
     assert np.abs(diff).max() > 1e-3
 
 
-def test_finite_series_with_seed_000_eq_10_coefficients_starts_at_rest():
+def test_finite_series_with_xu2020_eq_10_coefficients_starts_at_rest():
     null = rest_null_space(5)
     assert null.shape == (10, 7)
     rng = np.random.default_rng(3)
