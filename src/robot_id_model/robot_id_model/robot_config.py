@@ -33,6 +33,7 @@ class RobotConfig:
     gravity_m_s2: tuple[float, float, float]
     limits: JointLimits
     floor_z_m: float
+    state_rate_hz: float
     joint_states_topic: str
     joint_trajectory_topic: str
     torque_filter_time_constant_s: float
@@ -92,6 +93,7 @@ def load_robot_config(name_or_path: str | pathlib.Path) -> RobotConfig:
             gravity_m_s2=tuple(float(g) for g in raw["gravity_m_s2"]),
             limits=JointLimits(**arrays, flange_speed_m_s=float(limits["flange_speed_m_s"])),
             floor_z_m=float(raw["floor_z_m"]),
+            state_rate_hz=float(raw["state_rate_hz"]),
             joint_states_topic=raw["topics"]["joint_states"],
             joint_trajectory_topic=raw["topics"]["joint_trajectory"],
             torque_filter_time_constant_s=float(raw["torque_filter_time_constant_s"]),

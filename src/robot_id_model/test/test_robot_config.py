@@ -22,6 +22,7 @@ limits:
 floor_z_m: 0.0
 topics: {joint_states: /joint_states, joint_trajectory: /joint_trajectory}
 torque_filter_time_constant_s: 0.0
+state_rate_hz: 1000.0
 """
 
 

@@ -1,0 +1,63 @@
+"""The simulated robot node's parameters, with descriptions and ranges (`ros2 param describe`); all read once at
+start-up and read-only."""
+
+from __future__ import annotations
+
+from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
+from rclpy.node import Node
+from rclpy.parameter import Parameter
+
+TRUE_DYNAMICS = ("perturbed", "urdf")
+
+
+def _descriptor(description: str, *, floats: tuple[float, float] | None = None,
+                ints: tuple[int, int] | None = None, constraints: str = "") -> ParameterDescriptor:
+    descriptor = ParameterDescriptor(description=description, read_only=True, additional_constraints=constraints)
+    if floats is not None:
+        descriptor.floating_point_range = [FloatingPointRange(from_value=floats[0], to_value=floats[1])]
+    if ints is not None:
+        descriptor.integer_range = [IntegerRange(from_value=ints[0], to_value=ints[1], step=1)]
+    return descriptor
+
+
+def parameters() -> dict[str, tuple[object, ParameterDescriptor]]:
+    """Name: (default, descriptor); a Parameter.Type default declares a list parameter that is empty unless set."""
+    return {
+        "robot": ("iiwa14", _descriptor("robot config: a path or an installed name such as iiwa14, panda")),
+        "urdf": ("", _descriptor("URDF to simulate instead of the config's, e.g. an identified.urdf")),
+        "true_dynamics": ("perturbed", _descriptor(
+            "perturbed: the URDF changed in a seeded way (payload, links, friction, armature, sensor offset); "
+            "urdf: exactly the URDF, its <dynamics> as friction", constraints="one of " + ", ".join(TRUE_DYNAMICS))),
+        "seed": (0, _descriptor("seed of the perturbation and of the sensor noise", ints=(0, 2**31 - 1))),
+        "truth_file": ("", _descriptor("write the true parameters to this YAML file (empty: do not)")),
+        "state_rate_hz": (0.0, _descriptor("joint states per second of sim time (0: the robot config's)",
+                                           floats=(0.0, 10_000.0))),
+        "physics_rate_hz": (2000.0, _descriptor("MuJoCo steps per second of sim time", floats=(100.0, 100_000.0))),
+        "tracking_bandwidth_hz": (15.0, _descriptor("bandwidth of the joint tracking controller (Hz)",
+                                                    floats=(0.1, 200.0))),
+        "start_position_rad": (Parameter.Type.DOUBLE_ARRAY, _descriptor(
+            "joint positions the arm starts at, at rest (empty: the middle of each joint's range)")),
+        "real_time_factor": (1.0, _descriptor(
+            "sim seconds per wall second; 0: as fast as the lockstep subscribers acknowledge", floats=(0.0, 100.0))),
+        "lockstep_subscribers": (Parameter.Type.STRING_ARRAY, _descriptor(
+            "names that acknowledge joint states on robot_id/sim_ack; the simulation waits for the slowest")),
+        "lockstep_window_s": (0.05, _descriptor("how far (sim s) the simulation may run ahead of the slowest "
+                                                "acknowledgement", floats=(0.001, 10.0))),
+        "clock_rate_hz": (250.0, _descriptor("/clock messages per second of sim time", floats=(1.0, 10_000.0))),
+        "torque_noise_nm": ([0.1], _descriptor("σ of the torque sensor noise (Nm): one value, or one per joint")),
+        "encoder_noise_rad": (0.0, _descriptor("σ of the position noise (rad)", floats=(0.0, 1.0))),
+        "encoder_resolution_rad": (0.0, _descriptor("quantisation step of the positions (rad; 0: none)",
+                                                    floats=(0.0, 1.0))),
+        "torque_filter_time_constant_s": (-1.0, _descriptor(
+            "first-order low-pass of the published torque (s; 0: off; negative: the robot config's, as the real "
+            "stack filters)", floats=(-1.0, 10.0))),
+        "drop_probability": (0.0, _descriptor("chance that a joint state message is not published",
+                                              floats=(0.0, 0.99))),
+    }
+
+
+def declare_parameters(node: Node) -> dict[str, object]:
+    """Declare every parameter on `node`; their values (unset list parameters as [])."""
+    values = {name: node.declare_parameter(name, default, descriptor).value
+              for name, (default, descriptor) in parameters().items()}
+    return {name: [] if value is None else value for name, value in values.items()}
