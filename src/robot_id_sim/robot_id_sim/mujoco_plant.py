@@ -46,6 +46,8 @@ class MujocoPlant:
                  truth: TrueDynamics, timestep_s: float) -> None:
         try:
             self.model = mujoco.MjModel.from_xml_string(mujoco_urdf(urdf_text, joint_names))
+        except ET.ParseError as err:
+            raise PlantError(f"the robot description is not well-formed XML: {err}") from None
         except ValueError as err:
             raise PlantError(f"MuJoCo could not compile the URDF: {err}") from None
         model = self.model

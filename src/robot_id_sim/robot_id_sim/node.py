@@ -76,8 +76,8 @@ def trajectory_command(msg: JointTrajectory) -> TrajectoryCommand:
 
 
 class SimNode(Node):
-    def __init__(self) -> None:
-        super().__init__("robot_id_sim")
+    def __init__(self, **kwargs) -> None:
+        super().__init__("robot_id_sim", **kwargs)
         p = declare_parameters(self)
         if p["true_dynamics"] not in TRUE_DYNAMICS:
             raise ValueError(f"true_dynamics must be one of {TRUE_DYNAMICS}, not '{p['true_dynamics']}'")

@@ -51,4 +51,5 @@ class Pacer:
 
     def waiting_for(self, sim_s: float) -> list[str]:
         """Lockstep subscribers whose acknowledgements hold the simulation back at sim_s."""
-        return sorted(name for name, stamp in self.acknowledged_s.items() if stamp + self.window_s <= sim_s)
+        return sorted(name for name, stamp in self.acknowledged_s.items()
+                      if max(stamp, self.begin_s) + self.window_s <= sim_s)

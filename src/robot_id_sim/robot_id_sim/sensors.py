@@ -22,7 +22,7 @@ class SensorOptions:
         """What is wrong with these options, one line each."""
         noise = np.atleast_1d(np.asarray(self.torque_noise_nm, dtype=float))
         problems = []
-        if noise.size not in (1, n_joints) or np.any(noise < 0.0):
+        if noise.size not in (1, n_joints) or not np.all(noise >= 0.0):
             problems.append(f"torque_noise_nm must be one value or {n_joints} values, all >= 0")
         for name in ("encoder_noise_rad", "encoder_resolution_rad", "torque_filter_time_constant_s"):
             if not getattr(self, name) >= 0.0:
