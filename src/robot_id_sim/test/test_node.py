@@ -11,6 +11,7 @@ import time
 import numpy as np
 import pytest
 import rclpy
+import yaml
 from builtin_interfaces.msg import Duration
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
@@ -23,6 +24,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from robot_id_model.robot_config import load_robot_config
 from robot_id_sim.node import ACK_TOPIC, SimNode
+from robot_id_sim.true_dynamics import TRUTH_FRICTION
 
 IIWA14 = load_robot_config("iiwa14")
 RELIABLE = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
@@ -158,3 +160,21 @@ def test_a_bad_parameter_gives_one_line_and_exit_code_2():
     assert result.returncode == 2
     assert "true_dynamics must be one of ('perturbed', 'urdf'), not 'bogus'" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_simulates_an_identified_urdf_as_it_is_and_publishes_it(graph, tmp_path):
+    start, spin = graph
+    urdf = tmp_path / "identified.urdf"
+    urdf.write_text(IIWA14.urdf_path.read_text().replace("<robot name=", "<!-- identified --><robot name=", 1))
+    truth_path = tmp_path / "truth.yaml"
+    _sim, probe = start(robot="iiwa14", urdf=str(urdf), true_dynamics="urdf", truth_file=str(truth_path))
+    received: list[String] = []
+    latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+    probe.create_subscription(String, "robot_description", received.append, latched)
+    spin(5.0, until=lambda: bool(received))
+    assert received and received[0].data == urdf.read_text()
+    truth = yaml.safe_load(truth_path.read_text())
+    assert truth["source"] == f"{urdf} as it is" and truth["payload"] is None
+    nominal = IIWA14.load_model(TRUTH_FRICTION)
+    assert truth["links"][0]["mass_kg"] == pytest.approx(nominal.model.inertias[1].mass)
+    assert all(j["torque_offset_nm"] == 0.0 for j in truth["joints"])
