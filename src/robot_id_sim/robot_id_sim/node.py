@@ -7,7 +7,8 @@ configured sensor effects), `/clock` (rosgraph_msgs/Clock) for nodes with use_si
 `robot_description` (std_msgs/String, transient local). Sim time starts at 0 and runs at `real_time_factor` × the
 wall clock; subscribers named in `lockstep_subscribers` acknowledge on robot_id/sim_ack (sensor_msgs/TimeReference:
 source = their name, time_ref = the last joint state stamp they received) and the simulation never runs more than
-`lockstep_window_s` ahead of the slowest, so nothing is lost however slow they are.
+`lockstep_window_s` ahead of the slowest, so nothing is lost however slow they are (in lockstep the clock starts once
+the joint states have as many subscribers as lockstep names).
 """
 
 from __future__ import annotations
@@ -118,7 +119,8 @@ class SimNode(Node):
         self.description_pub.publish(String(data=urdf_text))
         self.create_subscription(JointTrajectory, config.joint_trajectory_topic, self._on_trajectory, 10)
         self.create_subscription(TimeReference, ACK_TOPIC, self._on_ack, STATE_QOS)
-        self.pacer.start(time.monotonic(), self.robot.t_s)
+        self.lockstep_subscribers = len(p["lockstep_subscribers"])
+        self.started = False
         self.status_wall_s = self.start_wall_s = time.monotonic()
         self.create_timer(TICK_S, self._tick)
         self.get_logger().info(
@@ -137,12 +139,28 @@ class SimNode(Node):
 
     def _tick(self) -> None:
         began = time.monotonic()
+        if not self.started:
+            self._start(began)
+            return
         allowed = self.pacer.allowed_s(began, self.robot.t_s)
         while (self.robot.t_s + self.robot.dt_s <= allowed + 1e-12 and time.monotonic() - began < TICK_BUDGET_S
                and self.context.ok()):  # a signal shuts the context down between two samples
             self._publish(self.robot.advance())
         if began - self.status_wall_s >= STATUS_PERIOD_S:
             self._status(began)
+
+    def _start(self, wall_s: float) -> None:
+        """Start the clock; in lockstep only once the joint states have as many subscribers as lockstep names, so
+        that none of the first samples is published before they can receive it (the topic keeps no history)."""
+        if self.state_pub.get_subscription_count() < self.lockstep_subscribers:
+            if wall_s - self.status_wall_s >= STATUS_PERIOD_S:
+                self.get_logger().info(f"waiting for {self.lockstep_subscribers} lockstep subscribers of the joint "
+                                       f"states ({self.state_pub.get_subscription_count()} connected)")
+                self.status_wall_s = wall_s
+            return
+        self.pacer.start(wall_s, self.robot.t_s)
+        self.started = True
+        self.status_wall_s = self.start_wall_s = wall_s
 
     def _publish(self, sample: Measurement | None) -> None:
         stamp = _stamp(self.robot.t_s)
@@ -161,7 +179,7 @@ class SimNode(Node):
         factor = self.robot.t_s / max(wall_s - self.start_wall_s, 1e-9)
         waiting = self.pacer.waiting_for(self.robot.t_s)
         self.get_logger().info(
-            f"sim time {self.robot.t_s:.1f} s (x{factor:.2f} real time), {self.published} joint states published, "
+            f"sim time {self.robot.t_s:.3f} s (x{factor:.2f} real time), {self.published} joint states published, "
             f"{self.dropped} dropped by the sensor model, {self.refused} trajectories refused"
             + (f", waiting for {waiting}" if waiting else ""))
         self.status_wall_s = wall_s

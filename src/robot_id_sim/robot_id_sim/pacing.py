@@ -7,8 +7,9 @@ import math
 from collections.abc import Sequence
 
 MAX_LAG_S = 0.2
-"""When the simulation falls this far (sim time) behind its real-time factor, it stops trying to catch up (no
-burst of messages): the wall-clock reference is moved and the lag is counted."""
+"""The simulation never runs more than this (sim time) ahead of where it is: when it falls further behind its
+real-time factor (the machine is slower than asked), the wall-clock reference is moved so that it goes on as fast
+as it can without a burst of messages, and the lag is counted."""
 
 
 class Pacer:
@@ -42,8 +43,8 @@ class Pacer:
             allowed = self.sim0_s + self.real_time_factor * (wall_s - self.wall0_s)
             if allowed - sim_s > MAX_LAG_S:
                 self.lags += 1
-                self.wall0_s, self.sim0_s = wall_s, sim_s
-                allowed = sim_s
+                self.wall0_s, self.sim0_s = wall_s, sim_s + MAX_LAG_S
+                allowed = self.sim0_s
         if self.acknowledged_s:
             slowest = max(min(self.acknowledged_s.values()), self.begin_s)
             allowed = min(allowed, slowest + self.window_s)
