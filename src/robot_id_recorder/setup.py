@@ -18,5 +18,8 @@ setup(
     maintainer_email='robot_id@example.com',
     description='Records joint positions and torques of an excitation run, period by period.',
     license='Apache-2.0',
-    entry_points={'console_scripts': []},
+    entry_points={'console_scripts': [
+        'recorder_node = robot_id_recorder.node:main',
+        'robot_id_recorder = robot_id_recorder.__main__:main',
+    ]},
 )

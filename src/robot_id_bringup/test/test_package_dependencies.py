@@ -19,6 +19,8 @@ SRC = pathlib.Path(__file__).resolve().parents[2]
 ROSDEP_KEYS = {  # Python module -> rosdep key (ros/rosdistro rosdep/python.yaml; pinocchio is a ROS package)
     "cvxpy": "python3-cvxpy-pip",
     "matplotlib": "python3-matplotlib",
+    "mcap": "python3-mcap-pip",
+    "mcap_ros2": "python3-mcap-ros2-support-pip",
     "mujoco": "python3-mujoco-pip",
     "numpy": "python3-numpy",
     "pinocchio": "pinocchio",

@@ -21,6 +21,7 @@ from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 from rosbags.typesys.store import Typestore
 
 from robot_id_estimator.recording import DataError, Recording, Unselected, select_joints
+from robot_id_recorder.period_index import stored_index
 
 JOINT_STATE = "sensor_msgs/msg/JointState"
 EXCITATION = "robot_id_msgs/msg/ExcitationTrajectory"
@@ -103,6 +104,7 @@ def read_bag(
         n_planned = int(description.num_periods) if description is not None else 0
         keep, note = _whole_periods(t_s, (start_ns - origin_ns) * 1e-9, period_s, n_planned)
         repairs.append(note)
+        t_s, keep = _without_flagged_periods(path, t_s, keep, origin_ns, period_s, repairs)
     return Recording(
         joint_names=tuple(states.names),
         t_s=t_s[keep],
@@ -115,6 +117,25 @@ def read_bag(
         source=str(path),
         repairs=tuple(repairs),
     ), unselected
+
+
+def _without_flagged_periods(path: pathlib.Path, t_s: np.ndarray, keep: np.ndarray, origin_ns: int, period_s: float,
+                             repairs: list[str]) -> tuple[np.ndarray, np.ndarray]:
+    """Leave out the periods the recorder flagged (samples missing, gaps) and close the holes: the motion is
+    periodic, so every later sample moves back by one period per period left out."""
+    index = stored_index(path if path.is_dir() else path.parent)
+    flagged = [e for e in index or [] if e.flagged]
+    if not flagged:
+        return t_s, keep
+    t_s, keep = t_s.copy(), keep.copy()
+    for entry in sorted(flagged, key=lambda e: e.start_s, reverse=True):
+        start_s = entry.start_s - origin_ns * 1e-9
+        inside = (t_s >= start_s) & (t_s < start_s + period_s)
+        keep &= ~inside
+        t_s[t_s >= start_s + period_s] -= period_s
+    repairs.append("left out periods " + ", ".join(f"{e.index} ({'; '.join(e.reasons)})" for e in flagged)
+                   + " flagged by the recorder; the later periods follow on")
+    return t_s, keep
 
 
 def _msg_directory() -> pathlib.Path | None:
@@ -230,7 +251,7 @@ def _whole_periods(t_s: np.ndarray, start_s: float, period_s: float, n_planned: 
         return everything, (f"the first period starts at {start_s:.3f} s, outside the joint states "
                             f"({first_s:.3f}–{last_s:.3f} s): kept all samples")
     half_dt = 0.5 * float(np.median(np.diff(np.sort(t_s)))) if len(t_s) > 1 else 0.0
-    n_periods = math.floor((last_s + half_dt - start_s) / period_s)
+    n_periods = math.floor((last_s + 3.0 * half_dt - start_s) / period_s)  # a period's last sample is dt before its end
     if n_planned > 0:
         n_periods = min(n_periods, n_planned)
     if n_periods < 1:

@@ -1,0 +1,65 @@
+"""Command line: what a bag holds, period by period, and the repair of a bag whose recorder was killed.
+
+    python -m robot_id_recorder info BAG
+    python -m robot_id_recorder repair BAG
+
+exit codes: 0 done; 2 bad input (one line on stderr); 3 (info) some periods are flagged.
+"""
+
+from __future__ import annotations
+
+import argparse
+import pathlib
+import sys
+
+import numpy as np
+
+from robot_id_recorder.bag_tools import BagError, BagIndex, bag_index, repair
+
+
+def _quality_lines(index: BagIndex) -> list[str]:
+    """Rate, jitter and gaps of the whole recording, then one line per period."""
+    t = np.sort(index.stamps_ns) * 1e-9
+    dt = np.diff(t)
+    nominal = 1.0 / index.rate_hz
+    lines = [f"joint states on {index.topic}: {len(t)} messages over {t[-1] - t[0]:.3f} s, "
+             f"rate {index.rate_hz:.1f} Hz, jitter (std of the sample time) {1e6 * float(np.std(dt)):.1f} µs, "
+             f"{int(np.count_nonzero(dt > 1.5 * nominal))} gaps, {int(np.count_nonzero(dt == 0))} duplicate stamps",
+             f"periods ({index.source} index):",
+             f"{'period':>6} {'start [s]':>12} {'end [s]':>12} {'samples':>8} {'expected':>8} {'missing':>8} "
+             f"{'gaps':>5} {'dup':>4}  flag"]
+    for e in index.entries:
+        missing = max(e.expected - (e.samples - e.duplicate_stamps), 0)
+        lines.append(f"{e.index:>6} {e.start_s:>12.3f} {e.end_s:>12.3f} {e.samples:>8} {e.expected:>8} {missing:>8} "
+                     f"{e.gaps:>5} {e.duplicate_stamps:>4}  " + ("; ".join(e.reasons) if e.flagged else "ok"))
+    if not index.entries:
+        lines.append("  none: the bag holds no period markers")
+    return lines
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m robot_id_recorder", description=__doc__.splitlines()[0],
+                                     epilog="exit codes: 0 done; 2 bad input; 3 (info) some periods are flagged")
+    commands = parser.add_subparsers(dest="command", required=True)
+    info = commands.add_parser("info", help="period table and data quality of a bag")
+    info.add_argument("bag", type=pathlib.Path, help="bag directory")
+    fix = commands.add_parser("repair", help="make a bag readable whose recorder was killed (keeps <bag>.damaged)")
+    fix.add_argument("bag", type=pathlib.Path, help="bag directory")
+    args = parser.parse_args(argv)
+    if not args.bag.is_dir():
+        print(f"error: {args.bag}: no such bag directory", file=sys.stderr)
+        return 2
+    try:
+        if args.command == "repair":
+            print(repair(args.bag))
+            return 0
+        index = bag_index(args.bag)
+    except BagError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    print("\n".join(_quality_lines(index)))
+    return 3 if any(e.flagged for e in index.entries) else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,141 @@
+"""Bags after the fact: the period index of any bag (the recorder's, or computed from the messages of a bag from
+`ros2 bag record`), and the repair of a bag whose recorder was killed before it could close it."""
+
+from __future__ import annotations
+
+import pathlib
+import shutil
+import sqlite3
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import numpy as np
+from mcap.exceptions import McapError
+from mcap.records import Channel, Message, Schema
+from mcap.stream_reader import StreamReader
+from rosbags.rosbag2 import Reader, ReaderError, StoragePlugin, Writer
+
+from robot_id_recorder.message_types import typestore_for
+from robot_id_recorder.period_index import PeriodEntry, PeriodMarkerStamp, index_yaml, period_entries, stored_index
+from robot_id_recorder.recording_session import INDEX_FILE, header_stamp_ns
+
+JOINT_STATE = "sensor_msgs/msg/JointState"
+PERIOD_MARKER = "robot_id_msgs/msg/PeriodMarker"
+
+
+class BagError(ValueError):
+    """A bag that cannot be read or repaired, with the reason."""
+
+
+@dataclass(frozen=True)
+class BagIndex:
+    entries: list[PeriodEntry]
+    rate_hz: float
+    topic: str
+    stamps_ns: np.ndarray
+    """Header stamps of the joint states [ns], in bag order."""
+    source: str
+    """Where the index comes from: the recorder's metadata, or computed here."""
+
+
+def bag_index(bag: pathlib.Path) -> BagIndex:
+    """The period index of a bag: the recorder's when stored, else computed from its joint states (the busiest
+    JointState topic, header stamps) and period markers, at the median sample rate."""
+    try:
+        with Reader(bag) as reader:
+            states = [c for c in reader.connections if c.msgtype == JOINT_STATE]
+            if not states:
+                raise BagError(f"{bag}: no {JOINT_STATE} topic")
+            topic = max(states, key=lambda c: c.msgcount)
+            stamps = np.array([header_stamp_ns(raw) for _, _, raw in reader.messages([topic])], dtype=np.int64)
+            marker_connections = [c for c in reader.connections if c.msgtype == PERIOD_MARKER]
+            store = typestore_for([PERIOD_MARKER]) if marker_connections else None
+            markers = []
+            for _, _, raw in reader.messages(marker_connections) if marker_connections else []:
+                m = store.deserialize_cdr(raw, PERIOD_MARKER)
+                markers.append(PeriodMarkerStamp(m.period_index, header_stamp_ns(raw), m.period_s, m.num_periods))
+    except ReaderError as err:
+        raise BagError(f"{bag}: not a readable bag ({err}); if its recorder was killed, run "
+                       f"`python -m robot_id_recorder repair {bag}`") from None
+    if len(stamps) < 2:
+        raise BagError(f"{bag}: fewer than two joint states on {topic.topic}")
+    rate_hz = 1.0 / (np.median(np.diff(np.sort(stamps))) * 1e-9)
+    stored = stored_index(bag)
+    entries = stored if stored is not None else period_entries(stamps, markers, rate_hz)
+    return BagIndex(entries, rate_hz, topic.topic, stamps, "recorder" if stored is not None else "computed")
+
+
+# --- repair ---------------------------------------------------------------------------------------------------
+
+
+def _mcap_messages(path: pathlib.Path) -> Iterator[tuple[str, str, str, int, bytes]]:
+    """(topic, type, definition, log time, data) of every complete message of an MCAP file, up to where it ends."""
+    schemas: dict[int, Schema] = {}
+    channels: dict[int, Channel] = {}
+    with path.open("rb") as stream:
+        try:
+            for record in StreamReader(stream).records:
+                if isinstance(record, Schema):
+                    schemas[record.id] = record
+                elif isinstance(record, Channel):
+                    channels[record.id] = record
+                elif isinstance(record, Message) and record.channel_id in channels:
+                    channel = channels[record.channel_id]
+                    schema = schemas[channel.schema_id]
+                    yield channel.topic, schema.name, schema.data.decode(), record.log_time, record.data
+        except (McapError, EOFError, ValueError):
+            return  # the file ends in the middle of a record: everything before it is kept
+
+
+def _sqlite_messages(path: pathlib.Path) -> Iterator[tuple[str, str, str, int, bytes]]:
+    """The same for an sqlite3 storage file (committed transactions only)."""
+    connection = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
+    try:
+        definitions = dict(connection.execute(
+            "SELECT topic_type, encoded_message_definition FROM message_definitions").fetchall())
+        topics = {row[0]: row[1:] for row in connection.execute("SELECT id, name, type FROM topics")}
+        for topic_id, timestamp, data in connection.execute(
+                "SELECT topic_id, timestamp, data FROM messages ORDER BY id"):
+            name, msgtype = topics[topic_id]
+            yield name, msgtype, definitions.get(msgtype, ""), timestamp, bytes(data)
+    finally:
+        connection.close()
+
+
+def repair(bag: pathlib.Path) -> str:
+    """Make a bag whose recorder died readable again: every complete message is copied into a new bag of the same
+    storage, with metadata and the period index; the damaged original is kept beside it as <bag>.damaged. A bag
+    that reads already is left alone. Returns what was done, in one line."""
+    try:
+        with Reader(bag):
+            return f"{bag} reads as it is: nothing to repair"
+    except ReaderError:
+        pass
+    files = sorted(bag.glob("*.mcap")) or sorted(bag.glob("*.db3"))
+    if not files:
+        raise BagError(f"{bag}: no .mcap or .db3 storage file to repair")
+    storage = StoragePlugin.MCAP if files[0].suffix == ".mcap" else StoragePlugin.SQLITE3
+    read = _mcap_messages if storage == StoragePlugin.MCAP else _sqlite_messages
+    workspace = bag.with_name(bag.name + ".repairing")  # the new bag gets the old one's name (and file names)
+    if workspace.exists():
+        shutil.rmtree(workspace)
+    workspace.mkdir()
+    writer = Writer(workspace / bag.name, version=9, storage_plugin=storage)
+    writer.open()
+    connections: dict[str, object] = {}
+    count = 0
+    for file in files:
+        for topic, msgtype, definition, timestamp, data in read(file):
+            if topic not in connections:
+                connections[topic] = writer.add_connection(topic, msgtype, msgdef=definition, rihs01="")
+            writer.write(connections[topic], timestamp, data)
+            count += 1
+    writer.close()
+    damaged = bag.with_name(bag.name + ".damaged")
+    bag.rename(damaged)
+    (workspace / bag.name).rename(bag)
+    workspace.rmdir()
+    index = bag_index(bag)
+    (bag / INDEX_FILE).write_text(index_yaml(index.entries, index.rate_hz, index.topic))
+    return (f"repaired {bag}: {count} messages kept ({len(connections)} topics), the damaged original is "
+            f"{damaged}")

@@ -1,0 +1,170 @@
+"""The recorder node: the robot's joint states, the excitation's description and period markers (and /clock in sim
+time, and any vendor state topic asked for) into a rosbag2 bag, as raw CDR bytes, period by period.
+
+Each topic is subscribed once a publisher shows up, with the publishers' QoS (reliable when they all are,
+transient local when they all are, 1000 messages deep), so no sample is refused. Joint states are acknowledged to
+the simulated robot (robot_id/sim_ack, as `ack_name`) so that a lockstep simulation waits for the recorder.
+Publishes robot_id_msgs/RecordingStatus on robot_id/recording_status (transient local) every second and when
+done; after the bag is closed it stays up (idle, so that an estimator started later still sees the finished
+status) unless `exit_when_done`. Stops and closes the bag after the last announced period, on ~/stop
+(std_srvs/Trigger), and on SIGINT/SIGTERM; the bag is flushed every second, so a hard kill loses at most that much
+(`python -m robot_id_recorder repair BAG` then makes it readable).
+"""
+
+from __future__ import annotations
+
+import importlib
+
+import rclpy
+from builtin_interfaces.msg import Time
+from rclpy.executors import ExternalShutdownException
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.serialization import deserialize_message
+from sensor_msgs.msg import TimeReference
+from std_srvs.srv import Trigger
+
+from robot_id_model.robot_config import load_robot_config
+from robot_id_model.robot_model import ModelError
+from robot_id_msgs.msg import PeriodMarker, RecordingStatus
+from robot_id_recorder.bag_writer import BagWriter
+from robot_id_recorder.message_types import typestore_for
+from robot_id_recorder.node_parameters import declare_parameters, default_bag_path
+from robot_id_recorder.period_index import PeriodMarkerStamp
+from robot_id_recorder.recording_session import RecordingSession, header_stamp_ns
+
+STATUS_TOPIC = "robot_id/recording_status"
+ACK_TOPIC = "robot_id/sim_ack"
+MARKER_TOPIC = "robot_id/period_marker"
+TRAJECTORY_TOPIC = "robot_id/excitation_trajectory"
+ACK_EVERY = 10
+DEPTH = 1000
+LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+
+
+def _message_class(msgtype: str) -> type:
+    """The Python class of `pkg/msg/Name`; ImportError/AttributeError when the package is not installed."""
+    package, _, name = msgtype.split("/")
+    return getattr(importlib.import_module(f"{package}.msg"), name)
+
+
+class RecorderNode(Node):
+    def __init__(self, **kwargs) -> None:
+        super().__init__("recorder", **kwargs)
+        p = declare_parameters(self)
+        config = load_robot_config(p["robot"])
+        topics = {config.joint_states_topic: "sensor_msgs/msg/JointState",
+                  self.resolve_topic_name(TRAJECTORY_TOPIC): "robot_id_msgs/msg/ExcitationTrajectory",
+                  self.resolve_topic_name(MARKER_TOPIC): "robot_id_msgs/msg/PeriodMarker"}
+        if self.get_parameter("use_sim_time").value:
+            topics["/clock"] = "rosgraph_msgs/msg/Clock"
+        for entry in p["extra_topics"]:
+            topic, _, msgtype = entry.partition(":")
+            try:
+                _message_class(msgtype)
+            except (ImportError, AttributeError, ValueError):
+                self.get_logger().warning(f"not recording {topic}: its type {msgtype} is not installed")
+                continue
+            topics[topic] = msgtype
+        self.topics = topics
+        self.joint_states_topic = config.joint_states_topic
+        bag_path = p["bag_path"] or default_bag_path(config.robot)
+        writer = BagWriter(bag_path, typestore_for(set(topics.values())), p["storage"], p["flush_period_s"])
+        self.session = RecordingSession(writer, config.joint_states_topic, p["rate_hz"] or config.state_rate_hz)
+        self.exit_when_done = p["exit_when_done"]
+        self.ack_name = p["ack_name"]
+        self.subscribed: set[str] = set()
+        self.done = False
+        self.ack_pub = self.create_publisher(TimeReference, ACK_TOPIC, QoSProfile(depth=100))
+        self.status_pub = self.create_publisher(RecordingStatus, STATUS_TOPIC, LATCHED)
+        self.create_service(Trigger, "~/stop", self._on_stop)
+        self.create_timer(0.2, self._subscribe_new)
+        self.create_timer(1.0, self._publish_status)
+        self._subscribe_new()
+        self.get_logger().info(f"recording {sorted(topics)} into {writer.path} ({p['storage']})")
+
+    def _subscribe_new(self) -> None:
+        """Subscribe every topic that has a publisher now, with that publisher's QoS."""
+        for topic, msgtype in self.topics.items():
+            publishers = self.get_publishers_info_by_topic(topic) if topic not in self.subscribed else []
+            if not publishers:
+                continue
+            reliable = all(i.qos_profile.reliability == ReliabilityPolicy.RELIABLE for i in publishers)
+            latched = all(i.qos_profile.durability == DurabilityPolicy.TRANSIENT_LOCAL for i in publishers)
+            qos = QoSProfile(depth=DEPTH,
+                             reliability=ReliabilityPolicy.RELIABLE if reliable else ReliabilityPolicy.BEST_EFFORT,
+                             durability=DurabilityPolicy.TRANSIENT_LOCAL if latched else DurabilityPolicy.VOLATILE)
+            self.session.writer.add_topic(topic, msgtype)
+            self.create_subscription(_message_class(msgtype), topic, self._callback(topic), qos, raw=True)
+            self.subscribed.add(topic)
+
+    def _callback(self, topic: str):
+        def on_message(raw: bytes) -> None:
+            if self.done:
+                return
+            self.session.on_message(topic, self.get_clock().now().nanoseconds, raw)
+            if topic == self.joint_states_topic:
+                if self.ack_name and self.session.samples % ACK_EVERY == 0:
+                    sec, nanosec = divmod(header_stamp_ns(raw), 1_000_000_000)
+                    self.ack_pub.publish(TimeReference(time_ref=Time(sec=sec, nanosec=nanosec), source=self.ack_name))
+                if self.session.finished:
+                    self._finish("the last period is recorded")
+            elif topic == self.resolve_topic_name(MARKER_TOPIC):
+                marker = deserialize_message(raw, PeriodMarker)
+                self.session.on_marker(PeriodMarkerStamp(
+                    marker.period_index, header_stamp_ns(raw), marker.period_s, marker.num_periods))
+        return on_message
+
+    def _status(self) -> RecordingStatus:
+        s = self.session
+        index = s.index()
+        msg = RecordingStatus(bag_path=str(s.writer.path), periods_recorded=s.periods_recorded(),
+                              periods_expected=s.periods_expected, samples_recorded=s.samples, finished=self.done,
+                              samples_missing=sum(max(e.expected - e.samples + e.duplicate_stamps, 0) for e in index),
+                              periods_flagged=sum(e.flagged for e in index))
+        msg.header.stamp = self.get_clock().now().to_msg()
+        return msg
+
+    def _publish_status(self) -> None:
+        if not self.done:
+            self.status_pub.publish(self._status())
+
+    def _on_stop(self, _request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
+        response.success = not self.done
+        response.message = self._finish("stop requested") if not self.done else "already stopped"
+        return response
+
+    def _finish(self, reason: str) -> str:
+        """Close the bag and say so; ends the node's spin when exit_when_done."""
+        self.close()
+        self.status_pub.publish(self._status())
+        text = (f"{reason}: {self.session.samples} joint states, {self.session.periods_recorded()} of "
+                f"{self.session.periods_expected} periods in {self.session.writer.path}")
+        self.get_logger().info(text)
+        return text
+
+    def close(self) -> None:
+        """Close the bag with its period index (once)."""
+        if not self.done:
+            self.done = True
+            self.session.close()
+
+
+def main(args: list[str] | None = None) -> int:
+    rclpy.init(args=args)
+    try:
+        node = RecorderNode()
+    except (ModelError, ValueError, KeyError, OSError) as err:
+        rclpy.logging.get_logger("recorder").fatal(str(err))
+        rclpy.try_shutdown()
+        return 2
+    try:
+        while rclpy.ok() and not (node.done and node.exit_when_done):
+            rclpy.spin_once(node, timeout_sec=0.1)
+    except (KeyboardInterrupt, ExternalShutdownException):
+        pass
+    finally:
+        node.close()
+        node.destroy_node()
+        rclpy.try_shutdown()
+    return 0
