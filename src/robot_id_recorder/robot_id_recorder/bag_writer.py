@@ -12,12 +12,23 @@ import pathlib
 import time
 from collections.abc import Callable
 
+from rosbags.interfaces import Qos, QosDurability, QosHistory, QosLiveliness, QosReliability, QosTime
 from rosbags.rosbag2 import StoragePlugin, Writer
 from rosbags.typesys.store import Typestore
 
 from robot_id_recorder.period_index import METADATA_KEY
 
 STORAGES = {"mcap": StoragePlugin.MCAP, "sqlite3": StoragePlugin.SQLITE3}
+_INFINITE = QosTime(2147483647, 4294967295)  # rosbag2's "no deadline, lifespan or lease"
+
+
+def offered_qos(reliable: bool, latched: bool) -> Qos:
+    """The publishers' QoS as rosbag2 stores it, so that `ros2 bag play` replays with it (a latched topic stays
+    latched)."""
+    return Qos(QosHistory.KEEP_LAST, 1 if latched else 100,
+               QosReliability.RELIABLE if reliable else QosReliability.BEST_EFFORT,
+               QosDurability.TRANSIENT_LOCAL if latched else QosDurability.VOLATILE,
+               _INFINITE, _INFINITE, QosLiveliness.AUTOMATIC, _INFINITE, False)
 
 
 class BagWriter:
@@ -42,10 +53,12 @@ class BagWriter:
         self._flushed_s = self._clock_s()
         self.closed = False
 
-    def add_topic(self, topic: str, msgtype: str) -> None:
-        """Register a topic with its type; its full definition (all referenced types) goes into the bag."""
+    def add_topic(self, topic: str, msgtype: str, qos: Qos | None = None) -> None:
+        """Register a topic with its type and its publishers' QoS; its full definition (all referenced types)
+        goes into the bag."""
         if topic not in self.connections:
-            self.connections[topic] = self.writer.add_connection(topic, msgtype, typestore=self.typestore)
+            self.connections[topic] = self.writer.add_connection(
+                topic, msgtype, typestore=self.typestore, offered_qos_profiles=[qos] if qos else [])
             self.counts[topic] = 0
 
     def write(self, topic: str, timestamp_ns: int, raw: bytes) -> None:

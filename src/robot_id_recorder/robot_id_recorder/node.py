@@ -27,7 +27,7 @@ from std_srvs.srv import Trigger
 from robot_id_model.robot_config import load_robot_config
 from robot_id_model.robot_model import ModelError
 from robot_id_msgs.msg import PeriodMarker, RecordingStatus
-from robot_id_recorder.bag_writer import BagWriter
+from robot_id_recorder.bag_writer import BagWriter, offered_qos
 from robot_id_recorder.message_types import typestore_for
 from robot_id_recorder.node_parameters import declare_parameters, default_bag_path
 from robot_id_recorder.period_index import PeriodMarkerStamp
@@ -94,7 +94,7 @@ class RecorderNode(Node):
             qos = QoSProfile(depth=DEPTH,
                              reliability=ReliabilityPolicy.RELIABLE if reliable else ReliabilityPolicy.BEST_EFFORT,
                              durability=DurabilityPolicy.TRANSIENT_LOCAL if latched else DurabilityPolicy.VOLATILE)
-            self.session.writer.add_topic(topic, msgtype)
+            self.session.writer.add_topic(topic, msgtype, offered_qos(reliable, latched))
             self.create_subscription(_message_class(msgtype), topic, self._callback(topic), qos, raw=True)
             self.subscribed.add(topic)
 
