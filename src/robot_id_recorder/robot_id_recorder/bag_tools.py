@@ -15,7 +15,7 @@ from mcap.records import Channel, Message, Schema
 from mcap.stream_reader import StreamReader
 from rosbags.rosbag2 import Reader, ReaderError, StoragePlugin, Writer
 
-from robot_id_recorder.message_types import typestore_for
+from robot_id_recorder.message_types import typestore_for, typestore_from_definition
 from robot_id_recorder.period_index import PeriodEntry, PeriodMarkerStamp, index_yaml, period_entries, stored_index
 from robot_id_recorder.recording_session import INDEX_FILE, header_stamp_ns
 
@@ -54,12 +54,12 @@ def bag_index(bag: pathlib.Path) -> BagIndex:
             for _, _, raw in reader.messages(marker_connections) if marker_connections else []:
                 m = store.deserialize_cdr(raw, PERIOD_MARKER)
                 markers.append(PeriodMarkerStamp(m.period_index, header_stamp_ns(raw), m.period_s, m.num_periods))
-    except ReaderError as err:
+    except (ReaderError, FileNotFoundError) as err:
         raise BagError(f"{bag}: not a readable bag ({err}); if its recorder was killed, run "
                        f"`python -m robot_id_recorder repair {bag}`") from None
     if len(stamps) < 2:
         raise BagError(f"{bag}: fewer than two joint states on {topic.topic}")
-    rate_hz = 1.0 / (np.median(np.diff(np.sort(stamps))) * 1e-9)
+    rate_hz = float(1.0 / (np.median(np.diff(np.sort(stamps))) * 1e-9))
     stored = stored_index(bag)
     entries = stored if stored is not None else period_entries(stamps, markers, rate_hz)
     return BagIndex(entries, rate_hz, topic.topic, stamps, "recorder" if stored is not None else "computed")
@@ -109,7 +109,7 @@ def repair(bag: pathlib.Path) -> str:
     try:
         with Reader(bag):
             return f"{bag} reads as it is: nothing to repair"
-    except ReaderError:
+    except (ReaderError, FileNotFoundError):  # a killed recorder leaves no metadata.yaml
         pass
     files = sorted(bag.glob("*.mcap")) or sorted(bag.glob("*.db3"))
     if not files:
@@ -127,7 +127,8 @@ def repair(bag: pathlib.Path) -> str:
     for file in files:
         for topic, msgtype, definition, timestamp, data in read(file):
             if topic not in connections:
-                connections[topic] = writer.add_connection(topic, msgtype, msgdef=definition, rihs01="")
+                store = typestore_from_definition(msgtype, definition)
+                connections[topic] = writer.add_connection(topic, msgtype, typestore=store)
             writer.write(connections[topic], timestamp, data)
             count += 1
     writer.close()

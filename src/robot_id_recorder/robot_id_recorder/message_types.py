@@ -52,3 +52,20 @@ def typestore_for(msgtypes: Iterable[str], find: MsgFinder = installed_msg) -> T
         for _consts, fields in types.values():
             pending.extend(t for _name, f in fields for t in _referenced(f) if t not in store.fielddefs)
     return store
+
+
+def typestore_from_definition(msgtype: str, definition: str) -> Typestore:
+    """A typestore knowing `msgtype` from a bag's stored definition (ros2msg: the type's text, then each referenced
+    type after a line of '=' and a line 'MSG: pkg/Name'), for types no installed package defines."""
+    store = get_typestore(Stores.ROS2_KILTED)
+    sections = [section.strip("\n") for section in definition.split("=" * 80)]
+    types = get_types_from_msg(sections[0], msgtype)
+    for section in sections[1:]:
+        header, _, text = section.partition("\n")
+        name = header.removeprefix("MSG: ").strip()
+        package, _, short = name.partition("/")
+        full = name if name.count("/") == 2 else f"{package}/msg/{short}"
+        if full not in store.fielddefs:
+            types.update(get_types_from_msg(text, full))
+    store.register(types)
+    return store

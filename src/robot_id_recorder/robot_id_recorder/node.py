@@ -14,6 +14,7 @@ status) unless `exit_when_done`. Stops and closes the bag after the last announc
 from __future__ import annotations
 
 import importlib
+import sys
 
 import rclpy
 from builtin_interfaces.msg import Time
@@ -151,7 +152,11 @@ class RecorderNode(Node):
 
 
 def main(args: list[str] | None = None) -> int:
-    rclpy.init(args=args)
+    try:
+        rclpy.init(args=args)
+    except Exception as err:  # rcl's own error for arguments it cannot parse (e.g. `-p name:=`)
+        print(f"error: {str(err).splitlines()[0]}", file=sys.stderr)
+        return 2
     try:
         node = RecorderNode()
     except (ModelError, ValueError, KeyError, OSError) as err:

@@ -2,7 +2,9 @@
 
 Period k covers [start_k, start_k + T) of the samples' header stamps, start_k from the excitation's period markers.
 Per period: first and last sample, samples against the expected count (T × rate), gaps (spacing above
-GAP_FACTOR × the nominal sample time, also at the period's ends) and duplicate timestamps. A period is flagged
+GAP_FACTOR × the nominal sample time, also from the period's start to its first sample and from its last sample
+to its end: a complete period has both below one sample time, whatever the phase of the samples against the
+marker) and duplicate timestamps. A period is flagged
 when samples are missing or a gap lies in it; the estimator leaves flagged periods out of the average.
 """
 
@@ -55,7 +57,7 @@ def period_entries(stamps_ns: np.ndarray, markers: list[PeriodMarkerStamp], rate
         end_ns = marker.start_ns + round(marker.period_s * 1e9)
         inside = stamps[(stamps >= marker.start_ns) & (stamps < end_ns)]
         t = inside * 1e-9
-        edges = np.concatenate([[marker.start_ns * 1e-9 - dt_s], t, [end_ns * 1e-9]]) if len(t) else np.array([])
+        edges = np.concatenate([[marker.start_ns * 1e-9], t, [end_ns * 1e-9]]) if len(t) else np.array([])
         spacing = np.diff(edges) if len(edges) else np.array([marker.period_s])
         gap = spacing > GAP_FACTOR * dt_s
         expected = round(marker.period_s * rate_hz)

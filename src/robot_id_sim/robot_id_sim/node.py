@@ -13,6 +13,7 @@ the joint states have as many subscribers as lockstep names).
 
 from __future__ import annotations
 
+import sys
 import time
 
 import numpy as np
@@ -186,7 +187,11 @@ class SimNode(Node):
 
 
 def main(args: list[str] | None = None) -> int:
-    rclpy.init(args=args)
+    try:
+        rclpy.init(args=args)
+    except Exception as err:  # rcl's own error for arguments it cannot parse (e.g. `-p name:=`)
+        print(f"error: {str(err).splitlines()[0]}", file=sys.stderr)
+        return 2
     try:
         node = SimNode()
     except (ModelError, PlantError, ValueError, OSError) as err:
