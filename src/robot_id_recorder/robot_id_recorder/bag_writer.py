@@ -65,7 +65,11 @@ class BagWriter:
         """Write one message; flushes when the flush period is over."""
         self.writer.write(self.connections[topic], timestamp_ns, raw)
         self.counts[topic] += 1
-        if self._clock_s() - self._flushed_s >= self.flush_period_s:
+        self.flush_if_due()
+
+    def flush_if_due(self) -> None:
+        """Flush when the flush period is over (also call it when no message comes, e.g. from a timer)."""
+        if not self.closed and self._clock_s() - self._flushed_s >= self.flush_period_s:
             self.flush()
 
     def flush(self) -> None:

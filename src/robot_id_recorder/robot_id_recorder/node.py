@@ -81,6 +81,7 @@ class RecorderNode(Node):
         self.create_service(Trigger, "~/stop", self._on_stop)
         self.create_timer(0.2, self._subscribe_new)
         self.create_timer(1.0, self._publish_status)
+        self.create_timer(p["flush_period_s"] / 4.0, writer.flush_if_due)  # also when no message comes
         self._subscribe_new()
         self.get_logger().info(f"recording {sorted(topics)} into {writer.path} ({p['storage']})")
 

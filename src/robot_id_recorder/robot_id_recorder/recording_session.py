@@ -29,6 +29,7 @@ class RecordingSession:
         self.rate_hz = rate_hz
         self._stamps = np.empty(1024, dtype=np.int64)
         self.samples = 0
+        self.latest_ns = 0
         self.markers: dict[int, PeriodMarkerStamp] = {}
 
     def on_message(self, topic: str, receive_ns: int, raw: bytes) -> None:
@@ -37,7 +38,9 @@ class RecordingSession:
         if topic == self.joint_states_topic:
             if self.samples == len(self._stamps):
                 self._stamps = np.resize(self._stamps, 2 * len(self._stamps))
-            self._stamps[self.samples] = header_stamp_ns(raw)
+            stamp = header_stamp_ns(raw)
+            self._stamps[self.samples] = stamp
+            self.latest_ns = max(self.latest_ns, stamp)
             self.samples += 1
 
     def on_marker(self, marker: PeriodMarkerStamp) -> None:
@@ -56,7 +59,7 @@ class RecordingSession:
         """Announced periods whose last sample (one sample time before the end) is in."""
         if not self.samples:
             return 0
-        latest = int(self.stamps_ns.max()) + round(1.5e9 / self.rate_hz)
+        latest = self.latest_ns + round(1.5e9 / self.rate_hz)
         return sum(1 for m in self.markers.values() if m.start_ns + round(m.period_s * 1e9) <= latest)
 
     @property

@@ -165,6 +165,10 @@ def test_a_flush_puts_everything_written_on_disk_once_the_flush_period_is_over(t
     now[0] = 101.0  # the period is over: this write flushes all eleven
     writer.write(STATES_TOPIC, START_NS + 11 * DT_NS, joint_state_raw(START_NS + 11 * DT_NS, *sample_values(11)))
     assert _on_disk(tmp_path / "bag", storage) == [START_NS + k * DT_NS for k in range(12)]
+    writer.write(STATES_TOPIC, START_NS + 12 * DT_NS, joint_state_raw(START_NS + 12 * DT_NS, *sample_values(12)))
+    now[0] = 102.0  # no message comes any more: the node's timer calls flush_if_due
+    writer.flush_if_due()
+    assert _on_disk(tmp_path / "bag", storage) == [START_NS + k * DT_NS for k in range(13)]
     writer.close()
 
 
