@@ -18,6 +18,8 @@ SRC = pathlib.Path(__file__).resolve().parents[2]
 
 ROSDEP_KEYS = {  # Python module -> rosdep key (ros/rosdistro rosdep/python.yaml; pinocchio is a ROS package)
     "cvxpy": "python3-cvxpy-pip",
+    "launch": "launch",  # ROS packages the PyPI wheels lack: only the launch files import them
+    "launch_ros": "launch_ros",
     "matplotlib": "python3-matplotlib",
     "mcap": "python3-mcap-pip",
     "mcap_ros2": "python3-mcap-ros2-support-pip",
@@ -31,6 +33,7 @@ ROSDEP_KEYS = {  # Python module -> rosdep key (ros/rosdistro rosdep/python.yaml
 }
 NOT_IMPORTED = {  # declared although no code imports them
     "robot_id_description": "URDFs and robot configs, found by robot name through the ament index",
+    "robot_id_recorder": "robot_id_bringup's graph (graph.py) starts its node as a process",
     "python3-pytest": "runs the tests",
     "python3-pytest-timeout": "the per-test timeout of the package's pytest configuration",
 }
