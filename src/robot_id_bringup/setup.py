@@ -20,5 +20,8 @@ setup(
     maintainer_email='robot_id@example.com',
     description='Launch files and the offline demo of the robot_id suite.',
     license='Apache-2.0',
-    entry_points={'console_scripts': ['offline_demo = robot_id_bringup.offline_demo:main']},
+    entry_points={'console_scripts': [
+        'offline_demo = robot_id_bringup.offline_demo:main',
+        'robot_id = robot_id_bringup.__main__:main',
+    ]},
 )

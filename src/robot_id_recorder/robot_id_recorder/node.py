@@ -18,6 +18,7 @@ import sys
 
 import rclpy
 from builtin_interfaces.msg import Time
+from rclpy.clock import Clock, ClockType
 from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
@@ -79,9 +80,10 @@ class RecorderNode(Node):
         self.ack_pub = self.create_publisher(TimeReference, ACK_TOPIC, QoSProfile(depth=100))
         self.status_pub = self.create_publisher(RecordingStatus, STATUS_TOPIC, LATCHED)
         self.create_service(Trigger, "~/stop", self._on_stop)
-        self.create_timer(0.2, self._subscribe_new)
-        self.create_timer(1.0, self._publish_status)
-        self.create_timer(p["flush_period_s"] / 4.0, writer.flush_if_due)  # also when no message comes
+        wall = Clock(clock_type=ClockType.STEADY_TIME)  # with use_sim_time, no /clock comes before the first sample
+        self.create_timer(0.2, self._subscribe_new, clock=wall)
+        self.create_timer(1.0, self._publish_status, clock=wall)
+        self.create_timer(p["flush_period_s"] / 4.0, writer.flush_if_due, clock=wall)  # also when no message comes
         self._subscribe_new()
         self.get_logger().info(f"recording {sorted(topics)} into {writer.path} ({p['storage']})")
 

@@ -5,7 +5,7 @@ joint_trajectory_controller does); publishes sensor_msgs/JointState on the confi
 config's state rate (effort = the joint torque the drives apply, link side, gravity included, through the
 configured sensor effects), `/clock` (rosgraph_msgs/Clock) for nodes with use_sim_time, and the simulated URDF on
 `robot_description` (std_msgs/String, transient local). Sim time starts at 0 and runs at `real_time_factor` × the
-wall clock; subscribers named in `lockstep_subscribers` acknowledge on robot_id/sim_ack (sensor_msgs/TimeReference:
+wall clock; the nodes named in `lockstep_subscribers` acknowledge on robot_id/sim_ack (sensor_msgs/TimeReference:
 source = their name, time_ref = the last joint state stamp they received) and the simulation never runs more than
 `lockstep_window_s` ahead of the slowest, so nothing is lost however slow they are (in lockstep the clock starts once
 the joint states have as many subscribers as lockstep names).
@@ -120,7 +120,8 @@ class SimNode(Node):
         self.description_pub.publish(String(data=urdf_text))
         self.create_subscription(JointTrajectory, config.joint_trajectory_topic, self._on_trajectory, 10)
         self.create_subscription(TimeReference, ACK_TOPIC, self._on_ack, STATE_QOS)
-        self.lockstep_subscribers = len(p["lockstep_subscribers"])
+        self.lockstep_subscribers = list(p["lockstep_subscribers"])
+        self.state_topic = config.joint_states_topic
         self.started = False
         self.status_wall_s = self.start_wall_s = time.monotonic()
         self.create_timer(TICK_S, self._tick)
@@ -151,12 +152,15 @@ class SimNode(Node):
             self._status(began)
 
     def _start(self, wall_s: float) -> None:
-        """Start the clock; in lockstep only once the joint states have as many subscribers as lockstep names, so
-        that none of the first samples is published before they can receive it (the topic keeps no history)."""
-        if self.state_pub.get_subscription_count() < self.lockstep_subscribers:
+        """Start the clock; in lockstep only once every lockstep subscriber (by node name) subscribes to the joint
+        states and the publisher is matched with all their subscriptions, so that none of the first samples is
+        published before they can receive it (the topic keeps no history; other subscribers do not count)."""
+        subscribers = self.get_subscriptions_info_by_topic(self.state_topic)
+        missing = [n for n in self.lockstep_subscribers if n not in {i.node_name for i in subscribers}]
+        if missing or self.state_pub.get_subscription_count() < len(subscribers):
             if wall_s - self.status_wall_s >= STATUS_PERIOD_S:
-                self.get_logger().info(f"waiting for {self.lockstep_subscribers} lockstep subscribers of the joint "
-                                       f"states ({self.state_pub.get_subscription_count()} connected)")
+                self.get_logger().info(f"waiting for the lockstep subscribers {missing or self.lockstep_subscribers} "
+                                       f"to subscribe to {self.state_topic}")
                 self.status_wall_s = wall_s
             return
         self.pacer.start(wall_s, self.robot.t_s)

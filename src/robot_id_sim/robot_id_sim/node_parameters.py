@@ -40,7 +40,8 @@ def parameters() -> dict[str, tuple[object, ParameterDescriptor]]:
         "real_time_factor": (1.0, _descriptor(
             "sim seconds per wall second; 0: as fast as the lockstep subscribers acknowledge", floats=(0.0, 100.0))),
         "lockstep_subscribers": (Parameter.Type.STRING_ARRAY, _descriptor(
-            "names that acknowledge joint states on robot_id/sim_ack; the simulation waits for the slowest")),
+            "node names of subscribers that acknowledge joint states on robot_id/sim_ack under that name; the "
+            "simulation starts once they subscribe and waits for the slowest")),
         "lockstep_window_s": (0.05, _descriptor("how far (sim s) the simulation may run ahead of the slowest "
                                                 "acknowledgement", floats=(0.001, 10.0))),
         "clock_rate_hz": (250.0, _descriptor("/clock messages per second of sim time", floats=(1.0, 10_000.0))),

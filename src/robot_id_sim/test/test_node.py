@@ -39,7 +39,7 @@ class Probe(Node):
     message (a slow subscriber)."""
 
     def __init__(self, ack_name: str = "", ack_every: int = 1) -> None:
-        super().__init__("probe")
+        super().__init__(ack_name or "probe")  # a lockstep subscriber is known by its node name
         self.stamps: list[float] = []
         self.states: list[JointState] = []
         self.clock: list[float] = []

@@ -1,0 +1,88 @@
+"""The one description of the identification graph, in plain Python data: which nodes, their executables, names
+and parameters, for each mode. launch/identify.launch.py and the runner (runner.py) are both built from it.
+
+- sim: the simulated robot (robot_id_sim, lockstep with the recorder, as fast as the recorder keeps up), the
+  excitation node, the recorder and the estimator, all on the simulator's clock;
+- hardware: the same without the simulator, against a running lbr_bringup / franka_bringup (the excitation node
+  waits for confirm:=true before anything moves);
+- replay: the estimator alone, asked to identify an existing bag.
+"""
+
+from __future__ import annotations
+
+import pathlib
+from dataclasses import dataclass, field
+
+MODES = ("sim", "hardware", "replay")
+DEFAULT_PERIODS = 5
+RECORDER_NAME = "recorder"
+
+
+@dataclass(frozen=True)
+class NodeSpec:
+    package: str
+    executable: str
+    name: str
+    parameters: dict[str, object] = field(default_factory=dict)
+    namespace: str = ""
+
+
+@dataclass(frozen=True)
+class Run:
+    """What the user asked for (launch arguments, runner options)."""
+
+    robot: str = "iiwa14"
+    mode: str = "sim"
+    output_dir: str = "results/run"
+    periods: int = DEFAULT_PERIODS
+    trajectory: str = ""      # a trajectory file, or empty for the one shipped for the robot
+    bag: str = ""             # replay: the bag to identify
+
+    def problems(self) -> list[str]:
+        """What is wrong with the request, one line each."""
+        problems = []
+        if self.mode not in MODES:
+            problems.append(f"mode must be one of {', '.join(MODES)}, not '{self.mode}'")
+        if self.mode == "replay" and not self.bag:
+            problems.append("mode replay needs bag:=<bag directory>")
+        if self.mode != "replay" and self.periods < 1:
+            problems.append(f"periods must be at least 1, not {self.periods}")
+        return problems
+
+    @property
+    def bag_path(self) -> str:
+        return self.bag if self.mode == "replay" else str(pathlib.Path(self.output_dir) / "bag")
+
+    @property
+    def results_path(self) -> str:
+        """Where the estimator writes identification.json, the report and identified.urdf."""
+        return f"{self.bag_path.rstrip('/')}_identification"
+
+    @property
+    def truth_path(self) -> str:
+        return str(pathlib.Path(self.output_dir) / "truth.yaml")
+
+
+def identify_graph(run: Run) -> list[NodeSpec]:
+    """The nodes of an identification run, in start order."""
+    problems = run.problems()
+    if problems:
+        raise ValueError("; ".join(problems))
+    sim_time = run.mode == "sim"
+    estimator = NodeSpec("robot_id_estimator", "estimator_node", "estimator",  # results beside the bag
+                         {"robot": run.robot, "use_sim_time": sim_time})
+    if run.mode == "replay":
+        return [estimator]
+    nodes = []
+    if run.mode == "sim":
+        nodes.append(NodeSpec("robot_id_sim", "sim_node", "robot_id_sim", {
+            "robot": run.robot, "real_time_factor": 0.0, "lockstep_subscribers": [RECORDER_NAME],
+            "truth_file": run.truth_path}))
+    nodes.append(NodeSpec("robot_id_recorder", "recorder_node", RECORDER_NAME, {
+        "robot": run.robot, "bag_path": run.bag_path, "ack_name": RECORDER_NAME if sim_time else "",
+        "use_sim_time": sim_time}))
+    nodes.append(NodeSpec("robot_id_excitation", "excitation_node", "excitation", {
+        "robot": run.robot, "trajectory_file": run.trajectory or run.robot, "num_periods": run.periods,
+        "mode": run.mode, "use_sim_time": sim_time}))
+    nodes.append(estimator)
+    return nodes

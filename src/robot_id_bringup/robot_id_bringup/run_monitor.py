@@ -1,0 +1,70 @@
+"""The runner's own view of a run over DDS: recording progress, the identification result, and in replay mode
+the request that starts it."""
+
+from __future__ import annotations
+
+import time
+
+import rclpy
+from rclpy.node import Node
+from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+
+from robot_id_bringup.graph import Run
+from robot_id_msgs.msg import IdentificationResult, RecordingStatus
+from robot_id_msgs.srv import IdentifyBag
+
+STATUS_TOPIC = "/robot_id/recording_status"
+RESULT_TOPIC = "/robot_id/identification_result"
+SERVICE = "/robot_id/identify_bag"
+LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+
+
+class RunMonitor:
+    """Prints progress once per period and keeps the identification result when it comes."""
+
+    def __init__(self, run: Run) -> None:
+        self.run = run
+        self.context = rclpy.Context()
+        rclpy.init(context=self.context)
+        self.node = Node("robot_id_runner", context=self.context)
+        self.executor = rclpy.executors.SingleThreadedExecutor(context=self.context)
+        self.executor.add_node(self.node)
+        self.result: IdentificationResult | None = None
+        self.started = time.monotonic()
+        self._periods = -1
+        self.node.create_subscription(RecordingStatus, STATUS_TOPIC, self._on_status, LATCHED)
+        self.node.create_subscription(IdentificationResult, RESULT_TOPIC, self._on_result, LATCHED)
+        self.client = self.node.create_client(IdentifyBag, SERVICE) if run.mode == "replay" else None
+        self._requested = False
+
+    def spin_once(self, timeout_s: float) -> None:
+        if self.client is not None and not self._requested and self.client.service_is_ready():
+            self.client.call_async(IdentifyBag.Request(bag_path=self.run.bag, output_dir=self.run.output_dir))
+            self._requested = True
+            print(f"robot_id: asked the estimator to identify {self.run.bag}", flush=True)
+        self.executor.spin_once(timeout_sec=timeout_s)
+
+    def _on_status(self, msg: RecordingStatus) -> None:
+        if msg.periods_recorded == self._periods and not msg.finished:
+            return
+        self._periods = msg.periods_recorded
+        elapsed = time.monotonic() - self.started
+        left = ""
+        done, planned = msg.periods_recorded, msg.periods_expected
+        if 0 < done < planned:
+            left = f", about {elapsed / done * (planned - done):.0f} s left"
+        state = "recorded, identifying" if msg.finished else "recording"
+        print(f"robot_id: {state}: {msg.periods_recorded}/{msg.periods_expected} periods, "
+              f"{msg.samples_recorded} joint states, {msg.samples_missing} missing, {msg.periods_flagged} periods "
+              f"flagged ({elapsed:.0f} s{left})", flush=True)
+
+    def _on_result(self, msg: IdentificationResult) -> None:
+        self.result = msg
+        verdict = "identified" if msg.success else "identification FAILED its check"
+        print(f"robot_id: {verdict}: {msg.message}; results in {msg.output_dir} "
+              f"({time.monotonic() - self.started:.0f} s)", flush=True)
+
+    def close(self) -> None:
+        self.executor.shutdown()
+        self.node.destroy_node()
+        rclpy.try_shutdown(context=self.context)

@@ -1,0 +1,160 @@
+"""The runner: the identification graph (graph.py) as separate processes over DDS, for machines without the ROS 2
+command line (and with it: it is what `ros2 launch robot_id_bringup identify.launch.py` starts, without launch).
+
+Each node runs its installed executable with `--ros-args`; the runner prefixes and forwards their output, follows
+the run on robot_id/recording_status and robot_id/identification_result (both transient local), stops every
+process on Ctrl-C, when one fails, and when the identification result is in. Discovery stays on this machine
+(ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST unless set) and in a domain of its own (ROS_DOMAIN_ID from the process id
+unless set).
+"""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Sequence
+
+import yaml
+
+from robot_id_bringup.graph import NodeSpec, Run, identify_graph
+
+STOP_TIMEOUT_S = 10.0
+
+
+class RunnerError(RuntimeError):
+    """Why the graph could not run, in one line."""
+
+
+def parameter_argument(name: str, value: object) -> str:
+    """`name:=value` with the value in YAML, as rcl parses parameter overrides (strings quoted when needed)."""
+    text = yaml.safe_dump(value, default_flow_style=True, width=10_000).strip()
+    return f"{name}:={text.removesuffix('...').strip()}"
+
+
+def command(spec: NodeSpec) -> list[str]:
+    """The node's installed executable (lib/<package>/<executable>) with its name, namespace and parameters."""
+    from ament_index_python.packages import PackageNotFoundError, get_package_prefix
+
+    try:
+        path = pathlib.Path(get_package_prefix(spec.package)) / "lib" / spec.package / spec.executable
+    except PackageNotFoundError:
+        raise RunnerError(f"{spec.package} is not installed: build the workspace (make setup) and source it") from None
+    if not path.is_file():
+        raise RunnerError(f"{path} does not exist: rebuild the workspace (make setup)")
+    args = [str(path), "--ros-args", "-r", f"__node:={spec.name}"]
+    if spec.namespace:
+        args += ["-r", f"__ns:={spec.namespace}"]
+    for name, value in spec.parameters.items():
+        args += ["-p", parameter_argument(name, value)]
+    return args
+
+
+def ros_environment(environ: dict[str, str] | None = None) -> dict[str, str]:
+    """The children's environment: localhost discovery and a domain of this run's own unless the user set them."""
+    env = dict(os.environ if environ is None else environ)
+    env.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
+    env.setdefault("ROS_DOMAIN_ID", str(1 + os.getpid() % 100))
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+class Child:
+    """One node process; its output lines are forwarded with the node's name in front."""
+
+    def __init__(self, spec: NodeSpec, env: dict[str, str]) -> None:
+        self.name = spec.name
+        self.popen = subprocess.Popen(command(spec), env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                      text=True, start_new_session=True)
+        self.thread = threading.Thread(target=self._forward, daemon=True)
+        self.thread.start()
+
+    def _forward(self) -> None:
+        for line in self.popen.stdout:
+            print(f"[{self.name}] {line.rstrip()}", flush=True)
+
+    def stop(self) -> int:
+        """SIGINT, then SIGKILL after STOP_TIMEOUT_S; the exit code."""
+        if self.popen.poll() is None:
+            self.popen.send_signal(signal.SIGINT)
+            try:
+                self.popen.wait(STOP_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                self.popen.kill()
+                self.popen.wait()
+        self.thread.join(timeout=2.0)
+        return self.popen.returncode
+
+
+def run_graph(run: Run, timeout_s: float = 0.0) -> int:
+    """Start the graph, follow it to its identification result; the exit code (0 identified and every check
+    passed, 1 a node failed or the time ran out, 3 identified but a parameter set failed its check, 130
+    interrupted)."""
+    from robot_id_bringup.run_monitor import RunMonitor
+
+    specs = identify_graph(run)
+    env = ros_environment()
+    os.environ.update({k: env[k] for k in ("ROS_AUTOMATIC_DISCOVERY_RANGE", "ROS_DOMAIN_ID")})
+    pathlib.Path(run.output_dir).mkdir(parents=True, exist_ok=True)
+    print(f"robot_id: {run.mode} run of {run.robot}, ROS_DOMAIN_ID {env['ROS_DOMAIN_ID']}, results in "
+          f"{run.output_dir}; nodes: {', '.join(s.name for s in specs)}", flush=True)
+    children: list[Child] = []
+    interrupted = threading.Event()
+    previous = signal.signal(signal.SIGINT, lambda *_: interrupted.set())
+    signal.signal(signal.SIGTERM, lambda *_: interrupted.set())
+    monitor = RunMonitor(run)
+    started = time.monotonic()
+    try:
+        for spec in specs:
+            children.append(Child(spec, env))
+        while True:
+            if interrupted.is_set():
+                print("robot_id: interrupted: stopping every node", flush=True)
+                return 130
+            failed = next((c for c in children if c.popen.poll() is not None), None)
+            if failed is not None and monitor.result is None:
+                print(f"robot_id: error: node '{failed.name}' exited with code {failed.popen.returncode} "
+                      "before the identification was done", file=sys.stderr, flush=True)
+                return 1
+            monitor.spin_once(0.1)
+            if monitor.result is not None:
+                return 0 if monitor.result.success else 3
+            if timeout_s and time.monotonic() - started > timeout_s:
+                print(f"robot_id: error: no identification result after {timeout_s:g} s", file=sys.stderr)
+                return 1
+    finally:
+        for child in reversed(children):
+            child.stop()
+        monitor.close()
+        signal.signal(signal.SIGINT, previous)
+
+
+def identify(argv: Sequence[str]) -> int:
+    """`identify` command: the options of launch/identify.launch.py as command-line options."""
+    import argparse
+
+    parser = argparse.ArgumentParser(prog="robot_id identify", description="run the identification graph",
+                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
+    parser.add_argument("--robot", default="iiwa14", help="robot config: iiwa7, iiwa14, panda, panda_hand or a path")
+    parser.add_argument("--mode", default="sim", help="sim, hardware or replay")
+    parser.add_argument("--periods", type=int, default=Run.periods, help="excitation periods to run")
+    parser.add_argument("--trajectory", default="", help="trajectory file (default: the one shipped for the robot)")
+    parser.add_argument("--bag", default="", help="replay: the bag to identify")
+    parser.add_argument("--output-dir", default="", help="results directory (default: results/<robot>_<time>)")
+    parser.add_argument("--timeout", type=float, default=0.0, help="give up after this many seconds (0: never)")
+    args = parser.parse_args(argv)
+    output_dir = args.output_dir or time.strftime(f"results/{pathlib.Path(args.robot).stem}_%Y%m%d_%H%M%S")
+    run = Run(args.robot, args.mode, output_dir, args.periods, args.trajectory, args.bag)
+    problems = run.problems()
+    if problems:
+        print(f"error: {'; '.join(problems)}", file=sys.stderr)
+        return 2
+    try:
+        return run_graph(run, args.timeout)
+    except RunnerError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
