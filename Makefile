@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 ENV := source env.sh &&
 
-.PHONY: setup build test lint demo bench clean
+.PHONY: setup build test lint demo demo-offline bench clean
 
 setup:
 	@scripts/setup_workspace.sh
@@ -19,6 +19,9 @@ test: setup lint
 		if [[ "$$summary" == "Summary: 0 tests"* ]]; then echo "no tests ran"; exit 1; fi; exit $$rc
 
 demo: setup
+	@$(ENV) python -m robot_id_bringup.demo --robot iiwa14
+
+demo-offline: setup
 	@$(ENV) python -m robot_id_bringup.offline_demo --robot iiwa14 --out demo_output
 
 bench: setup

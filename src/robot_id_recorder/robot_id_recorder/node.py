@@ -121,7 +121,8 @@ class RecorderNode(Node):
 
     def _status(self) -> RecordingStatus:
         s = self.session
-        index = s.index()
+        passed_s = (s.latest_ns + round(1.5e9 / s.rate_hz)) * 1e-9
+        index = [e for e in s.index() if e.end_s <= passed_s]  # periods still running are not missing anything
         msg = RecordingStatus(bag_path=str(s.writer.path), periods_recorded=s.periods_recorded(),
                               periods_expected=s.periods_expected, samples_recorded=s.samples, finished=self.done,
                               samples_missing=sum(max(e.expected - e.samples + e.duplicate_stamps, 0) for e in index),

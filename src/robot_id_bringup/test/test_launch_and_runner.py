@@ -1,0 +1,113 @@
+"""launch/identify.launch.py and the runner start the same nodes with the same parameters (both from graph.py); the
+runner's command lines are what rcl parses; bad requests are one line.
+
+launch and launch_ros are not installed on these machines (no ROS 2 apt repository): the launch file is run here
+against stand-ins that record what it asks for, the way launch would call it.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import pathlib
+import sys
+import types
+
+import pytest
+
+from robot_id_bringup.graph import Run, identify_graph
+from robot_id_bringup.runner import command, parameter_argument
+
+LAUNCH_FILE = pathlib.Path(__file__).resolve().parents[1] / "launch" / "identify.launch.py"
+
+
+class _Recorded:
+    def __init__(self, *args, **kwargs) -> None:
+        self.args, self.kwargs = args, kwargs
+
+
+def _launch_stand_ins(monkeypatch) -> None:
+    """Minimal launch/launch_ros modules: actions record their arguments; LaunchConfiguration reads a dict."""
+    launch = types.ModuleType("launch")
+    launch.LaunchDescription = _Recorded
+    actions = types.ModuleType("launch.actions")
+    actions.DeclareLaunchArgument = _Recorded
+    actions.OpaqueFunction = _Recorded
+    substitutions = types.ModuleType("launch.substitutions")
+
+    class LaunchConfiguration:
+        def __init__(self, name: str) -> None:
+            self.name = name
+
+        def perform(self, context: dict) -> str:
+            return context[self.name]
+
+    substitutions.LaunchConfiguration = LaunchConfiguration
+    launch_ros = types.ModuleType("launch_ros")
+    ros_actions = types.ModuleType("launch_ros.actions")
+    ros_actions.Node = _Recorded
+    for name, module in {"launch": launch, "launch.actions": actions, "launch.substitutions": substitutions,
+                         "launch_ros": launch_ros, "launch_ros.actions": ros_actions}.items():
+        monkeypatch.setitem(sys.modules, name, module)
+
+
+def _launched(monkeypatch, **arguments: str) -> list[dict]:
+    """The Node actions identify.launch.py creates for the given launch arguments (defaults for the rest)."""
+    _launch_stand_ins(monkeypatch)
+    spec = importlib.util.spec_from_file_location("identify_launch", LAUNCH_FILE)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    description = module.generate_launch_description()
+    declared = {a.args[0]: a.kwargs["default_value"] for a in description.args[0] if a.args}
+    opaque = next(a for a in description.args[0] if "function" in a.kwargs)
+    return [node.kwargs for node in opaque.kwargs["function"](declared | arguments)]
+
+
+@pytest.mark.parametrize("arguments", [
+    {}, {"robot": "panda", "mode": "hardware", "periods": "3"},
+    {"mode": "replay", "bag": "/data/run1/bag"}, {"robot": "iiwa7", "trajectory": "/tmp/exc.yaml", "output_dir": "r"},
+])
+def test_the_launch_file_and_the_runner_start_the_same_nodes(monkeypatch, arguments):
+    nodes = _launched(monkeypatch, **arguments)
+    values = {"robot": "iiwa14", "mode": "sim", "output_dir": "results/run", "periods": "5", "trajectory": "",
+              "bag": ""} | arguments
+    run = Run(values["robot"], values["mode"], values["output_dir"], int(values["periods"]), values["trajectory"],
+              values["bag"])
+    specs = identify_graph(run)
+    assert [(n["package"], n["executable"], n["name"]) for n in nodes] == [
+        (s.package, s.executable, s.name) for s in specs]
+    assert [n["parameters"] for n in nodes] == [[s.parameters] for s in specs]
+    for spec in specs:  # the runner passes every parameter on the command line, in rcl's syntax
+        args = command(spec)
+        assert args[args.index("--ros-args") + 2] == f"__node:={spec.name}"
+        for name, value in spec.parameters.items():
+            assert parameter_argument(name, value) in args
+
+
+def test_parameter_arguments_are_yaml_as_rcl_reads_them():
+    assert parameter_argument("robot", "iiwa14") == "robot:=iiwa14"
+    assert parameter_argument("bag_path", "") == "bag_path:=''"
+    assert parameter_argument("use_sim_time", True) == "use_sim_time:=true"
+    assert parameter_argument("real_time_factor", 0.0) == "real_time_factor:=0.0"
+    assert parameter_argument("lockstep_subscribers", ["recorder"]) == "lockstep_subscribers:=[recorder]"
+    assert parameter_argument("trajectory_file", "5") == "trajectory_file:='5'"  # stays a string
+
+
+def test_the_sim_graph_is_lockstep_with_the_recorder_on_the_simulators_clock():
+    specs = {s.name: s for s in identify_graph(Run("iiwa14", "sim", "out", 2))}
+    assert specs["robot_id_sim"].parameters["lockstep_subscribers"] == ["recorder"]
+    assert specs["recorder"].parameters["ack_name"] == "recorder"
+    assert all(specs[n].parameters["use_sim_time"] for n in ("recorder", "excitation", "estimator"))
+    assert specs["recorder"].parameters["bag_path"] == str(pathlib.Path("out") / "bag")
+    hardware = {s.name: s for s in identify_graph(Run("panda", "hardware", "out", 2))}
+    assert "robot_id_sim" not in hardware and hardware["excitation"].parameters["mode"] == "hardware"
+    assert not hardware["recorder"].parameters["use_sim_time"]
+
+
+@pytest.mark.parametrize(("run", "message"), [
+    (Run(mode="replay"), "mode replay needs bag:=<bag directory>"),
+    (Run(mode="dry"), "mode must be one of sim, hardware, replay, not 'dry'"),
+    (Run(periods=0), "periods must be at least 1, not 0"),
+])
+def test_a_bad_request_is_refused_with_its_reason(run, message):
+    with pytest.raises(ValueError, match=message):
+        identify_graph(run)

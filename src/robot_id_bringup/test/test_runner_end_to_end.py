@@ -1,0 +1,87 @@
+"""The runner end to end: the real node graph as processes identifies the simulated iiwa14 and the result beats the
+nominal URDF against the simulator's truth on a motion it was not identified on; Ctrl-C ends every process."""
+
+from __future__ import annotations
+
+import os
+import pathlib
+import signal
+import subprocess
+import sys
+import time
+
+import pytest
+
+from robot_id_bringup.graph import Run
+from robot_id_bringup.truth_check import check_against_truth
+
+RUNNER = [sys.executable, "-m", "robot_id_bringup", "identify", "--robot", "iiwa14", "--mode", "sim"]
+
+
+def _environment(domain_id: int) -> dict[str, str]:
+    return dict(os.environ, ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST", ROS_DOMAIN_ID=str(domain_id))
+
+
+def _processes_in_domain(domain_id: int) -> list[int]:
+    """Pids of the processes started with ROS_DOMAIN_ID=domain_id (this test's own graph)."""
+    marker = f"ROS_DOMAIN_ID={domain_id}".encode()
+    pids = []
+    for environ in pathlib.Path("/proc").glob("[0-9]*/environ"):
+        try:
+            if marker in environ.read_bytes().split(b"\0") and int(environ.parent.name) != os.getpid():
+                pids.append(int(environ.parent.name))
+        except OSError:
+            continue
+    return pids
+
+
+def test_one_period_through_the_graph_identifies_better_than_the_urdf(tmp_path):
+    """One 20 s period of the shipped excitation (about 50 s of wall time here); bounds from the measured run: the
+    base set's error on the truth is below 20 % of torque RMS on every joint (measured ≤ 16 %) and below half the
+    nominal URDF's (measured: at most a fifth); 5 periods are the demo's."""
+    domain_id = 101 + os.getpid() % 50
+    out = tmp_path / "run"
+    result = subprocess.run([*RUNNER, "--periods", "1", "--output-dir", str(out), "--timeout", "240"],
+                            env=_environment(domain_id), capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
+    assert "robot_id: identified:" in result.stdout
+    run = Run("iiwa14", "sim", str(out), 1)
+    identification = pathlib.Path(run.results_path) / "identification.json"
+    assert identification.is_file() and (pathlib.Path(run.results_path) / "identified.urdf").is_file()
+    assert (out / "bag" / "period_index.yaml").is_file()
+    errors = check_against_truth("iiwa14", identification, run.truth_path).rms_percent_of_torque
+    assert all(errors["base"] < 20.0)
+    assert all(errors["base"] < 0.5 * errors["urdf"])
+    assert not _processes_in_domain(domain_id)
+
+
+def test_ctrl_c_ends_every_process_the_runner_started(tmp_path):
+    domain_id = 151 + os.getpid() % 50
+    runner = subprocess.Popen([*RUNNER, "--output-dir", str(tmp_path / "run")], env=_environment(domain_id),
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        deadline = time.monotonic() + 60.0
+        for line in runner.stdout:  # every node is up once the recorder reports
+            if "robot_id: recording:" in line or time.monotonic() > deadline:
+                break
+        assert len(_processes_in_domain(domain_id)) >= 5  # the runner and its four nodes
+        runner.send_signal(signal.SIGINT)
+        assert runner.wait(timeout=30) == 130
+    finally:
+        if runner.poll() is None:
+            runner.kill()
+    time.sleep(0.5)
+    left = _processes_in_domain(domain_id)
+    for pid in left:
+        os.kill(pid, signal.SIGKILL)
+    assert not left, f"processes left after Ctrl-C: {left}"
+
+
+@pytest.mark.parametrize(("args", "message"), [
+    (["--mode", "replay"], "error: mode replay needs bag:=<bag directory>"),
+    (["--periods", "0"], "error: periods must be at least 1, not 0"),
+])
+def test_a_bad_request_is_one_line_and_exit_code_2(args, message):
+    result = subprocess.run([*RUNNER, *args], capture_output=True, text=True, timeout=60,
+                            env=_environment(201 + os.getpid() % 30))
+    assert result.returncode == 2 and result.stderr.strip() == message
