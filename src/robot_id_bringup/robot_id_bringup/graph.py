@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 MODES = ("sim", "hardware", "replay")
 DEFAULT_PERIODS = 5
 RECORDER_NAME = "recorder"
+LEAD_S = 1.0
 
 
 @dataclass(frozen=True)
@@ -83,6 +84,9 @@ def identify_graph(run: Run) -> list[NodeSpec]:
         "use_sim_time": sim_time}))
     nodes.append(NodeSpec("robot_id_excitation", "excitation_node", "excitation", {
         "robot": run.robot, "trajectory_file": run.trajectory or run.robot, "num_periods": run.periods,
-        "mode": run.mode, "use_sim_time": sim_time}))
+        "mode": run.mode, "use_sim_time": sim_time,
+        # each command leaves 1 s before its first point: checking a 20 s period against every limit takes a
+        # moment, and in lockstep sim time runs on meanwhile (with 0.1 s the first period arrived 0.65 s late)
+        "lead_s": LEAD_S}))
     nodes.append(estimator)
     return nodes
