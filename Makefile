@@ -25,8 +25,7 @@ demo-offline: setup
 	@$(ENV) python -m robot_id_bringup.offline_demo --robot iiwa14 --out demo_output
 
 bench: setup
-	@$(ENV) for b in benchmarks/*.py; do [ "$$b" = benchmarks/bench_data.py ] && continue; \
-		echo "== $$b"; python "$$b" || exit 1; done
+	@$(ENV) python scripts/run_benchmarks.py
 
 clean:
 	rm -rf build install log .venv .venv-install.log
