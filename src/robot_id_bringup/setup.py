@@ -12,6 +12,8 @@ setup(
         ('share/ament_index/resource_index/packages', [f'resource/{PACKAGE}']),
         (f'share/{PACKAGE}', ['package.xml']),
         (f'share/{PACKAGE}/launch', glob('launch/*.launch.py')),
+        (f'share/{PACKAGE}/config', glob('config/*.yaml')),
+        (f'share/{PACKAGE}/rviz', glob('rviz/*.rviz')),
     ],
     install_requires=['setuptools'],
     extras_require={'test': ['pytest']},

@@ -17,6 +17,8 @@ MODES = ("sim", "hardware", "replay")
 DEFAULT_PERIODS = 5
 RECORDER_NAME = "recorder"
 LEAD_S = 1.0
+SIM_STATE_TIMEOUT_S = 1.0
+HARDWARE_STATE_TIMEOUT_S = 0.2  # the excitation node's default: joint states older than this stop the arm
 
 
 @dataclass(frozen=True)
@@ -87,6 +89,9 @@ def identify_graph(run: Run) -> list[NodeSpec]:
         "mode": run.mode, "use_sim_time": sim_time,
         # each command leaves 1 s before its first point: checking a 20 s period against every limit takes a
         # moment, and in lockstep sim time runs on meanwhile (with 0.1 s the first period arrived 0.65 s late)
-        "lead_s": LEAD_S}))
+        "lead_s": LEAD_S,
+        # in sim the clock runs as fast as the recorder keeps up: an excitation node that falls behind its queue
+        # for a moment sees /clock ahead of the joint states and would hold the arm (a CI run held after 2.5 s)
+        "state_timeout_s": SIM_STATE_TIMEOUT_S if sim_time else HARDWARE_STATE_TIMEOUT_S}))
     nodes.append(estimator)
     return nodes

