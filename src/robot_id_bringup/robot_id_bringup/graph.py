@@ -47,7 +47,7 @@ class Run:
         if self.mode not in MODES:
             problems.append(f"mode must be one of {', '.join(MODES)}, not '{self.mode}'")
         if self.mode == "replay" and not self.bag:
-            problems.append("mode replay needs bag:=<bag directory>")
+            problems.append("mode replay needs a bag to identify (--bag DIR, or bag:=DIR with ros2 launch)")
         if self.mode != "replay" and self.periods < 1:
             problems.append(f"periods must be at least 1, not {self.periods}")
         return problems

@@ -35,14 +35,20 @@ class RunMonitor:
         self.node.create_subscription(RecordingStatus, STATUS_TOPIC, self._on_status, LATCHED)
         self.node.create_subscription(IdentificationResult, RESULT_TOPIC, self._on_result, LATCHED)
         self.client = self.node.create_client(IdentifyBag, SERVICE) if run.mode == "replay" else None
-        self._requested = False
+        self._request = None
+        self.failure: str | None = None
+        """Why the estimator refused the replay request (it then publishes no result)."""
 
     def spin_once(self, timeout_s: float) -> None:
-        if self.client is not None and not self._requested and self.client.service_is_ready():
-            self.client.call_async(IdentifyBag.Request(bag_path=self.run.bag, output_dir=self.run.output_dir))
-            self._requested = True
+        if self.client is not None and self._request is None and self.client.service_is_ready():
+            self._request = self.client.call_async(
+                IdentifyBag.Request(bag_path=self.run.bag, output_dir=self.run.output_dir))
             print(f"robot_id: asked the estimator to identify {self.run.bag}", flush=True)
         self.executor.spin_once(timeout_sec=timeout_s)
+        if self._request is not None and self._request.done() and self.failure is None:
+            response = self._request.result()
+            if response is not None and not response.success and self.result is None:
+                self.failure = response.message
 
     def _on_status(self, msg: RecordingStatus) -> None:
         if msg.periods_recorded == self._periods and not msg.finished:

@@ -121,6 +121,10 @@ def run_graph(run: Run, timeout_s: float = 0.0) -> int:
                       "before the identification was done", file=sys.stderr, flush=True)
                 return 1
             monitor.spin_once(0.1)
+            if monitor.failure is not None:
+                print(f"robot_id: error: the estimator could not identify {run.bag}: {monitor.failure}",
+                      file=sys.stderr, flush=True)
+                return 1
             if monitor.result is not None:
                 return 0 if monitor.result.success else 3
             if timeout_s and time.monotonic() - started > timeout_s:
@@ -133,23 +137,42 @@ def run_graph(run: Run, timeout_s: float = 0.0) -> int:
         signal.signal(signal.SIGINT, previous)
 
 
+def _input_problems(run: Run) -> list[str]:
+    """What the nodes would refuse at start-up, found before anything starts: the robot, the trajectory, the bag."""
+    from robot_id_model.robot_config import load_robot_config
+    from robot_id_model.robot_model import ModelError
+
+    problems = []
+    try:
+        load_robot_config(run.robot)
+    except ModelError as err:
+        problems.append(str(err))
+    if run.trajectory and not pathlib.Path(run.trajectory).is_file():
+        problems.append(f"trajectory file not found: {run.trajectory}")
+    if run.mode == "replay" and run.bag and not pathlib.Path(run.bag).exists():
+        problems.append(f"bag not found: {run.bag}")
+    return problems
+
+
 def identify(argv: Sequence[str]) -> int:
     """`identify` command: the options of launch/identify.launch.py as command-line options."""
     import argparse
 
-    parser = argparse.ArgumentParser(prog="robot_id identify", description="run the identification graph",
-                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    parser.add_argument("--robot", default="iiwa14", help="robot config: iiwa7, iiwa14, panda, panda_hand or a path")
-    parser.add_argument("--mode", default="sim", help="sim, hardware or replay")
-    parser.add_argument("--periods", type=int, default=Run.periods, help="excitation periods to run")
+    parser = argparse.ArgumentParser(prog="robot_id identify", description="run the identification graph")
+    parser.add_argument("--robot", default="iiwa14",
+                        help="robot config: iiwa7, iiwa14, panda, panda_hand or a path (default: iiwa14)")
+    parser.add_argument("--mode", default="sim", help="sim, hardware or replay (default: sim)")
+    parser.add_argument("--periods", type=int, default=Run.periods,
+                        help=f"excitation periods to run (default: {Run.periods})")
     parser.add_argument("--trajectory", default="", help="trajectory file (default: the one shipped for the robot)")
     parser.add_argument("--bag", default="", help="replay: the bag to identify")
     parser.add_argument("--output-dir", default="", help="results directory (default: results/<robot>_<time>)")
-    parser.add_argument("--timeout", type=float, default=0.0, help="give up after this many seconds (0: never)")
+    parser.add_argument("--timeout", type=float, default=0.0,
+                        help="give up after this many seconds (default: 0, never)")
     args = parser.parse_args(argv)
     output_dir = args.output_dir or time.strftime(f"results/{pathlib.Path(args.robot).stem}_%Y%m%d_%H%M%S")
     run = Run(args.robot, args.mode, output_dir, args.periods, args.trajectory, args.bag)
-    problems = run.problems()
+    problems = run.problems() + _input_problems(run)
     if problems:
         print(f"error: {'; '.join(problems)}", file=sys.stderr)
         return 2

@@ -104,7 +104,7 @@ def test_the_sim_graph_is_lockstep_with_the_recorder_on_the_simulators_clock():
 
 
 @pytest.mark.parametrize(("run", "message"), [
-    (Run(mode="replay"), "mode replay needs bag:=<bag directory>"),
+    (Run(mode="replay"), r"mode replay needs a bag to identify \(--bag DIR, or bag:=DIR with ros2 launch\)"),
     (Run(mode="dry"), "mode must be one of sim, hardware, replay, not 'dry'"),
     (Run(periods=0), "periods must be at least 1, not 0"),
 ])

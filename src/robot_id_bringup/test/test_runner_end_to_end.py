@@ -78,10 +78,38 @@ def test_ctrl_c_ends_every_process_the_runner_started(tmp_path):
 
 
 @pytest.mark.parametrize(("args", "message"), [
-    (["--mode", "replay"], "error: mode replay needs bag:=<bag directory>"),
+    (["--mode", "replay"], "error: mode replay needs a bag to identify (--bag DIR, or bag:=DIR with ros2 launch)"),
     (["--periods", "0"], "error: periods must be at least 1, not 0"),
+    (["--robot", "nosuchrobot"], "error: unknown robot 'nosuchrobot'; known robots: ['iiwa14', 'iiwa7', 'panda', "
+                                 "'panda_hand']"),
+    (["--mode", "replay", "--bag", "/nonexistent/bag"], "error: bag not found: /nonexistent/bag"),
 ])
 def test_a_bad_request_is_one_line_and_exit_code_2(args, message):
     result = subprocess.run([*RUNNER, *args], capture_output=True, text=True, timeout=60,
                             env=_environment(201 + os.getpid() % 30))
     assert result.returncode == 2 and result.stderr.strip() == message
+
+
+def test_a_replay_the_estimator_refuses_ends_at_once_with_its_reason(tmp_path):
+    """A bag of other joints: the estimator answers the request with its reason, publishes no result; the runner
+    stops everything and says why, instead of waiting for a result that will not come."""
+    from rclpy.serialization import serialize_message
+    from sensor_msgs.msg import JointState
+
+    from robot_id_recorder.bag_writer import BagWriter
+    from robot_id_recorder.message_types import typestore_for
+
+    writer = BagWriter(tmp_path / "bag", typestore_for(["sensor_msgs/msg/JointState"]))
+    writer.add_topic("/joint_states", "sensor_msgs/msg/JointState")
+    for k in range(200):
+        msg = JointState(name=["a", "b"], position=[0.0, 0.0], velocity=[0.0, 0.0], effort=[0.0, 0.0])
+        msg.header.stamp.nanosec = k * 2_000_000
+        writer.write("/joint_states", k * 2_000_000, bytes(serialize_message(msg)))
+    writer.close()
+    started = time.monotonic()
+    result = subprocess.run([*RUNNER[:-2], "--mode", "replay", "--bag", str(tmp_path / "bag"), "--output-dir",
+                             str(tmp_path / "out"), "--timeout", "120"], capture_output=True, text=True, timeout=180,
+                            env=_environment(205 + os.getpid() % 25))
+    assert result.returncode == 1
+    assert "robot_id: error: the estimator could not identify" in result.stderr
+    assert time.monotonic() - started < 60.0  # not the 120 s timeout

@@ -142,6 +142,7 @@ class ExcitationNode(Node):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__("excitation", **kwargs)
+        self._stop_sent = False  # before anything can fail: destroy_node reads it
         values = {name: self.declare_parameter(name, default, descriptor).value
                   for name, (default, descriptor) in parameters().items()}
         if values["mode"] not in MODES:
