@@ -59,6 +59,10 @@ class RunMonitor:
         done, planned = msg.periods_recorded, msg.periods_expected
         if 0 < done < planned:
             left = f", about {elapsed / done * (planned - done):.0f} s left"
+        if msg.periods_expected == 0 and not msg.finished:
+            print(f"robot_id: recording: {msg.samples_recorded} joint states, waiting for the first period "
+                  f"({elapsed:.0f} s)", flush=True)
+            return
         state = "recorded, identifying" if msg.finished else "recording"
         print(f"robot_id: {state}: {msg.periods_recorded}/{msg.periods_expected} periods, "
               f"{msg.samples_recorded} joint states, {msg.samples_missing} missing, {msg.periods_flagged} periods "
