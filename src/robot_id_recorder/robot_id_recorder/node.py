@@ -55,9 +55,10 @@ class RecorderNode(Node):
         super().__init__("recorder", **kwargs)
         p = declare_parameters(self)
         config = load_robot_config(p["robot"])
+        self.marker_topic = self.resolve_topic_name(MARKER_TOPIC)  # resolved once, not per message
         topics = {config.joint_states_topic: "sensor_msgs/msg/JointState",
                   self.resolve_topic_name(TRAJECTORY_TOPIC): "robot_id_msgs/msg/ExcitationTrajectory",
-                  self.resolve_topic_name(MARKER_TOPIC): "robot_id_msgs/msg/PeriodMarker"}
+                  self.marker_topic: "robot_id_msgs/msg/PeriodMarker"}
         if self.get_parameter("use_sim_time").value:
             topics["/clock"] = "rosgraph_msgs/msg/Clock"
         for entry in p["extra_topics"]:
@@ -113,7 +114,7 @@ class RecorderNode(Node):
                     self.ack_pub.publish(TimeReference(time_ref=Time(sec=sec, nanosec=nanosec), source=self.ack_name))
                 if self.session.finished:
                     self._finish("the last period is recorded")
-            elif topic == self.resolve_topic_name(MARKER_TOPIC):
+            elif topic == self.marker_topic:
                 marker = deserialize_message(raw, PeriodMarker)
                 self.session.on_marker(PeriodMarkerStamp(
                     marker.period_index, header_stamp_ns(raw), marker.period_s, marker.num_periods))
@@ -121,8 +122,7 @@ class RecorderNode(Node):
 
     def _status(self) -> RecordingStatus:
         s = self.session
-        passed_s = (s.latest_ns + round(1.5e9 / s.rate_hz)) * 1e-9
-        index = [e for e in s.index() if e.end_s <= passed_s]  # periods still running are not missing anything
+        index = s.recorded_index()
         msg = RecordingStatus(bag_path=str(s.writer.path), periods_recorded=s.periods_recorded(),
                               periods_expected=s.periods_expected, samples_recorded=s.samples, finished=self.done,
                               samples_missing=sum(max(e.expected - e.samples + e.duplicate_stamps, 0) for e in index),

@@ -55,12 +55,14 @@ class RecordingSession:
         """Periods the excitation announced (0 before its first marker)."""
         return max((m.num_periods for m in self.markers.values()), default=0)
 
+    def _passed_ns(self) -> int:
+        """Periods ending up to here are in: their last sample lies one sample time before their end."""
+        return self.latest_ns + round(1.5e9 / self.rate_hz) if self.samples else -1
+
     def periods_recorded(self) -> int:
-        """Announced periods whose last sample (one sample time before the end) is in."""
-        if not self.samples:
-            return 0
-        latest = self.latest_ns + round(1.5e9 / self.rate_hz)
-        return sum(1 for m in self.markers.values() if m.start_ns + round(m.period_s * 1e9) <= latest)
+        """Announced periods whose last sample is in."""
+        passed = self._passed_ns()
+        return sum(1 for m in self.markers.values() if m.start_ns + round(m.period_s * 1e9) <= passed)
 
     @property
     def finished(self) -> bool:
@@ -69,6 +71,11 @@ class RecordingSession:
 
     def index(self) -> list[PeriodEntry]:
         return period_entries(self.stamps_ns, list(self.markers.values()), self.rate_hz)
+
+    def recorded_index(self) -> list[PeriodEntry]:
+        """The index of the periods that are in (one still running is not missing anything)."""
+        passed_s = self._passed_ns() * 1e-9
+        return [e for e in self.index() if e.end_s <= passed_s]
 
     def close(self) -> pathlib.Path:
         """Close the bag with its period index (in metadata.yaml and as period_index.yaml beside the storage
