@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 import numpy as np
 import scipy.optimize
+import scipy.stats
 
 STRIBECK_NAMES = ("fv1", "fv2", "fv3", "fs", "fs1", "fc", "fc1")
 """Coefficients of Luo et al. 2024, eq. (7), in this order: viscous [Nm s/rad], quadratic [Nm s²/rad²], cubic
@@ -19,8 +20,30 @@ OUTLIER_MADS = 6.0
 """Friction points further than this many (normal-consistent) median absolute deviations from the median of
 their pass are dropped."""
 
-MIN_POINTS = 12
-"""Fewer mirrored friction points than this (twice the free coefficients) cannot support a fit."""
+CREEP_FRACTION = 0.5
+"""A run between a pass and its reverse pass that is slower than this fraction of the pass's speed and covers less
+than this fraction of its distance is creep (a joint settling after a stop), not a pass."""
+
+LEVEL_GAP = 0.05
+"""Friction points whose sorted speeds are more than this fraction apart belong to different speed levels."""
+
+MIN_LEVELS = 5
+"""Speed levels the fit needs: at one speed eq. (7) is one number, so one level per coefficient of the simplest
+model (fv1, fs, fc and one Stribeck velocity fs1 = fc1) and one more, which the curve need not pass through, to
+check it."""
+
+F_TEST_P = 0.05
+"""A simpler model of eq. (7) is kept unless the richest the levels determine explains their mean friction better
+at this significance (F-test)."""
+
+PLAUSIBLE_FACTOR = 2.0
+"""A fitted curve above this multiple of the largest measured friction is no friction curve."""
+
+BAND_FRACTION = 0.2
+"""Between two adjacent sweep speeds a fitted curve stays within their measured frictions widened by this fraction
+of the largest measured friction (a Stribeck decay plus a viscous rise stays within the two), and below the
+slowest sweep speed it does not fall by more than that under the friction measured there (friction does not drop
+as a joint slows to a stop)."""
 
 
 @dataclass(frozen=True)
@@ -31,6 +54,10 @@ class StribeckFit:
     rms_nm: float
     n_points: int
     speed_range_rad_s: tuple[float, float]
+    n_levels: int
+    """distinct sweep speeds among the points"""
+    terms: str
+    """whether fv2 and fv3 were fitted, and why"""
 
 
 def stribeck_torque(dq_rad_s: np.ndarray, coefficients: np.ndarray) -> np.ndarray:
@@ -64,6 +91,11 @@ def _cruise_speed(speed: np.ndarray) -> float:
     return float(np.percentile(np.abs(speed), 90))
 
 
+def _travel(q: np.ndarray, run: tuple[int, int, int]) -> float:
+    """The distance a run covers [rad]."""
+    return float(np.ptp(q[run[0]:run[1]]))
+
+
 def _steady(speed: np.ndarray, tolerance: float) -> np.ndarray:
     """Samples of a run at its cruise speed: they and both neighbours within `tolerance` of it (so the
     acceleration is small too); the first and last samples of a run are never steady."""
@@ -85,13 +117,15 @@ def mirrored_friction(
 ) -> tuple[np.ndarray, np.ndarray]:
     """Friction points of one joint from forward/backward passes at constant speed (Luo et al. 2024, eq. 15).
 
-    Each run of positive velocity is paired with the adjacent run of negative velocity at the same speed; at
-    every position both passes cover, τ(t) − τ(T−t) = 2·τ_f(q̇(t)): gravity is the same at the same position,
-    the velocity-quadratic terms are the same at opposite velocity, and at constant speed there is no inertial
-    torque. T−t is found by position, so the passes need not be time-symmetric. Only the constant-speed part of
-    each pass is used: samples that, with their neighbours, are within `speed_tolerance` of the pass's cruise
-    speed, without the outliers of each pass (OUTLIER_MADS). Returns
-    (speed > 0, friction torque at that speed).
+    Each run of positive velocity is paired with the next run of negative velocity at the same speed, or the
+    other way round, past any creep between them (CREEP_FRACTION); at every position both passes cover,
+    τ(t) − τ(T−t) = 2·τ_f(q̇(t)): gravity is the same at the same position, the velocity-quadratic terms are the
+    same at opposite velocity, and at constant speed there is no inertial torque. That holds when the other
+    joints stand still and when they move along the same path back (a simultaneous sweep): at the same position
+    of this joint they are at the same positions with opposite velocities. T−t is found by position, so the
+    passes need not be time-symmetric. Only the constant-speed part of each pass is used: samples that, with their
+    neighbours, are within `speed_tolerance` of the pass's cruise speed, without the outliers of each pass
+    (OUTLIER_MADS). Returns (speed > 0, friction torque at that speed).
     """
     q, dq, tau = (np.asarray(x, dtype=float).ravel() for x in (q_rad, dq_rad_s, tau_nm))
     # runs without a constant-speed stretch (filter ringing around a stop) would break the pairing
@@ -102,8 +136,13 @@ def mirrored_friction(
     speeds, frictions = [], []
     i = 0
     while i + 1 < len(runs):
-        first, second = runs[i], runs[i + 1]
+        first = runs[i]
         speed_first = _cruise_speed(dq[first[0]:first[1]])
+        k = i + 1
+        while k + 1 < len(runs) and (_cruise_speed(dq[runs[k][0]:runs[k][1]]) < CREEP_FRACTION * speed_first
+                                     and _travel(q, runs[k]) < CREEP_FRACTION * _travel(q, first)):
+            k += 1  # creep: the reverse pass follows it
+        second = runs[k]
         speed_second = _cruise_speed(dq[second[0]:second[1]])
         if first[2] == second[2] or abs(speed_first - speed_second) > speed_tolerance * speed_first:
             i += 1  # not a forward/backward pair at one speed (a spurious run, or a change of speed)
@@ -129,53 +168,191 @@ def mirrored_friction(
             keep = deviation <= OUTLIER_MADS * 1.4826 * np.median(deviation) + 1e-12
             speeds.append(speed[keep])
             frictions.append(friction[keep])
-        i += 2
+        i = k + 1
     if not speeds:
         return np.zeros(0), np.zeros(0)
     return np.concatenate(speeds), np.concatenate(frictions)
 
 
-def _linear_part(speed: np.ndarray, friction: np.ndarray, fs1: float, fc1: float) -> tuple[np.ndarray, float]:
-    """Given the two velocity scales, eq. (7) is linear in fv1, fv2, fv3, fs, fc: solve that, return its SSE."""
-    basis = np.column_stack(
-        [speed, speed**2, speed**3, np.exp(-((speed / fs1) ** 2)), 1.0 - np.exp(-((speed / fc1) ** 2))]
-    )
-    linear, *_ = np.linalg.lstsq(basis, friction, rcond=None)
-    return linear, float(np.sum((basis @ linear - friction) ** 2))
+def _basis(speed: np.ndarray, fs1: float, fc1: float, polynomial: bool) -> np.ndarray:
+    """Columns of eq. (7) given its velocity scales: fv1 (fv2, fv3 when `polynomial`), fs, fc."""
+    powers = [speed, speed**2, speed**3] if polynomial else [speed]
+    return np.column_stack([*powers, np.exp(-((speed / fs1) ** 2)), 1.0 - np.exp(-((speed / fc1) ** 2))])
 
 
-def _initial_guess(speed: np.ndarray, friction: np.ndarray, grid: int = 16) -> np.ndarray:
-    """Start of the fit: the best pair of velocity scales on a log grid over the swept speeds (variable
-    projection: the other five coefficients are linear), so that LM starts in the right basin."""
+@dataclass(frozen=True)
+class _Model:
+    """Which coefficients of eq. (7) a fit frees: fv2 and fv3 (`polynomial`), fc1 apart from fs1 (not `shared`)."""
+
+    polynomial: bool
+    shared: bool
+
+    @property
+    def free(self) -> list[int]:
+        return [0, *([1, 2] if self.polynomial else []), 3, 4, 5, *([] if self.shared else [6])]
+
+    @property
+    def description(self) -> str:
+        return (("fv2, fv3 fitted" if self.polynomial else "fv2 = fv3 = 0") + ", "
+                + ("fc1 = fs1" if self.shared else "fc1 apart from fs1"))
+
+
+def _initial_guess(speed: np.ndarray, friction: np.ndarray, model: _Model, grid: int = 16) -> np.ndarray:
+    """Start of the fit, all seven coefficients with the velocity scales as logarithms: the best scales on a log
+    grid over the swept speeds (variable projection: the other coefficients are linear), so that LM starts in the
+    right basin."""
+
+    def linear(fs1: float, fc1: float) -> tuple[np.ndarray, float]:
+        basis = _basis(speed, fs1, fc1, model.polynomial)
+        solution, *_ = np.linalg.lstsq(basis, friction, rcond=None)
+        return solution, float(np.sum((basis @ solution - friction) ** 2))
+
     scales = np.geomspace(0.5 * speed.min(), speed.max(), grid)
-    best = min(((fs1, fc1) for fs1 in scales for fc1 in scales), key=lambda s: _linear_part(speed, friction, *s)[1])
-    linear, _ = _linear_part(speed, friction, *best)
-    fv1, fv2, fv3, fs, fc = linear
-    return np.array([fv1, fv2, fv3, fs, np.log(best[0]), fc, np.log(best[1])])
+    pairs = [(a, a) for a in scales] if model.shared else [(a, b) for a in scales for b in scales]
+    fs1, fc1 = min(pairs, key=lambda pair: linear(*pair)[1])
+    solution = linear(fs1, fc1)[0]
+    fv = solution[:3] if model.polynomial else [solution[0], 0.0, 0.0]
+    return np.array([*fv, solution[-2], np.log(fs1), solution[-1], np.log(fc1)])
+
+
+def _fit(speed: np.ndarray, friction: np.ndarray, model: _Model) -> np.ndarray:
+    """Levenberg–Marquardt fit of eq. (7) (scipy least_squares, method "lm") over the model's free coefficients
+    (the others zero, or fc1 = fs1); the velocity scales are fitted as logarithms so that they stay positive."""
+    free = model.free
+
+    def coefficients(x: np.ndarray) -> np.ndarray:
+        c = np.zeros(len(STRIBECK_NAMES))
+        c[free] = x
+        if model.shared:
+            c[6] = c[4]
+        c[[4, 6]] = np.exp(c[[4, 6]])
+        return c
+
+    def residual(x: np.ndarray) -> np.ndarray:
+        with np.errstate(over="ignore"):  # a tiny velocity scale LM tries: (q̇/fs1)² overflows, its exp is 0
+            return stribeck_torque(speed, coefficients(x)) - friction
+
+    start = _initial_guess(speed, friction, model)[free]
+    return coefficients(scipy.optimize.least_squares(residual, start, method="lm", x_scale="jac").x)
+
+
+def _levels(speed: np.ndarray) -> np.ndarray:
+    """Speed level of every point, 0, 1, ... from the slowest: sorted speeds more than LEVEL_GAP apart start a new
+    level; −1 for a stray group of fewer than MIN_STEADY_SAMPLES points."""
+    order = np.argsort(speed)
+    ordered = speed[order]
+    group = np.concatenate([[0], np.cumsum(ordered[1:] > (1.0 + LEVEL_GAP) * ordered[:-1])])
+    counted = np.bincount(group) >= MIN_STEADY_SAMPLES
+    labels = np.empty(len(speed), dtype=int)
+    labels[order] = np.where(counted, np.cumsum(counted) - 1, -1)[group]
+    return labels
+
+
+def _level_means(values: np.ndarray, labels: np.ndarray) -> np.ndarray:
+    counted = labels >= 0
+    return np.bincount(labels[counted], values[counted]) / np.bincount(labels[counted])
+
+
+def _f_test(residual_reduced: np.ndarray, residual_full: np.ndarray, labels: np.ndarray, extra: int,
+            n_full: int) -> float:
+    """p-value of `extra` coefficients more (n_full in all): F-test of the nested fits on the levels' mean
+    residuals (the points of one level share their filtered noise, so they are one observation)."""
+    sse_reduced, sse_full = (float(np.sum(_level_means(r, labels) ** 2)) for r in (residual_reduced, residual_full))
+    dof = int(labels.max()) + 1 - n_full
+    if dof < 1 or sse_full >= sse_reduced:
+        return 1.0
+    if sse_full == 0.0:
+        return 0.0
+    return float(scipy.stats.f.sf((sse_reduced - sse_full) / extra / (sse_full / dof), extra, dof))
+
+
+def implausibility(coefficients: np.ndarray, level_speed_rad_s: np.ndarray, level_friction_nm: np.ndarray,
+                   top_speed_rad_s: float) -> str | None:
+    """Why eq. (7) with `coefficients` is no friction curve over the speeds it is applied to, given the mean
+    friction measured at each of at least two sweep speeds (ascending) and the sweep's top speed; None when it is
+    plausible.
+
+    From 0 to the top speed friction opposes the motion (is positive), stays below PLAUSIBLE_FACTOR × the largest
+    measured friction and, below and between the sweep speeds, within BAND_FRACTION of what was measured there;
+    beyond the top speed it does not fall without bound (the leading velocity coefficient is not negative).
+    """
+    v_top = top_speed_rad_s
+    speed = np.unique(np.concatenate([np.geomspace(1e-6 * v_top, v_top, 600), np.linspace(0.0, v_top, 300)[1:],
+                                      level_speed_rad_s]))
+    curve = stribeck_torque(speed, coefficients)
+    v, f = level_speed_rad_s, level_friction_nm
+    largest = float(np.max(np.abs(f)))
+    margin = BAND_FRACTION * largest
+    if np.any(curve <= 0.0):
+        k = int(np.argmax(curve <= 0.0))
+        return f"is {curve[k]:.3g} Nm at {speed[k]:.3g} rad/s: friction must oppose the motion"
+    if np.any(curve > PLAUSIBLE_FACTOR * largest):
+        k = int(np.argmax(curve))
+        return (f"reaches {curve[k]:.3g} Nm at {speed[k]:.3g} rad/s, over {PLAUSIBLE_FACTOR:g}× the largest measured "
+                f"friction ({largest:.3g} Nm)")
+    slower = speed < v[0]
+    if np.any(curve[slower] < f[0] - margin):
+        k = int(np.argmin(curve[slower]))
+        return (f"falls to {curve[slower][k]:.3g} Nm at {speed[slower][k]:.3g} rad/s, below the {f[0]:.3g} Nm "
+                f"measured at the slowest sweep speed {v[0]:.3g} rad/s (− {margin:.2g} Nm)")
+    between = (speed >= v[0]) & (speed <= v[-1])
+    i = np.clip(np.searchsorted(v, speed[between], side="right") - 1, 0, len(v) - 2)
+    outside = (curve[between] < np.minimum(f[i], f[i + 1]) - margin) | (
+        curve[between] > np.maximum(f[i], f[i + 1]) + margin)
+    if np.any(outside):
+        k = int(np.argmax(outside))
+        return (f"is {curve[between][k]:.3g} Nm at {speed[between][k]:.3g} rad/s, outside the {f[i[k]]:.3g} and "
+                f"{f[i[k] + 1]:.3g} Nm measured at {v[i[k]]:.3g} and {v[i[k] + 1]:.3g} rad/s (± {margin:.2g} Nm)")
+    leading = next((j for j in (2, 1, 0) if coefficients[j] != 0.0), 0)
+    if coefficients[leading] < 0.0:
+        return (f"falls without bound beyond the top sweep speed ({STRIBECK_NAMES[leading]} = "
+                f"{coefficients[leading]:.3g} < 0)")
+    return None
 
 
 def fit_stribeck(speed_rad_s: np.ndarray, friction_nm: np.ndarray) -> StribeckFit:
-    """Levenberg–Marquardt fit of eq. (7) to friction points (scipy least_squares, method "lm").
+    """Levenberg–Marquardt fit of eq. (7) to friction points, from the simplest model up.
 
-    The two velocity scales are fitted as logarithms so that they stay positive. Raises ValueError with the
-    reason when the points cannot determine the model.
+    The simplest: fv2 = fv3 = 0 and one Stribeck velocity (fc1 = fs1: the classic curve fc + (fs − fc)·exp(−(q̇/fs1)²)
+    plus viscous friction), which needs MIN_LEVELS speed levels; then a separate fc1, fv2 and fv3, and both, each
+    fitted when the sweep has a level more than its coefficients. The answer is the simplest of them that fits the
+    levels' mean friction as well as the richest (F-test at F_TEST_P) with a plausible curve, else the richest.
+    Raises ValueError with the reason when the points cannot determine the model or the fitted curve is
+    implausible (`implausibility`).
     """
     speed = np.abs(np.asarray(speed_rad_s, dtype=float))
     friction = np.asarray(friction_nm, dtype=float) * np.sign(speed_rad_s)
-    if len(speed) < MIN_POINTS:
-        raise ValueError(f"{len(speed)} friction points; the Stribeck fit needs at least {MIN_POINTS}")
-    if np.ptp(speed) <= 0.1 * speed.max():
-        raise ValueError(
-            f"sweep speeds span only {speed.min():.3g}..{speed.max():.3g} rad/s; sweep several speeds"
-        )
+    labels = _levels(speed)
+    n_levels = int(labels.max()) + 1 if len(labels) else 0
+    if n_levels < MIN_LEVELS:
+        found = ", ".join(f"{v:.3g}" for v in _level_means(speed, labels))
+        raise ValueError(f"{n_levels} sweep speeds ({found or 'none'} rad/s); the Stribeck fit needs at least "
+                         f"{MIN_LEVELS} (fv1, fs, fc, a Stribeck velocity and one to check them): sweep more speeds")
+    level_speed, level_friction = _level_means(speed, labels), _level_means(friction, labels)
 
-    def coefficients(x: np.ndarray) -> np.ndarray:
-        return np.array([x[0], x[1], x[2], x[3], np.exp(x[4]), x[5], np.exp(x[6])])
+    def problem(coefficients: np.ndarray) -> str | None:
+        return implausibility(coefficients, level_speed, level_friction, float(speed.max()))
 
-    def residual(x: np.ndarray) -> np.ndarray:
-        return stribeck_torque(speed, coefficients(x)) - friction
+    def residual(coefficients: np.ndarray) -> np.ndarray:
+        return stribeck_torque(speed, coefficients) - friction
 
-    solution = scipy.optimize.least_squares(residual, _initial_guess(speed, friction), method="lm", x_scale="jac")
-    coef = coefficients(solution.x)
-    rms = float(np.sqrt(np.mean(residual(solution.x) ** 2)))
-    return StribeckFit(coef, rms, len(speed), (float(speed.min()), float(speed.max())))
+    # the models the levels can determine, simplest first; the simplest that fits as well as the richest (F-test)
+    # with a plausible curve is the answer
+    models = [m for m in (_Model(False, True), _Model(False, False), _Model(True, True), _Model(True, False))
+              if len(m.free) < n_levels]
+    fits = [_fit(speed, friction, m) for m in models]
+    richest = residual(fits[-1])
+    model, coef, terms = models[-1], fits[-1], "the richest model the sweep speeds determine"
+    for candidate, fitted in zip(models[:-1], fits[:-1], strict=True):
+        p = _f_test(residual(fitted), richest, labels, len(models[-1].free) - len(candidate.free),
+                    len(models[-1].free))
+        if p >= F_TEST_P and problem(fitted) is None:
+            model, coef = candidate, fitted
+            terms = f"as good as with {len(models[-1].free)} coefficients (F-test p = {p:.2g})"
+            break
+    terms = f"{model.description}: {terms}"
+    reason = problem(coef)
+    if reason:
+        raise ValueError(f"the fitted Stribeck curve {reason}")
+    rms = float(np.sqrt(np.mean(residual(coef) ** 2)))
+    return StribeckFit(coef, rms, len(speed), (float(speed.min()), float(speed.max())), n_levels, terms)

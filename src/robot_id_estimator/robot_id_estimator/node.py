@@ -7,7 +7,8 @@ parameters were retrieved and passed their check against the data, the identifie
 robot_description_identified (std_msgs/String, transient local). A failed identification is answered (service)
 or published (result topic) with success false and the reason; the node keeps serving. It writes the same
 files as `python -m robot_id_estimator identify`: identification.json, the report, identified.urdf and
-identified.yaml.
+identified.yaml. Bags of friction sweeps in the parameter friction_sweep_bags are read with every identification,
+like `identify --friction-sweep`: the Stribeck friction fitted to them (Luo et al. 2024) is taken out of the torque.
 """
 
 from __future__ import annotations
@@ -22,12 +23,13 @@ from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.node import Node
+from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile
 from std_msgs.msg import String
 
 from robot_id_estimator.physical_problem import RetrievalError
 from robot_id_estimator.pipeline import identify
-from robot_id_estimator.recording import load_recording
+from robot_id_estimator.recording import DataError, Recording, load_recording
 from robot_id_estimator.report import write_identification_report
 from robot_id_estimator.results import Identification, RobotSetup, write_identification
 from robot_id_estimator.settings import EstimatorConfig, load_estimator_config
@@ -100,6 +102,11 @@ class EstimatorNode(Node):
         self.config_path = parameter("config", "", "estimator config YAML (default settings when empty)")
         self.output_dir = parameter("output_dir", "", "results go to <output_dir>/<bag name>; empty: beside the bag")
         self.period_s = parameter("period_s", 0.0, "period of the data when the bag has no trajectory description")
+        # typed and unset by default: a default of [] would declare a byte array, which refuses a list of paths
+        self.declare_parameter("friction_sweep_bags", Parameter.Type.STRING_ARRAY, ParameterDescriptor(
+            description="bags of friction sweeps (forward/backward joint passes at constant speeds) recorded by the "
+                        "recorder: the Stribeck friction fitted to them is taken out of the torque; read at every "
+                        "identification"))
 
         self.setup = self._setup()
         self.config = load_estimator_config(self.config_path) if self.config_path else EstimatorConfig()
@@ -137,7 +144,8 @@ class EstimatorNode(Node):
         with self._lock:
             self.get_logger().info(f"identifying {bag_path}")
             recording = load_recording(bag_path, self.setup.joint_names, self.period_s or None)
-            result = identify([recording], self.setup, self.config, progress=self.get_logger().info)
+            result = identify([recording], self.setup, self.config, self._friction_sweeps(),
+                              progress=self.get_logger().info)
             write_identification(result, out / "identification.json")
             write_identification_report(result, out)
             urdf_path = write_identified_model(result, out)[0] if result.physical is not None else None
@@ -155,6 +163,17 @@ class EstimatorNode(Node):
         else:
             self.get_logger().error(summary)
         return msg, summary
+
+    def _friction_sweeps(self) -> list[Recording]:
+        """The recordings of the bags in friction_sweep_bags, read as the main bag is; DataError naming the bag."""
+        sweeps = []
+        for path in self.get_parameter_or("friction_sweep_bags").value or []:  # unset: None
+            self.get_logger().info(f"loading friction sweep {path}")
+            try:
+                sweeps.append(load_recording(path, self.setup.joint_names))
+            except (DataError, OSError) as err:
+                raise DataError(f"friction sweep: {err}") from None
+        return sweeps
 
     def _publish(self, msg: IdentificationResult) -> None:
         msg.header.stamp = self.get_clock().now().to_msg()

@@ -92,7 +92,7 @@ def identify(
     timer = _Timer()
     robot = setup.model(config.friction)
     base = base_parameters(robot)
-    sweep = _sweep_friction(sweeps, robot, config, progress)
+    sweep = _sweep_friction(sweeps, robot, setup, config, progress)
     stribeck = sweep.coefficients if sweep else None
     with timer.stage("processing"):
         data = regression_data(recordings, setup, robot, base, config, stribeck, progress, allow_outside_limits,
@@ -114,12 +114,13 @@ def identify(
                      progress)
 
 
-def _sweep_friction(sweeps: Sequence[Recording], robot: RobotModel, config: EstimatorConfig,
+def _sweep_friction(sweeps: Sequence[Recording], robot: RobotModel, setup: RobotSetup, config: EstimatorConfig,
                     progress: Progress) -> SweepFriction | None:
     if not sweeps:
         return None
     say(progress, f"fitting Stribeck friction to {len(sweeps)} sweep recording(s)")
-    coefficients, rms, notes, ranges = friction_sweeps(sweeps, robot.joint_names, config.processing)
+    coefficients, rms, notes, ranges = friction_sweeps(sweeps, robot.joint_names, config.processing,
+                                                       setup.torque_filter_time_constant_s)
     return SweepFriction(coefficients, rms, ranges, tuple(notes))
 
 

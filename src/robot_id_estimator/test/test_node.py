@@ -1,12 +1,14 @@
-"""The estimator node on a bag written here: service call, recorder status, latched result, failures."""
+"""The estimator node on a bag written here: service call, recorder status, latched result, failures, friction-sweep
+bags."""
 
+import dataclasses
 import threading
 import time
 
 import numpy as np
 import pytest
 import rclpy
-from estimator_synthetic import IIWA14, iiwa14_setup, simulated_recording
+from estimator_synthetic import IIWA14, STRIBECK_TRUE, iiwa14_setup, simulated_recording, sweep_motion, sweep_recording
 from rclpy.executors import MultiThreadedExecutor
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile
@@ -14,16 +16,21 @@ from rosbags.rosbag2 import Writer
 from std_msgs.msg import String
 
 from robot_id_estimator.bag_reading import EXCITATION, JOINT_STATE, robot_id_typestore
+from robot_id_estimator.friction import stribeck_torque
 from robot_id_estimator.node import RESULT_TOPIC, SERVICE, STATUS_TOPIC, URDF_TOPIC, EstimatorNode
 from robot_id_estimator.synthetic import urdf_with_friction
 from robot_id_msgs.msg import IdentificationResult, RecordingStatus
 from robot_id_msgs.srv import IdentifyBag
 
 PERIOD_S = 10.0
+SWEEP_SPEEDS = np.array([0.005, 0.01, 0.02, 0.04, 0.08, 0.15, 0.3, 0.6, 1.0, 1.5])
+"""Speeds of a friction sweep [rad/s]: enough for the whole Stribeck model, fv2 and fv3 too."""
 
 
-def write_bag(path, recording, robot_name: str) -> None:
-    """JointState messages of a simulated run on /lbr/joint_states and the trajectory description."""
+def write_bag(path, recording, robot_name: str, kind: str = "fourier") -> None:
+    """JointState messages of a simulated run on /lbr/joint_states (velocities 0 when the recording has none) and
+    the trajectory description: a Fourier excitation of PERIOD_S, or a friction sweep (its period the whole sweep,
+    no harmonics)."""
     store = robot_id_typestore()
     types = store.types
     start_ns = 1_700_000_000 * 10**9
@@ -32,22 +39,24 @@ def write_bag(path, recording, robot_name: str) -> None:
         return types["builtin_interfaces/msg/Time"](sec=t_ns // 10**9, nanosec=t_ns % 10**9)
 
     n = len(recording.joint_names)
+    harmonics, period_s, periods = (5, PERIOD_S, 3) if kind == "fourier" else (0, float(recording.t_s[-1]), 1)
     with Writer(path, version=9) as writer:
         states = writer.add_connection("/lbr/joint_states", JOINT_STATE, typestore=store)
         description = writer.add_connection("/robot_id/excitation", EXCITATION, typestore=store)
         traj = types[EXCITATION](
             header=types["std_msgs/msg/Header"](stamp=stamp(start_ns), frame_id=""), robot=robot_name,
-            kind="fourier", joint_names=list(recording.joint_names), period_s=PERIOD_S,
-            base_frequency_hz=1.0 / PERIOD_S, harmonics=5, coefficients_a=np.zeros(5 * n),
-            coefficients_b=np.zeros(5 * n), offsets_rad=np.zeros(n), num_periods=3, start_time=stamp(0),
+            kind=kind, joint_names=list(recording.joint_names), period_s=period_s,
+            base_frequency_hz=1.0 / period_s, harmonics=harmonics, coefficients_a=np.zeros(harmonics * n),
+            coefficients_b=np.zeros(harmonics * n), offsets_rad=np.zeros(n), num_periods=periods, start_time=stamp(0),
         )
         writer.write(description, start_ns, store.serialize_cdr(traj, EXCITATION))
+        velocities = np.zeros_like(recording.q_rad) if recording.dq_rad_s is None else recording.dq_rad_s
         for k, t in enumerate(recording.t_s):
             t_ns = start_ns + round(t * 1e9)
             msg = types[JOINT_STATE](
                 header=types["std_msgs/msg/Header"](stamp=stamp(t_ns), frame_id=""),
                 name=list(recording.joint_names), position=recording.q_rad[k],
-                velocity=np.zeros(n), effort=recording.tau_nm[k],
+                velocity=velocities[k], effort=recording.tau_nm[k],
             )
             writer.write(states, t_ns, store.serialize_cdr(msg, JOINT_STATE))
 
@@ -204,3 +213,44 @@ def test_a_finished_recording_that_cannot_be_identified_is_reported_on_the_resul
     _wait(lambda: received, 30.0)
     assert not received[-1].success and "no_such_bag" in received[-1].message
     assert received[-1].robot == "iiwa14" and len(received[-1].base_values) == 0
+
+
+def test_friction_sweep_bags_are_fitted_and_a_bad_one_is_answered(bags, tmp_path):
+    """The node's own logic, without a client: the sweep bags of the parameter are read as the main bag is and
+    their Stribeck fit reaches the result; a missing or unreadable sweep bag fails the identification with its
+    name, on the service and on the result topic, and the node goes on."""
+    setup = iiwa14_setup()
+    robot = setup.model(("FV", "FC", "FO"))
+    sweep = tmp_path / "sweep_A6"
+    recording = sweep_recording(robot, urdf_with_friction(robot), 5, SWEEP_SPEEDS)
+    write_bag(sweep, dataclasses.replace(recording, dq_rad_s=sweep_motion(5, SWEEP_SPEEDS)[2]), "iiwa14",
+              "friction_sweep")
+    missing, not_a_bag = tmp_path / "no_sweep", tmp_path / "not_a_bag"
+    not_a_bag.mkdir()
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    node = EstimatorNode(context=context, parameter_overrides=[
+        Parameter("robot", value=str(IIWA14)), Parameter("friction_sweep_bags", value=[str(sweep), str(missing)])])
+    published = []
+    node._publish = published.append
+    try:
+        request = IdentifyBag.Request(bag_path=str(bags / "run_1"), output_dir=str(tmp_path / "id"))
+        response = node._on_request(request, IdentifyBag.Response())
+        assert not response.success
+        assert response.message == f"friction sweep: {missing}: no such file or directory"
+        node.set_parameters([Parameter("friction_sweep_bags", value=[str(not_a_bag)])])
+        node._identify_finished(str(bags / "run_1"))
+        assert not published[-1].success
+        assert published[-1].message.startswith("friction sweep: ") and str(not_a_bag) in published[-1].message
+
+        node.set_parameters([Parameter("friction_sweep_bags", value=[str(sweep)])])
+        response = node._on_request(request, IdentifyBag.Response())
+        assert response.result.output_dir == str(tmp_path / "id")
+        stribeck = {f.joint_name: np.asarray(f.stribeck_coefficients) for f in response.result.friction}
+        curve = stribeck_torque(SWEEP_SPEEDS, STRIBECK_TRUE)
+        error = np.abs(stribeck_torque(SWEEP_SPEEDS, stribeck.pop("lbr_A6")) - curve)
+        assert np.max(error) < 0.015 * curve.max()
+        assert all(len(c) == 0 for c in stribeck.values())  # the joints the sweep did not move: linear friction
+    finally:
+        node.destroy_node()
+        rclpy.shutdown(context=context)
