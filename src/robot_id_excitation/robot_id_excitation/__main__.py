@@ -3,6 +3,7 @@
     python -m robot_id_excitation design --robot iiwa14 --harmonics 5 --base-frequency 0.05 --out DIR
     python -m robot_id_excitation check DIR/excitation.yaml [--robot iiwa14]
     python -m robot_id_excitation sweep --robot panda --joints fer_joint1 --velocities 0.02,0.05,0.1,0.2 --out DIR
+    python -m robot_id_excitation sweep --robot iiwa14 --joints all --simultaneous --velocities 0.005:1.17:12 --out DIR
 
 `--robot` is a robot config YAML or the name of an installed one. Exit status: 0 feasible, 3 infeasible,
 2 bad input.
@@ -113,17 +114,43 @@ def _check(args: argparse.Namespace) -> int:
     return 0 if report.feasible else INFEASIBLE
 
 
+def _sweep_velocities(text: str) -> tuple[float, ...]:
+    """Comma-separated speeds, or MIN:MAX:N for N speeds spaced geometrically from MIN to MAX."""
+    if ":" not in text:
+        return _floats(text)
+    parts = text.split(":")
+    if len(parts) != 3:
+        raise ValueError(f"--velocities {text!r}: expected comma-separated speeds or MIN:MAX:N")
+    return tuple(np.geomspace(float(parts[0]), float(parts[1]), int(parts[2])).tolist())
+
+
+def _sweep_hold(text: str | None, config: RobotConfig, limits: DesignLimits) -> np.ndarray:
+    """Comma-separated pose, or a trajectory (file or shipped name) whose start pose to hold; default mid-range."""
+    if text is None:
+        return 0.5 * (limits.position_lower_rad + limits.position_upper_rad)
+    try:
+        return np.array(_floats(text))
+    except ValueError:
+        trajectory = load_trajectory(text)
+    if tuple(trajectory.joint_names) != tuple(config.joint_names):
+        raise ValueError(f"hold trajectory {text!r} is not for {config.robot}'s joints")
+    return trajectory.rest_pose_rad
+
+
 def _sweep(args: argparse.Namespace) -> int:
     config = load_robot_config(args.robot)
     robot = config.load_model(())
     limits = _limits(config, args)
-    hold = np.array(_floats(args.hold)) if args.hold else 0.5 * (limits.position_lower_rad + limits.position_upper_rad)
+    joints = config.joint_names if args.joints == "all" else tuple(args.joints.split(","))
     sweep = FrictionSweep(
-        config.robot, config.joint_names, hold, tuple(args.joints.split(",")), _floats(args.velocities),
-        travel_rad=args.travel, pass_time_s=args.pass_time, blend_acceleration_rad_s2=args.blend_acceleration,
+        config.robot, config.joint_names, _sweep_hold(args.hold, config, limits), joints,
+        _sweep_velocities(args.velocities), travel_rad=args.travel, pass_time_s=args.pass_time,
+        blend_acceleration_rad_s2=args.blend_acceleration, simultaneous=args.simultaneous,
     )
     report = check_trajectory(robot, limits, sweep)
-    print(f"friction sweep of {list(sweep.joints)}: {len(sweep.velocities_rad_s)} speeds, {sweep.period_s:.1f} s")
+    order = "together" if sweep.simultaneous else "one at a time"
+    print(f"friction sweep of {list(sweep.joints)} ({order}): {len(sweep.velocities_rad_s)} speeds "
+          f"{min(sweep.velocities_rad_s):.3g}–{max(sweep.velocities_rad_s):.3g} rad/s, {sweep.period_s:.1f} s")
     print("\n".join(report.lines()))
     if not report.feasible:
         return INFEASIBLE
@@ -166,9 +193,13 @@ def main(argv: list[str] | None = None) -> int:
 
     sweep = sub.add_parser("sweep", help="constant-velocity friction sweeps (Luo et al. 2024)")
     sweep.add_argument("--robot", required=True)
-    sweep.add_argument("--joints", required=True, help="comma-separated joints, swept one at a time")
-    sweep.add_argument("--velocities", required=True, help="comma-separated speeds in rad/s")
-    sweep.add_argument("--hold", default=None, help="comma-separated hold pose (default: mid-range)")
+    sweep.add_argument("--joints", required=True, help="comma-separated joints, or all")
+    sweep.add_argument("--simultaneous", action="store_true",
+                       help="sweep the joints together on one schedule (default: one at a time)")
+    sweep.add_argument("--velocities", required=True,
+                       help="comma-separated speeds in rad/s, or MIN:MAX:N for N geometrically spaced speeds")
+    sweep.add_argument("--hold", default=None,
+                       help="comma-separated hold pose, or a trajectory whose start pose to hold (default: mid-range)")
     sweep.add_argument("--travel", type=float, default=0.6, help="rad of constant-speed travel per pass")
     sweep.add_argument("--pass-time", type=float, default=8.0, help="s, longest constant-speed pass")
     sweep.add_argument("--blend-acceleration", type=float, default=1.0, help="rad/s² of the blends")

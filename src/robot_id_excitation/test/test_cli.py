@@ -56,5 +56,19 @@ def test_sweep_command_and_bad_input(tmp_path, capsys):
     code = main(["sweep", "--robot", PANDA, "--joints", "fer_joint7", "--velocities", "0.05,0.3",
                  "--hold", ",".join(map(str, POSE)), "--out", str(out)])
     assert code == 0 and load_trajectory(out / "friction_sweep.yaml").joints == ("fer_joint7",)
+    assert not load_trajectory(out / "friction_sweep.yaml").simultaneous
     assert main(["design", "--robot", str(tmp_path / "missing.yaml"), "--out", str(tmp_path)]) == 2
     assert "robot config not found" in capsys.readouterr().err
+
+
+def test_sweep_command_moves_all_joints_together_from_the_excitation_start(tmp_path, capsys, panda_config):
+    out = tmp_path / "together"
+    code = main(["sweep", "--robot", PANDA, "--joints", "all", "--simultaneous", "--velocities", "0.05:0.2:3",
+                 "--hold", "panda", "--out", str(out)])
+    assert code == 0 and "(together): 3 speeds" in capsys.readouterr().out
+    sweep = load_trajectory(out / "friction_sweep.yaml")
+    assert sweep.simultaneous and sweep.joints == panda_config.joint_names
+    assert np.allclose(sweep.velocities_rad_s, [0.05, 0.1, 0.2])
+    assert np.array_equal(sweep.hold_rad, load_trajectory("panda").rest_pose_rad)
+    assert main(["sweep", "--robot", PANDA, "--joints", "all", "--velocities", "0.05:0.2", "--out", str(out)]) == 2
+    assert "MIN:MAX:N" in capsys.readouterr().err

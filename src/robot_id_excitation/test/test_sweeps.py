@@ -4,19 +4,28 @@ import numpy as np
 import pytest
 
 from robot_id_excitation.check import check_trajectory
-from robot_id_excitation.constraints import design_limits
+from robot_id_excitation.constraints import design_limits, nominal_torque_nm
 from robot_id_excitation.quintic import evaluate_quintic, quintic_coefficients, rest_to_rest_duration
 from robot_id_excitation.sweeps import FrictionSweep
 from robot_id_excitation.trajectory_file import load_trajectory, save_trajectory
+from robot_id_model.robot_config import config_directory, load_robot_config
 
 HOLD = np.array([0.0, 0.3, 0.0, -0.9, 0.0, 0.8, 0.0])
 SPEEDS = (0.02, 0.1, 0.4)
+TOGETHER = ("lbr_A1", "lbr_A2", "lbr_A4", "lbr_A6")
+ROBOTS = sorted(p.stem for p in config_directory().glob("*.yaml"))
 
 
 @pytest.fixture
 def sweep(iiwa14_config):
     return FrictionSweep("iiwa14", iiwa14_config.joint_names, HOLD, ("lbr_A2", "lbr_A6"), SPEEDS, dwell_s=0.2,
                          blend_acceleration_rad_s2=2.0)
+
+
+@pytest.fixture
+def together(iiwa14_config):
+    return FrictionSweep("iiwa14", iiwa14_config.joint_names, HOLD, TOGETHER, SPEEDS, dwell_s=0.2,
+                         blend_acceleration_rad_s2=2.0, simultaneous=True)
 
 
 def test_quintic_meets_its_boundary_states_and_limits():
@@ -54,7 +63,9 @@ def test_each_speed_runs_forward_and_backward_over_the_same_positions(sweep):
     assert abs(slow.position_to_rad - slow.position_from_rad) == pytest.approx(0.02 * 8.0)
 
 
-def test_sweep_is_continuous_and_starts_and_ends_at_rest_at_the_hold_pose(sweep):
+@pytest.mark.parametrize("name", ["sweep", "together"])
+def test_sweep_is_continuous_and_starts_and_ends_at_rest_at_the_hold_pose(name, request):
+    sweep = request.getfixturevalue(name)
     q, dq, ddq = sweep.evaluate(np.array([0.0, sweep.period_s]))
     assert np.allclose(q, HOLD, atol=1e-12) and np.allclose(dq, 0, atol=1e-12) and np.allclose(ddq, 0, atol=1e-12)
     for seg in sweep.segments[1:]:
@@ -62,6 +73,43 @@ def test_sweep_is_continuous_and_starts_and_ends_at_rest_at_the_hold_pose(sweep)
         after = sweep.evaluate(np.array([seg.start_s + 1e-9]))
         for b, a in zip(before, after, strict=True):
             assert np.abs(b - a).max() < 1e-6
+
+
+def mirrored_pairs(sweep: FrictionSweep, samples: int = 21):
+    """Per speed: times of the forward pass and of the backward pass at the same path point, end to start."""
+    passes = sorted({(w.start_s, w.end_s, w.velocity_rad_s) for w in sweep.constant_velocity_windows()})
+    for (f0, f1, v_fwd), (b0, b1, v_bwd) in zip(passes[::2], passes[1::2], strict=True):
+        u = np.linspace(0.0, 1.0, samples)
+        yield v_fwd, v_bwd, f0 + u * (f1 - f0), b1 - u * (b1 - b0)
+
+
+def test_simultaneous_sweep_moves_every_swept_joint_at_each_speed_at_once(together):
+    windows = together.constant_velocity_windows()
+    assert len(windows) == 2 * len(SPEEDS) * len(TOGETHER)
+    swept = [together.joint_names.index(j) for j in TOGETHER]
+    held = [j for j in range(7) if j not in swept]
+    n = len(TOGETHER)
+    passes = [windows[i:i + n] for i in range(0, len(windows), n)]  # forward, backward, at each speed in turn
+    for group, velocity in zip(passes, [s * v for v in SPEEDS for s in (1, -1)], strict=True):
+        assert [w.joint for w in group] == list(TOGETHER)
+        assert {(w.start_s, w.end_s, w.velocity_rad_s) for w in group} == {(group[0].start_s, group[0].end_s,
+                                                                            velocity)}
+        t = np.linspace(group[0].start_s, group[0].end_s, 50)[1:-1]
+        _, dq, ddq = together.evaluate(t)
+        assert np.allclose(dq[:, swept], velocity, atol=1e-9) and np.allclose(ddq[:, swept], 0.0, atol=1e-9)
+    q, _, _ = together.evaluate(np.linspace(0.0, together.period_s, 5000))
+    assert np.array_equal(q[:, held], np.tile(HOLD[held], (5000, 1)))
+
+
+def test_simultaneous_passes_retrace_one_path_so_eq_15_cancels_the_rigid_body_torque(together, iiwa14):
+    for v_fwd, v_bwd, t_fwd, t_bwd in mirrored_pairs(together):
+        assert v_fwd == -v_bwd > 0
+        q_f, dq_f, ddq_f = together.evaluate(t_fwd)
+        q_b, dq_b, ddq_b = together.evaluate(t_bwd)
+        assert np.allclose(q_f, q_b, atol=1e-12) and np.allclose(dq_f, -dq_b, atol=1e-9)  # every joint, not one
+        tau_f, tau_b = nominal_torque_nm(iiwa14, q_f, dq_f, ddq_f), nominal_torque_nm(iiwa14, q_b, dq_b, ddq_b)
+        model = iiwa14.model  # all that is left is the URDF's friction τ_f(v) = damping·v + friction·sign(v)
+        assert np.allclose(0.5 * (tau_f - tau_b), model.damping * dq_f + model.friction * np.sign(dq_f), atol=1e-9)
 
 
 def test_sweep_passes_the_safety_check_and_a_too_fast_one_does_not(sweep, iiwa14, iiwa14_config):
@@ -73,12 +121,37 @@ def test_sweep_passes_the_safety_check_and_a_too_fast_one_does_not(sweep, iiwa14
     assert ("velocity", "lbr_A2") in {(v.constraint, v.where) for v in report.violations}
 
 
-def test_sweep_file_round_trip_and_errors(tmp_path, sweep, iiwa14_config):
-    back = load_trajectory(save_trajectory(sweep, tmp_path / "sweep.yaml"))
-    assert isinstance(back, FrictionSweep) and back.period_s == pytest.approx(sweep.period_s)
-    t = np.linspace(0, sweep.period_s, 500)
-    assert np.allclose(back.evaluate(t)[0], sweep.evaluate(t)[0])
+def test_sweep_file_round_trip_and_errors(tmp_path, sweep, together, iiwa14_config):
+    for original in (sweep, together):
+        back = load_trajectory(save_trajectory(original, tmp_path / "sweep.yaml"))
+        assert isinstance(back, FrictionSweep) and back.period_s == pytest.approx(original.period_s)
+        assert back.simultaneous == original.simultaneous
+        t = np.linspace(0, original.period_s, 500)
+        assert np.allclose(back.evaluate(t)[0], original.evaluate(t)[0])
+    data = together.to_dict()
+    del data["simultaneous"]
+    assert not FrictionSweep.from_dict(data).simultaneous
+    with pytest.raises(ValueError, match="simultaneous"):
+        FrictionSweep.from_dict(data | {"simultaneous": "yes please"})
     with pytest.raises(ValueError, match="swept joints"):
         FrictionSweep("iiwa14", iiwa14_config.joint_names, HOLD, ("A9",), (0.1,))
     with pytest.raises(ValueError, match="positive speeds"):
         FrictionSweep("iiwa14", iiwa14_config.joint_names, HOLD, ("lbr_A1",), (0.1, -0.2))
+
+
+@pytest.mark.parametrize("robot", ROBOTS)
+def test_shipped_friction_sweep_is_simultaneous_fast_and_safe(robot):
+    config = load_robot_config(config_directory() / f"{robot}.yaml")
+    sweep = load_trajectory(f"{robot}_friction_sweep")
+    assert isinstance(sweep, FrictionSweep) and sweep.simultaneous and sweep.joints == config.joint_names
+    mid_range = 0.5 * (config.limits.position_lower_rad + config.limits.position_upper_rad)
+    excitation_start = load_trajectory(robot).rest_pose_rad
+    assert np.allclose(sweep.hold_rad, mid_range) or np.array_equal(sweep.hold_rad, excitation_start)
+    speeds = np.array(sweep.velocities_rad_s)
+    assert len(speeds) >= 10 and speeds[0] == pytest.approx(0.005) and np.allclose(speeds[1:] / speeds[:-1],
+                                                                                     speeds[1] / speeds[0])
+    slowest = min(sweep.constant_velocity_windows(), key=lambda w: abs(w.velocity_rad_s))
+    assert slowest.end_s - slowest.start_s >= 2.0 and sweep.period_s <= 120.0
+    assert sweep.blend_acceleration_rad_s2 <= config.limits.acceleration_rad_s2.min()
+    report = check_trajectory(config.load_model(()), design_limits(config, position_margin_rad=0.1), sweep)
+    assert report.feasible, report.lines()
