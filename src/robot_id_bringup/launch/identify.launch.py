@@ -1,5 +1,8 @@
 """ros2 launch robot_id_bringup identify.launch.py robot:=iiwa14 mode:=sim [periods:=5] [trajectory:=FILE]
-[output_dir:=DIR] [bag:=BAG (mode replay)]
+[output_dir:=DIR] [bag:=BAG (mode replay)] [friction_sweep:=BAG[,BAG]]
+
+A friction-sweep trajectory (trajectory:=iiwa14_friction_sweep) only records; give its bag to the next run as
+friction_sweep:=DIR/bag.
 
 The nodes and parameters come from robot_id_bringup.graph, the same description the runner
 (`robot_id identify`) starts; in replay mode ask the estimator for the bag:
@@ -11,22 +14,23 @@ from launch.actions import DeclareLaunchArgument, OpaqueFunction
 from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
-from robot_id_bringup.graph import DEFAULT_PERIODS, Run, identify_graph
+from robot_id_bringup.graph import DEFAULT_PERIODS, SWEEP_PERIODS, Run, identify_graph
 
 ARGUMENTS = {
     "robot": ("iiwa14", "robot config: iiwa7, iiwa14, panda, panda_hand or a YAML path"),
     "mode": ("sim", "sim, hardware or replay"),
-    "periods": (str(DEFAULT_PERIODS), "excitation periods"),
+    "periods": ("0", f"trajectory periods (0: {DEFAULT_PERIODS} of an excitation, {SWEEP_PERIODS} of a sweep)"),
     "trajectory": ("", "trajectory file (default: the one shipped for the robot)"),
     "output_dir": ("results/run", "results directory (bag, identification)"),
     "bag": ("", "replay: the bag to identify"),
+    "friction_sweep": ("", "comma-separated bags of friction sweeps for the Stribeck friction (Luo et al. 2024)"),
 }
 
 
 def _nodes(context):
     value = {name: LaunchConfiguration(name).perform(context) for name in ARGUMENTS}
     run = Run(value["robot"], value["mode"], value["output_dir"], int(value["periods"]), value["trajectory"],
-              value["bag"])
+              value["bag"], tuple(b for b in value["friction_sweep"].split(",") if b))
     return [Node(package=spec.package, executable=spec.executable, name=spec.name, namespace=spec.namespace,
                  parameters=[spec.parameters], output="screen") for spec in identify_graph(run)]
 

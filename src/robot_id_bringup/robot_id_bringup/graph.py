@@ -6,6 +6,10 @@ and parameters, for each mode. launch/identify.launch.py and the runner (runner.
 - hardware: the same without the simulator, against a running lbr_bringup / franka_bringup (the excitation node
   waits for confirm:=true before anything moves);
 - replay: the estimator alone, asked to identify an existing bag.
+
+A run whose trajectory is a friction sweep (robot_id_excitation.sweeps, e.g. the shipped `iiwa14_friction_sweep`)
+only records: its bag is given to a later run's estimator (`friction_sweeps`), which fits the Stribeck friction of
+Luo et al. 2024 to it and identifies the rigid-body parameters from the torque without that friction.
 """
 
 from __future__ import annotations
@@ -15,6 +19,7 @@ from dataclasses import dataclass, field
 
 MODES = ("sim", "hardware", "replay")
 DEFAULT_PERIODS = 5
+SWEEP_PERIODS = 1  # a friction sweep already runs every speed forward and backward
 RECORDER_NAME = "recorder"
 LEAD_S = 1.0
 SIM_STATE_TIMEOUT_S = 1.0
@@ -37,9 +42,10 @@ class Run:
     robot: str = "iiwa14"
     mode: str = "sim"
     output_dir: str = "results/run"
-    periods: int = DEFAULT_PERIODS
-    trajectory: str = ""      # a trajectory file, or empty for the one shipped for the robot
+    periods: int = 0          # 0: DEFAULT_PERIODS of an excitation, SWEEP_PERIODS of a friction sweep
+    trajectory: str = ""      # a trajectory file or shipped name, or empty for the excitation shipped for the robot
     bag: str = ""             # replay: the bag to identify
+    friction_sweeps: tuple[str, ...] = ()  # bags of friction sweeps for the estimator's Stribeck fit
 
     def problems(self) -> list[str]:
         """What is wrong with the request, one line each."""
@@ -48,9 +54,29 @@ class Run:
             problems.append(f"mode must be one of {', '.join(MODES)}, not '{self.mode}'")
         if self.mode == "replay" and not self.bag:
             problems.append("mode replay needs a bag to identify (--bag DIR, or bag:=DIR with ros2 launch)")
-        if self.mode != "replay" and self.periods < 1:
-            problems.append(f"periods must be at least 1, not {self.periods}")
+        if self.mode != "replay" and self.periods < 0:
+            problems.append(f"periods must be at least 1 (0: the trajectory's default), not {self.periods}")
+        if self.mode == "replay" and self.trajectory:
+            problems.append("mode replay identifies a bag; it runs no trajectory")
         return problems
+
+    @property
+    def records_sweep(self) -> bool:
+        """The trajectory is a friction sweep: the run records it and identifies nothing. (A trajectory that does
+        not load is the excitation node's to refuse, with its reason.)"""
+        if self.mode == "replay" or not self.trajectory:
+            return False
+        from robot_id_excitation.sweeps import KIND
+        from robot_id_excitation.trajectory_file import load_trajectory
+
+        try:
+            return load_trajectory(self.trajectory).kind == KIND
+        except (OSError, ValueError):
+            return False
+
+    @property
+    def excitation_periods(self) -> int:
+        return self.periods or (SWEEP_PERIODS if self.records_sweep else DEFAULT_PERIODS)
 
     @property
     def bag_path(self) -> str:
@@ -73,7 +99,8 @@ def identify_graph(run: Run) -> list[NodeSpec]:
         raise ValueError("; ".join(problems))
     sim_time = run.mode == "sim"
     estimator = NodeSpec("robot_id_estimator", "estimator_node", "estimator",  # results beside the bag
-                         {"robot": run.robot, "use_sim_time": sim_time})
+                         {"robot": run.robot, "use_sim_time": sim_time}
+                         | ({"friction_sweep_bags": list(run.friction_sweeps)} if run.friction_sweeps else {}))
     if run.mode == "replay":
         return [estimator]
     nodes = []
@@ -85,7 +112,7 @@ def identify_graph(run: Run) -> list[NodeSpec]:
         "robot": run.robot, "bag_path": run.bag_path, "ack_name": RECORDER_NAME if sim_time else "",
         "use_sim_time": sim_time}))
     nodes.append(NodeSpec("robot_id_excitation", "excitation_node", "excitation", {
-        "robot": run.robot, "trajectory_file": run.trajectory or run.robot, "num_periods": run.periods,
+        "robot": run.robot, "trajectory_file": run.trajectory or run.robot, "num_periods": run.excitation_periods,
         "mode": run.mode, "use_sim_time": sim_time,
         # each command leaves 1 s before its first point: checking a 20 s period against every limit takes a
         # moment, and in lockstep sim time runs on meanwhile (with 0.1 s the first period arrived 0.65 s late)
@@ -93,5 +120,6 @@ def identify_graph(run: Run) -> list[NodeSpec]:
         # in sim the clock runs as fast as the recorder keeps up: an excitation node that falls behind its queue
         # for a moment sees /clock ahead of the joint states and would hold the arm (a CI run held after 2.5 s)
         "state_timeout_s": SIM_STATE_TIMEOUT_S if sim_time else HARDWARE_STATE_TIMEOUT_S}))
-    nodes.append(estimator)
+    if not run.records_sweep:
+        nodes.append(estimator)
     return nodes

@@ -30,6 +30,8 @@ class RunMonitor:
         self.executor = rclpy.executors.SingleThreadedExecutor(context=self.context)
         self.executor.add_node(self.node)
         self.result: IdentificationResult | None = None
+        self.status: RecordingStatus | None = None
+        self.records_sweep = run.records_sweep
         self.started = time.monotonic()
         self._periods = -1
         self.node.create_subscription(RecordingStatus, STATUS_TOPIC, self._on_status, LATCHED)
@@ -51,6 +53,7 @@ class RunMonitor:
                 self.failure = response.message
 
     def _on_status(self, msg: RecordingStatus) -> None:
+        self.status = msg
         if msg.periods_recorded == self._periods and not msg.finished:
             return
         self._periods = msg.periods_recorded
@@ -63,7 +66,7 @@ class RunMonitor:
             print(f"robot_id: recording: {msg.samples_recorded} joint states, waiting for the first period "
                   f"({elapsed:.0f} s)", flush=True)
             return
-        state = "recorded, identifying" if msg.finished else "recording"
+        state = ("recorded" if self.records_sweep else "recorded, identifying") if msg.finished else "recording"
         print(f"robot_id: {state}: {msg.periods_recorded}/{msg.periods_expected} periods, "
               f"{msg.samples_recorded} joint states, {msg.samples_missing} missing, {msg.periods_flagged} periods "
               f"flagged ({elapsed:.0f} s{left})", flush=True)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import os
 import pathlib
 import signal
+import socket
 import subprocess
 import sys
 import threading
@@ -21,9 +22,11 @@ from collections.abc import Sequence
 
 import yaml
 
-from robot_id_bringup.graph import NodeSpec, Run, identify_graph
+from robot_id_bringup.graph import DEFAULT_PERIODS, SWEEP_PERIODS, NodeSpec, Run, identify_graph
 
 STOP_TIMEOUT_S = 10.0
+DOMAINS = range(1, 102)  # 0 is everyone's default; 101 domains keep every RTPS port below 33 000
+PARTICIPANTS_PROBED = 16
 
 
 class RunnerError(RuntimeError):
@@ -54,11 +57,35 @@ def command(spec: NodeSpec) -> list[str]:
     return args
 
 
+def domain_in_use(domain_id: int) -> bool:
+    """Whether a DDS participant on this machine holds one of the domain's unicast ports (the RTPS port mapping
+    every ROS 2 middleware uses: 7400 + 250·domain + 10 + 2·participant, and + 1 for user traffic)."""
+    base = 7400 + 250 * domain_id + 10
+    for port in range(base, base + 2 * PARTICIPANTS_PROBED):
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+            try:
+                probe.bind(("", port))
+            except OSError:
+                return True
+    return False
+
+
+def free_domain_id(start: int) -> int:
+    """The first domain of DOMAINS from `start` on (wrapping around) that no participant on this machine uses."""
+    first = DOMAINS.index(start) if start in DOMAINS else 0
+    for k in range(len(DOMAINS)):
+        domain_id = DOMAINS[(first + k) % len(DOMAINS)]
+        if not domain_in_use(domain_id):
+            return domain_id
+    raise RunnerError(f"every ROS domain {DOMAINS.start}-{DOMAINS.stop - 1} is in use here: set ROS_DOMAIN_ID")
+
+
 def ros_environment(environ: dict[str, str] | None = None) -> dict[str, str]:
-    """The children's environment: localhost discovery and a domain of this run's own unless the user set them."""
+    """The children's environment: localhost discovery and a free domain unless the user set them."""
     env = dict(os.environ if environ is None else environ)
     env.setdefault("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
-    env.setdefault("ROS_DOMAIN_ID", str(1 + os.getpid() % 100))
+    if "ROS_DOMAIN_ID" not in env:
+        env["ROS_DOMAIN_ID"] = str(free_domain_id(DOMAINS[os.getpid() % len(DOMAINS)]))
     env["PYTHONUNBUFFERED"] = "1"
     return env
 
@@ -91,9 +118,9 @@ class Child:
 
 
 def run_graph(run: Run, timeout_s: float = 0.0) -> int:
-    """Start the graph, follow it to its identification result; the exit code (0 identified and every check
-    passed, 1 a node failed or the time ran out, 3 identified but a parameter set failed its check, 130
-    interrupted)."""
+    """Start the graph, follow it to its identification result (a friction sweep: to the end of its recording);
+    the exit code (0 identified and every check passed, or the sweep recorded whole; 1 a node failed, the time ran
+    out or a sweep period was flagged; 3 identified but a parameter set failed its check; 130 interrupted)."""
     from robot_id_bringup.run_monitor import RunMonitor
 
     specs = identify_graph(run)
@@ -107,6 +134,7 @@ def run_graph(run: Run, timeout_s: float = 0.0) -> int:
     previous = signal.signal(signal.SIGINT, lambda *_: interrupted.set())
     signal.signal(signal.SIGTERM, lambda *_: interrupted.set())
     monitor = RunMonitor(run)
+    records_sweep = monitor.records_sweep
     started = time.monotonic()
     try:
         for spec in specs:
@@ -127,6 +155,8 @@ def run_graph(run: Run, timeout_s: float = 0.0) -> int:
                 return 1
             if monitor.result is not None:
                 return 0 if monitor.result.success else 3
+            if records_sweep and monitor.status is not None and monitor.status.finished:
+                return _sweep_recorded(monitor.status)
             if timeout_s and time.monotonic() - started > timeout_s:
                 print(f"robot_id: error: no identification result after {timeout_s:g} s", file=sys.stderr)
                 return 1
@@ -135,6 +165,18 @@ def run_graph(run: Run, timeout_s: float = 0.0) -> int:
             child.stop()
         monitor.close()
         signal.signal(signal.SIGINT, previous)
+
+
+def _sweep_recorded(status) -> int:
+    """0 when the friction sweep is in the bag whole, else 1 with the reason (the Stribeck fit needs every pass)."""
+    if status.periods_flagged or status.periods_recorded < status.periods_expected:
+        print(f"robot_id: error: the friction sweep in {status.bag_path} is incomplete ({status.periods_recorded}/"
+              f"{status.periods_expected} recorded, {status.periods_flagged} flagged): record it again",
+              file=sys.stderr, flush=True)
+        return 1
+    print(f"robot_id: friction sweep recorded in {status.bag_path}; identify with --friction-sweep "
+          f"{status.bag_path}", flush=True)
+    return 0
 
 
 def _input_problems(run: Run) -> list[str]:
@@ -147,10 +189,17 @@ def _input_problems(run: Run) -> list[str]:
         load_robot_config(run.robot)
     except ModelError as err:
         problems.append(str(err))
-    if run.trajectory and not pathlib.Path(run.trajectory).is_file():
-        problems.append(f"trajectory file not found: {run.trajectory}")
+    if run.trajectory and run.mode != "replay":
+        from robot_id_excitation.trajectory_file import load_trajectory
+
+        try:
+            load_trajectory(run.trajectory)
+        except (OSError, ValueError) as err:
+            problems.append(str(err))
     if run.mode == "replay" and run.bag and not pathlib.Path(run.bag).exists():
         problems.append(f"bag not found: {run.bag}")
+    problems += [f"friction sweep bag not found: {bag}" for bag in run.friction_sweeps
+                 if not pathlib.Path(bag).exists()]
     return problems
 
 
@@ -162,16 +211,21 @@ def identify(argv: Sequence[str]) -> int:
     parser.add_argument("--robot", default="iiwa14",
                         help="robot config: iiwa7, iiwa14, panda, panda_hand or a path (default: iiwa14)")
     parser.add_argument("--mode", default="sim", help="sim, hardware or replay (default: sim)")
-    parser.add_argument("--periods", type=int, default=Run.periods,
-                        help=f"excitation periods to run (default: {Run.periods})")
-    parser.add_argument("--trajectory", default="", help="trajectory file (default: the one shipped for the robot)")
+    parser.add_argument("--periods", type=int, default=0,
+                        help=f"trajectory periods to run (default: {DEFAULT_PERIODS} of an excitation, "
+                             f"{SWEEP_PERIODS} of a friction sweep)")
+    parser.add_argument("--trajectory", default="",
+                        help="trajectory file or shipped name, e.g. iiwa14_friction_sweep: a friction sweep only "
+                             "records (default: the excitation shipped for the robot)")
     parser.add_argument("--bag", default="", help="replay: the bag to identify")
+    parser.add_argument("--friction-sweep", action="append", default=[], metavar="BAG",
+                        help="bag of a friction-sweep run: the estimator fits Stribeck friction to it (repeatable)")
     parser.add_argument("--output-dir", default="", help="results directory (default: results/<robot>_<time>)")
     parser.add_argument("--timeout", type=float, default=0.0,
                         help="give up after this many seconds (default: 0, never)")
     args = parser.parse_args(argv)
     output_dir = args.output_dir or time.strftime(f"results/{pathlib.Path(args.robot).stem}_%Y%m%d_%H%M%S")
-    run = Run(args.robot, args.mode, output_dir, args.periods, args.trajectory, args.bag)
+    run = Run(args.robot, args.mode, output_dir, args.periods, args.trajectory, args.bag, tuple(args.friction_sweep))
     problems = run.problems() + _input_problems(run)
     if problems:
         print(f"error: {'; '.join(problems)}", file=sys.stderr)

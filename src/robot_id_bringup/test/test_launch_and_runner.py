@@ -9,13 +9,21 @@ from __future__ import annotations
 
 import importlib.util
 import pathlib
+import socket
 import sys
 import types
 
 import pytest
 
-from robot_id_bringup.graph import Run, identify_graph
-from robot_id_bringup.runner import command, parameter_argument
+from robot_id_bringup.graph import DEFAULT_PERIODS, SWEEP_PERIODS, Run, identify_graph
+from robot_id_bringup.runner import (
+    DOMAINS,
+    command,
+    domain_in_use,
+    free_domain_id,
+    parameter_argument,
+    ros_environment,
+)
 
 LAUNCH_FILE = pathlib.Path(__file__).resolve().parents[1] / "launch" / "identify.launch.py"
 
@@ -65,13 +73,14 @@ def _launched(monkeypatch, **arguments: str) -> list[dict]:
 @pytest.mark.parametrize("arguments", [
     {}, {"robot": "panda", "mode": "hardware", "periods": "3"},
     {"mode": "replay", "bag": "/data/run1/bag"}, {"robot": "iiwa7", "trajectory": "/tmp/exc.yaml", "output_dir": "r"},
+    {"friction_sweep": "/data/sweep/bag,/data/sweep2/bag"}, {"trajectory": "iiwa14_friction_sweep"},
 ])
 def test_the_launch_file_and_the_runner_start_the_same_nodes(monkeypatch, arguments):
     nodes = _launched(monkeypatch, **arguments)
-    values = {"robot": "iiwa14", "mode": "sim", "output_dir": "results/run", "periods": "5", "trajectory": "",
-              "bag": ""} | arguments
+    values = {"robot": "iiwa14", "mode": "sim", "output_dir": "results/run", "periods": "0", "trajectory": "",
+              "bag": "", "friction_sweep": ""} | arguments
     run = Run(values["robot"], values["mode"], values["output_dir"], int(values["periods"]), values["trajectory"],
-              values["bag"])
+              values["bag"], tuple(b for b in values["friction_sweep"].split(",") if b))
     specs = identify_graph(run)
     assert [(n["package"], n["executable"], n["name"]) for n in nodes] == [
         (s.package, s.executable, s.name) for s in specs]
@@ -81,6 +90,28 @@ def test_the_launch_file_and_the_runner_start_the_same_nodes(monkeypatch, argume
         assert args[args.index("--ros-args") + 2] == f"__node:={spec.name}"
         for name, value in spec.parameters.items():
             assert parameter_argument(name, value) in args
+
+
+def test_a_friction_sweep_run_records_only_and_its_bag_goes_to_the_next_runs_estimator():
+    sweep = {s.name: s for s in identify_graph(Run("iiwa14", "sim", "out/sweep", trajectory="iiwa14_friction_sweep"))}
+    assert set(sweep) == {"robot_id_sim", "recorder", "excitation"}
+    assert sweep["excitation"].parameters["num_periods"] == SWEEP_PERIODS
+    main = {s.name: s for s in identify_graph(Run("iiwa14", "sim", "out", friction_sweeps=("out/sweep/bag",)))}
+    assert main["estimator"].parameters["friction_sweep_bags"] == ["out/sweep/bag"]
+    assert main["excitation"].parameters["num_periods"] == DEFAULT_PERIODS
+    assert "friction_sweep_bags" not in {s.name: s for s in identify_graph(Run())}["estimator"].parameters
+
+
+def test_the_runner_picks_a_domain_nobody_here_uses():
+    """A port of the domain's second participant held (as a node of another graph would): the runner moves on."""
+    start = 77
+    assert not domain_in_use(start) and free_domain_id(start) == start
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as held:
+        held.bind(("", 7400 + 250 * start + 12))
+        assert domain_in_use(start) and free_domain_id(start) == start + 1
+    environ = ros_environment({"PATH": "/bin"})
+    assert environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] == "LOCALHOST" and int(environ["ROS_DOMAIN_ID"]) in DOMAINS
+    assert ros_environment({"ROS_DOMAIN_ID": "5"})["ROS_DOMAIN_ID"] == "5"  # the user's choice stays
 
 
 def test_parameter_arguments_are_yaml_as_rcl_reads_them():
@@ -106,7 +137,8 @@ def test_the_sim_graph_is_lockstep_with_the_recorder_on_the_simulators_clock():
 @pytest.mark.parametrize(("run", "message"), [
     (Run(mode="replay"), r"mode replay needs a bag to identify \(--bag DIR, or bag:=DIR with ros2 launch\)"),
     (Run(mode="dry"), "mode must be one of sim, hardware, replay, not 'dry'"),
-    (Run(periods=0), "periods must be at least 1, not 0"),
+    (Run(periods=-1), r"periods must be at least 1 \(0: the trajectory's default\), not -1"),
+    (Run(mode="replay", bag="b", trajectory="iiwa14"), "mode replay identifies a bag; it runs no trajectory"),
 ])
 def test_a_bad_request_is_refused_with_its_reason(run, message):
     with pytest.raises(ValueError, match=message):

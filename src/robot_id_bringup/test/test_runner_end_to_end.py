@@ -49,7 +49,7 @@ def test_one_period_through_the_graph_identifies_better_than_the_urdf(tmp_path):
     identification = pathlib.Path(run.results_path) / "identification.json"
     assert identification.is_file() and (pathlib.Path(run.results_path) / "identified.urdf").is_file()
     assert (out / "bag" / "period_index.yaml").is_file()
-    errors = check_against_truth("iiwa14", identification, run.truth_path).rms_percent_of_torque
+    errors = check_against_truth("iiwa14", identification, run.truth_path)["true model"].rms_percent_of_torque
     assert all(errors["base"] < 20.0)
     assert all(errors["base"] < 0.5 * errors["urdf"])
     assert not _processes_in_domain(domain_id)
@@ -79,7 +79,10 @@ def test_ctrl_c_ends_every_process_the_runner_started(tmp_path):
 
 @pytest.mark.parametrize(("args", "message"), [
     (["--mode", "replay"], "error: mode replay needs a bag to identify (--bag DIR, or bag:=DIR with ros2 launch)"),
-    (["--periods", "0"], "error: periods must be at least 1, not 0"),
+    (["--periods", "-1"], "error: periods must be at least 1 (0: the trajectory's default), not -1"),
+    (["--trajectory", "nosuchsweep"], "error: no shipped trajectory 'nosuchsweep'; shipped: "
+                                      "['iiwa14', 'iiwa7', 'panda', 'panda_hand']"),
+    (["--friction-sweep", "/nonexistent/sweep"], "error: friction sweep bag not found: /nonexistent/sweep"),
     (["--robot", "nosuchrobot"], "error: unknown robot 'nosuchrobot'; known robots: ['iiwa14', 'iiwa7', 'panda', "
                                  "'panda_hand']"),
     (["--mode", "replay", "--bag", "/nonexistent/bag"], "error: bag not found: /nonexistent/bag"),

@@ -23,6 +23,7 @@ from robot_id_model.physical import (
     sigma_matrix,
     standard_vector,
 )
+from robot_id_model.regressor import regressor
 from robot_id_model.robot_model import RobotModel
 
 TRUTH_FRICTION = ("FV", "FC", "FO", "IA")
@@ -97,6 +98,16 @@ class TrueDynamics:
         if unknown:
             raise ValueError(f"no true value for friction terms {unknown}")
         return standard_vector(robot, self.links, np.column_stack([values[t] for t in robot.friction]))
+
+    def sensed_torque_nm(self, robot: RobotModel, q_rad: np.ndarray, dq_rad_s: np.ndarray,
+                         ddq_rad_s2: np.ndarray) -> np.ndarray:
+        """What the joint torque sensors of the true robot read (noise-free, unfiltered) on a motion (K, n):
+        inverse dynamics of the true links and armature, the friction of eq. (7) and the sensor offset.
+        `robot` must have the TRUTH_FRICTION terms. Where a joint rests (dq = 0 exactly) static friction is
+        whatever holds it; this returns none there."""
+        pi = self.standard_parameters(robot)
+        linear = self.friction.fv1 * dq_rad_s + self.friction.fc * np.sign(dq_rad_s)
+        return regressor(robot, q_rad, dq_rad_s, ddq_rad_s2) @ pi - linear + self.friction.torque_nm(dq_rad_s)
 
 
 def nominal_links(robot: RobotModel) -> list[LinkInertial]:
