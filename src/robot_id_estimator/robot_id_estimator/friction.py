@@ -315,8 +315,8 @@ def fit_stribeck(speed_rad_s: np.ndarray, friction_nm: np.ndarray) -> StribeckFi
 
     The simplest: fv2 = fv3 = 0 and one Stribeck velocity (fc1 = fs1: the classic curve fc + (fs − fc)·exp(−(q̇/fs1)²)
     plus viscous friction), which needs MIN_LEVELS speed levels; then a separate fc1, fv2 and fv3, and both, each
-    fitted when the sweep has a level more than its coefficients. The answer is the simplest of them that fits the
-    levels' mean friction as well as the richest (F-test at F_TEST_P) with a plausible curve, else the richest.
+    fitted when the sweep has a level more than its coefficients. Of those with a plausible curve (`implausibility`),
+    the answer is the simplest that fits the levels' mean friction as well as the richest (F-test at F_TEST_P).
     Raises ValueError with the reason when the points cannot determine the model or the fitted curve is
     implausible (`implausibility`).
     """
@@ -336,23 +336,22 @@ def fit_stribeck(speed_rad_s: np.ndarray, friction_nm: np.ndarray) -> StribeckFi
     def residual(coefficients: np.ndarray) -> np.ndarray:
         return stribeck_torque(speed, coefficients) - friction
 
-    # the models the levels can determine, simplest first; the simplest that fits as well as the richest (F-test)
-    # with a plausible curve is the answer
+    # the models the levels can determine, simplest first; of those with a plausible curve, the simplest that fits
+    # as well as the richest (F-test) is the answer
     models = [m for m in (_Model(False, True), _Model(False, False), _Model(True, True), _Model(True, False))
               if len(m.free) < n_levels]
     fits = [_fit(speed, friction, m) for m in models]
-    richest = residual(fits[-1])
-    model, coef, terms = models[-1], fits[-1], "the richest model the sweep speeds determine"
-    for candidate, fitted in zip(models[:-1], fits[:-1], strict=True):
-        p = _f_test(residual(fitted), richest, labels, len(models[-1].free) - len(candidate.free),
-                    len(models[-1].free))
-        if p >= F_TEST_P and problem(fitted) is None:
+    plausible = [(m, c) for m, c in zip(models, fits, strict=True) if problem(c) is None]
+    if not plausible:
+        raise ValueError(f"the fitted Stribeck curve {problem(fits[0])}")
+    model, coef = plausible[-1]
+    terms = "the richest plausible model the sweep speeds determine"
+    for candidate, fitted in plausible[:-1]:
+        p = _f_test(residual(fitted), residual(coef), labels, len(model.free) - len(candidate.free), len(model.free))
+        if p >= F_TEST_P:
+            terms = f"as good as with {len(model.free)} coefficients (F-test p = {p:.2g})"
             model, coef = candidate, fitted
-            terms = f"as good as with {len(models[-1].free)} coefficients (F-test p = {p:.2g})"
             break
     terms = f"{model.description}: {terms}"
-    reason = problem(coef)
-    if reason:
-        raise ValueError(f"the fitted Stribeck curve {reason}")
     rms = float(np.sqrt(np.mean(residual(coef) ** 2)))
     return StribeckFit(coef, rms, len(speed), (float(speed.min()), float(speed.max())), n_levels, terms)

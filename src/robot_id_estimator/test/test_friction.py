@@ -188,11 +188,24 @@ def test_the_simplest_model_that_fits_as_well_as_the_richest_is_chosen():
     assert np.max(np.abs(stribeck_torque(SPEEDS, fit.coefficients) - curve)) < 0.01 * curve.max()
 
     exact = fit_stribeck(*_points(STRIBECK_TRUE, SPEEDS, 0.0))
-    assert exact.terms == "fv2, fv3 fitted, fc1 apart from fs1: the richest model the sweep speeds determine"
+    assert exact.terms == "fv2, fv3 fitted, fc1 apart from fs1: the richest plausible model the sweep speeds determine"
     np.testing.assert_allclose(exact.coefficients, STRIBECK_TRUE, rtol=1e-6)
 
     fit = fit_stribeck(*_points(classic, SPEEDS[:5], 0.02))
-    assert fit.n_levels == 5 and fit.terms.startswith("fv2 = fv3 = 0, fc1 = fs1: the richest model")
+    assert fit.n_levels == 5 and fit.terms.startswith("fv2 = fv3 = 0, fc1 = fs1: the richest plausible model")
+
+
+def test_a_richer_curve_that_falls_beyond_the_sweep_gives_way_to_a_plausible_one():
+    """Friction that bends down at the top speeds (as on the simulated iiwa14's A1, fitted fv3 = −2): the richest
+    model fits it significantly better but falls without bound beyond the sweep; a plausible simpler one is kept
+    instead of giving up on the joint."""
+    classic = np.array([0.3, 0.0, 0.0, 0.6, 0.05, 0.4, 0.05])
+    speed, friction = _points(classic, SPEEDS, 0.002)
+    friction -= 0.05 * speed**3
+    fit = fit_stribeck(speed, friction)
+    assert fit.coefficients[2] >= 0.0 and not fit.terms.startswith("fv2, fv3 fitted, fc1 apart")
+    assert np.max(np.abs(stribeck_torque(SPEEDS, fit.coefficients) - stribeck_torque(SPEEDS, classic)
+                         + 0.05 * SPEEDS**3)) < 0.1
 
 
 LEVELS = np.array([0.01, 0.03, 0.1, 0.3])
