@@ -255,4 +255,8 @@ def test_docs_commands_name_the_nodes_parameters_and_services_of_the_graph():
     for robot in ("iiwa14", "panda"):
         assert f"robot_id identify --robot {robot} --mode hardware" in docs
     assert "ros2 launch lbr_bringup hardware.launch.py model:=iiwa14 ctrl:=joint_trajectory_controller" in docs
+    # the sweep step names a shipped sweep and the runner's option
+    assert "--trajectory iiwa14_friction_sweep" in docs and "--friction-sweep results/sweep/bag" in docs
+    assert (SRC / "robot_id_excitation" / "trajectories" / "iiwa14_friction_sweep.yaml").is_file()
+    assert '"--friction-sweep"' in (SRC / "robot_id_bringup" / "robot_id_bringup" / "runner.py").read_text()
     assert f"share/robot_id_bringup/config/{CONTROLLERS.name}" in docs
