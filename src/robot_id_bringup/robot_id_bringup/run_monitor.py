@@ -34,6 +34,7 @@ class RunMonitor:
         self.records_sweep = run.records_sweep
         self.started = time.monotonic()
         self._periods = -1
+        self._periods_announced_at: float | None = None
         self.node.create_subscription(RecordingStatus, STATUS_TOPIC, self._on_status, LATCHED)
         self.node.create_subscription(IdentificationResult, RESULT_TOPIC, self._on_result, LATCHED)
         self.client = self.node.create_client(IdentifyBag, SERVICE) if run.mode == "replay" else None
@@ -54,14 +55,17 @@ class RunMonitor:
 
     def _on_status(self, msg: RecordingStatus) -> None:
         self.status = msg
+        now = time.monotonic()
+        if msg.periods_expected > 0 and self._periods_announced_at is None:
+            self._periods_announced_at = now  # the excitation's description is in: the periods start about now
         if msg.periods_recorded == self._periods and not msg.finished:
             return
         self._periods = msg.periods_recorded
-        elapsed = time.monotonic() - self.started
+        elapsed = now - self.started
         left = ""
         done, planned = msg.periods_recorded, msg.periods_expected
-        if 0 < done < planned:
-            left = f", about {elapsed / done * (planned - done):.0f} s left"
+        if 0 < done < planned and self._periods_announced_at is not None:
+            left = f", about {(now - self._periods_announced_at) / done * (planned - done):.0f} s left"
         if msg.periods_expected == 0 and not msg.finished:
             print(f"robot_id: recording: {msg.samples_recorded} joint states, waiting for the first period "
                   f"({elapsed:.0f} s)", flush=True)

@@ -143,3 +143,21 @@ def test_the_sim_graph_is_lockstep_with_the_recorder_on_the_simulators_clock():
 def test_a_bad_request_is_refused_with_its_reason(run, message):
     with pytest.raises(ValueError, match=message):
         identify_graph(run)
+
+
+def test_the_time_left_counts_from_the_first_period_not_from_the_start(monkeypatch, capsys):
+    """30 s of start-up and approach, then 20 s periods: after the first of five, 4 × 20 s are left (not 4 × 50)."""
+    from robot_id_bringup import run_monitor
+    from robot_id_msgs.msg import RecordingStatus
+
+    now = {"s": 0.0}
+    monkeypatch.setattr(run_monitor.time, "monotonic", lambda: now["s"])
+    monitor = run_monitor.RunMonitor(Run())
+    try:
+        for t_s, recorded, expected in ((1.0, 0, 0), (30.0, 0, 5), (50.0, 1, 5)):
+            now["s"] = t_s
+            monitor._on_status(RecordingStatus(periods_recorded=recorded, periods_expected=expected))
+    finally:
+        monitor.close()
+    assert "robot_id: recording: 1/5 periods, 0 joint states, 0 missing, 0 periods flagged (50 s, about 80 s left)" \
+        in capsys.readouterr().out
