@@ -31,7 +31,7 @@ from robot_id_model.robot_config import load_robot_config
 from robot_id_sim.sensors import SensorOptions
 from robot_id_sim.simulated_robot import SimSettings, SimulatedRobot
 from robot_id_sim.trajectory_follower import TrajectoryCommand
-from robot_id_sim.true_dynamics import TRUTH_FRICTION
+from robot_id_sim.true_dynamics import TRUTH_FRICTION, TrueDynamics
 from robot_id_sim.truth_file import load_truth
 
 PERIOD_S = 10.0
@@ -41,11 +41,10 @@ SEED = 7
 SOURCE = f"random motion {SEED}"
 
 
-def true_model_recording(robot_name: str, truth_path: str | pathlib.Path) -> Recording:
+def true_model_recording(robot_name: str, truth: TrueDynamics) -> Recording:
     """PERIODS periods (after one lead-in, for the filter) of the random motion of SEED at the robot's state rate,
     with the torque the true robot's sensors read by its true dynamics, through the robot's torque filter."""
     config = load_robot_config(robot_name)
-    truth = load_truth(truth_path)
     dt_s = 1.0 / config.state_rate_hz
     t_s = np.arange(0.0, (PERIODS + 1) * PERIOD_S - 0.5 * dt_s, dt_s)
     q, dq, ddq = random_motion(config.load_model(), PERIOD_S, HARMONICS, t_s % PERIOD_S, SEED)
@@ -56,11 +55,10 @@ def true_model_recording(robot_name: str, truth_path: str | pathlib.Path) -> Rec
                      HARMONICS, f"the simulator's true model, {SOURCE}", ())
 
 
-def simulated_recording(robot_name: str, truth_path: str | pathlib.Path) -> Recording:
+def simulated_recording(robot_name: str, truth: TrueDynamics) -> Recording:
     """PERIODS periods (after one lead-in) of the random motion of SEED, as the true robot follows it in MuJoCo."""
     config = load_robot_config(robot_name)
     nominal = config.load_model()
-    truth = load_truth(truth_path)
     rate_hz = config.state_rate_hz
     t_s = np.arange(0.0, (PERIODS + 1) * PERIOD_S + 0.005, 0.01)
     q, dq, ddq = random_motion(nominal, PERIOD_S, HARMONICS, t_s % PERIOD_S, SEED)
@@ -83,5 +81,6 @@ def check_against_truth(robot_name: str, identification_json: str | pathlib.Path
     """Torque errors of the nominal URDF and of every identified set against the true model and against the
     simulated sensors, on the same motion."""
     result = read_identification(identification_json)
-    return {"true model": validate(result, [true_model_recording(robot_name, truth_path)]),
-            "simulated sensors": validate(result, [simulated_recording(robot_name, truth_path)])}
+    truth = load_truth(truth_path)
+    return {"true model": validate(result, [true_model_recording(robot_name, truth)]),
+            "simulated sensors": validate(result, [simulated_recording(robot_name, truth)])}
