@@ -129,7 +129,9 @@ def test_the_sim_graph_is_lockstep_with_the_recorder_on_the_simulators_clock():
     assert specs["recorder"].parameters["ack_name"] == "recorder"
     assert all(specs[n].parameters["use_sim_time"] for n in ("recorder", "excitation", "estimator"))
     assert specs["recorder"].parameters["bag_path"] == str(pathlib.Path("out") / "bag")
+    assert specs["excitation"].parameters["max_step_gap_s"] == 0.0  # lockstep moves the clock in leaps
     hardware = {s.name: s for s in identify_graph(Run("panda", "hardware", "out", 2))}
+    assert "max_step_gap_s" not in hardware["excitation"].parameters
     assert "robot_id_sim" not in hardware and hardware["excitation"].parameters["mode"] == "hardware"
     assert not hardware["recorder"].parameters["use_sim_time"]
 

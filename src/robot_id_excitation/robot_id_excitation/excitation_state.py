@@ -3,24 +3,33 @@
 Times are floats in seconds on the caller's clock; joint states are numpy arrays in the order of the limits'
 joint names. Every call returns a `Step`: the trajectory commands to send, the stop command of a hold, the period
 markers, the start time of the excitation (for its description) and the lines to log. The node moves these
-between ROS and this class.
+between ROS and this class. The guarantees it keeps are stated in docs/safety.md.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import StrEnum
 
 import numpy as np
 
 from robot_id_excitation.constraints import DesignLimits, check_samples
+from robot_id_excitation.excitation_guard import (  # noqa: F401 (STOP_ACCELERATION_FRACTION, stop_point: re-exported)
+    MAX_STEP_GAP_S,
+    MIN_LEAD_S,
+    STOP_ACCELERATION_FRACTION,
+    JointStateStream,
+    controller_samples,
+    hold_point,
+    hold_state,
+    start_refusal,
+    start_tolerance_rad,
+    stop_point,
+)
 from robot_id_excitation.quintic import evaluate_quintic, quintic_coefficients, rest_to_rest_duration
 from robot_id_excitation.trajectory_file import Trajectory
 from robot_id_model.robot_model import RobotModel
-
-STOP_ACCELERATION_FRACTION = 0.5
-"""A hold decelerates with at most this fraction of the acceleration limits."""
 
 
 class Phase(StrEnum):
@@ -63,6 +72,9 @@ class ExcitationSettings:
     """hardware mode: nothing moves until the caller passes confirmed=True"""
     state_timeout_s: float = 0.2
     max_start_error_rad: float = 0.02
+    """also at most a·lead_s²/5.77 per joint: the gap the controller closes within lead_s at the acceleration limit"""
+    max_start_speed_rad_s: float = 0.05
+    """the arm must be at rest (measured joint speeds below this) to start"""
     max_tracking_error_rad: float = 0.3
     """0: off"""
     start_delay_s: float = 1.0
@@ -72,10 +84,12 @@ class ExcitationSettings:
     rate_hz: float = 100.0
     """points per second of a command"""
     lead_s: float = 0.1
-    """a command is sent this long before its first point is due"""
+    """a command is sent this long before its first point is due (at least MIN_LEAD_S: the node steps every 20 ms)"""
     overlap_s: float = 0.5
     """each excitation chunk starts this long before the end of the previous one"""
     max_chunk_s: float = 30.0
+    max_step_gap_s: float = MAX_STEP_GAP_S
+    """steps further apart on the node's clock hold the run (0: off, for a simulator's clock in lockstep)"""
 
 
 @dataclass(frozen=True, eq=False)
@@ -159,55 +173,48 @@ def _plan_chunks(period_s: float, num_periods: int, max_chunk_s: float) -> tuple
                  for k in range(num_periods) for j in range(pieces))
 
 
-def stop_point(
-    q_rad: np.ndarray, dq_rad_s: np.ndarray, acceleration_rad_s2: np.ndarray, lower_rad: np.ndarray,
-    upper_rad: np.ndarray,
-) -> tuple[np.ndarray, float]:
-    """Where and when a quintic from (q, dq, 0) to rest stops with peak deceleration ≤ STOP_ACCELERATION_FRACTION·a.
-
-    The quintic to q + dq·T/2 has peak acceleration 1.5·|dq|/T, so T = 1.5·max|dq|/a (at least 0.1 s).
-    """
-    a = STOP_ACCELERATION_FRACTION * np.asarray(acceleration_rad_s2, dtype=float)
-    duration_s = max(0.1, float(np.max(1.5 * np.abs(dq_rad_s) / a)))
-    return np.clip(q_rad + 0.5 * dq_rad_s * duration_s, lower_rad, upper_rad), duration_s
-
-
 class ExcitationStateMachine:
-    """Waits for joint states, approaches the start pose, streams N periods, and holds on any fault."""
+    """Waits for joint states, approaches the start pose, streams N periods, and holds on any fault.
+
+    The caller refuses a trajectory first (excitation_guard.trajectory_refusal); here every command is checked
+    again before it is sent. A fault of the joint states (JointStateStream) holds the run at the next step(), or
+    refuses it before motion. Nothing moves again after a hold.
+    """
 
     def __init__(self, trajectory: Trajectory, robot: RobotModel, limits: DesignLimits,
                  settings: ExcitationSettings) -> None:
+        settings = replace(settings, lead_s=max(settings.lead_s, MIN_LEAD_S))
         self.trajectory, self.robot, self.limits, self.settings = trajectory, robot, limits, settings
         self.start_pose_rad = trajectory.evaluate(np.zeros(1))[0][0]
         self.phase = Phase.WAITING
         self.reason = ""
-        self.first_state_s: float | None = None
-        self._last_state_s: float | None = None
-        self._q_rad: np.ndarray | None = None
-        self._dq_rad_s = np.zeros(len(limits.joint_names))
+        self.states = JointStateStream(len(limits.joint_names))
         self._approach: _Approach | None = None
         self._excitation: _Excitation | None = None
         self._confirm_asked = False
         self._out = _Outbox()
+        self._start_tolerance_rad = start_tolerance_rad(limits, settings.max_start_error_rad, settings.lead_s)
 
     @property
     def moving(self) -> bool:
         return self.phase in MOVING
 
+    @property
+    def first_state_s(self) -> float | None:
+        return self.states.first_s
+
     # -- inputs --------------------------------------------------------------------------------------------
-    def on_joint_state(self, t_s: float, q_rad: np.ndarray, dq_rad_s: np.ndarray | None = None) -> None:
-        """A measurement received at t_s; without velocities the last known ones are kept."""
-        self._q_rad = np.asarray(q_rad, dtype=float)
-        if dq_rad_s is not None:
-            self._dq_rad_s = np.asarray(dq_rad_s, dtype=float)
-        self._last_state_s = t_s
-        if self.first_state_s is None:
-            self.first_state_s = t_s
+    def on_joint_state(self, t_s: float, q_rad: np.ndarray, dq_rad_s: np.ndarray | None = None,
+                       stamp_s: float | None = None) -> None:
+        """A measurement received at t_s, stamped stamp_s by its source (None: unstamped); a faulty one is not
+        used, its fault holds the run at the next step() (see JointStateStream)."""
+        self.states.receive(t_s, q_rad, dq_rad_s, stamp_s)
 
     def step(self, t_s: float, confirmed: bool = False) -> Step:
         """Advance to t_s; `confirmed` (asked for only with require_confirm) lets the arm start moving."""
         self._out = _Outbox()
-        if self.moving and self._held_on_fault(t_s):
+        elapsed_s = self.states.tick(t_s)
+        if self.moving and self._held_on_fault(t_s, elapsed_s):
             return self._out.step()
         if self.phase is Phase.WAITING:
             self._tick_waiting(t_s, confirmed)
@@ -225,8 +232,7 @@ class ExcitationStateMachine:
             self._hold(t_s, "abort requested")
         elif self.phase not in (Phase.HOLDING, Phase.DONE):
             self.phase, self.reason = Phase.ABORTED, "abort requested before motion"
-        reply = f"state {self.phase}: {self.reason}" if moving else f"not moving (state {self.phase})"
-        return self._out.step(), reply
+        return self._out.step(), f"state {self.phase}: {self.reason}" if moving else f"not moving (state {self.phase})"
 
     def hold(self, t_s: float, reason: str) -> Step:
         """Stop where the arm can: a single point ahead of the measured (or, if stale, commanded) state."""
@@ -239,7 +245,7 @@ class ExcitationStateMachine:
         self._out.log.append(LogLine(severity, text))
 
     def _states_fresh(self, t_s: float) -> bool:
-        return self._last_state_s is not None and t_s - self._last_state_s <= self.settings.state_timeout_s
+        return self.states.fresh(t_s, self.settings.state_timeout_s)
 
     def _refuse(self, reason: str) -> None:
         self.phase, self.reason = Phase.REFUSED, reason
@@ -247,8 +253,12 @@ class ExcitationStateMachine:
 
     def _checked(self, stamp_s: float, t_rel_s: np.ndarray, q_rad: np.ndarray, dq_rad_s: np.ndarray,
                  ddq_rad_s2: np.ndarray) -> Command | None:
-        """The command, or None (after logging why) if any point breaks a hard limit."""
-        report = check_samples(self.robot, self.limits, t_rel_s, q_rad, dq_rad_s, ddq_rad_s2)
+        """The command, or None (after logging why) if a point is not finite, or one of them or of the controller's
+        interpolation between them breaks a hard limit."""
+        if not all(np.isfinite(x).all() for x in (t_rel_s, q_rad, dq_rad_s, ddq_rad_s2)) or not np.isfinite(stamp_s):
+            self._log(Severity.ERROR, "not sending a trajectory with values that are not finite")
+            return None
+        report = check_samples(self.robot, self.limits, *controller_samples(t_rel_s, q_rad, dq_rad_s, ddq_rad_s2))
         if not report.feasible:
             violation = report.violations[0].describe()
             self._log(Severity.ERROR, f"not sending a trajectory that breaks a limit: {violation}")
@@ -259,38 +269,38 @@ class ExcitationStateMachine:
         """Commanded position and velocity at t_s, if a motion is under way."""
         if self.phase is Phase.APPROACHING:
             a = self._approach
-            tau_s = np.clip(np.array([t_s - a.start_s]), 0.0, a.duration_s)
-            q, dq, _ = evaluate_quintic(a.coefficients, tau_s)
+            q, dq, _ = evaluate_quintic(a.coefficients, np.clip(np.array([t_s - a.start_s]), 0.0, a.duration_s))
             return q[0], dq[0]
-        if self.phase is Phase.EXCITING:
-            q, dq, _ = self.trajectory.evaluate(np.array([max(0.0, t_s - self._excitation.t0_s)]))
+        if self.phase is Phase.EXCITING:  # at rest at the start pose before t0 and after the last period
+            end_s = self.settings.num_periods * self.trajectory.period_s
+            q, dq, _ = self.trajectory.evaluate(np.array([min(max(0.0, t_s - self._excitation.t0_s), end_s)]))
             return q[0], dq[0]
         return None
 
-    def _hold(self, t_s: float, reason: str) -> None:
-        commanded = self._commanded(t_s)
-        if self._states_fresh(t_s) or commanded is None:
-            q_rad, dq_rad_s = self._q_rad, self._dq_rad_s
-        else:
-            q_rad, dq_rad_s = commanded
+    def _hold(self, t_s: float, reason: str, leap_from_s: float | None = None) -> None:
+        state = hold_state(t_s, self.states, self._commanded, self.settings.state_timeout_s, leap_from_s)
         self.phase, self.reason = Phase.HOLDING, reason
         self._out.hold_reason = reason
-        if q_rad is None:
+        if state is None:
             self._log(Severity.ERROR, f"hold ({reason}): no joint state known, nothing sent")
             return
-        lim = self.limits
-        target, duration_s = stop_point(q_rad, dq_rad_s, lim.acceleration_rad_s2, lim.position_lower_rad,
-                                        lim.position_upper_rad)
+        target, duration_s = hold_point(self.robot, self.limits, *state)
         zeros = np.zeros((1, len(target)))
         self._out.stop = Command(None, np.array([duration_s]), target[None, :], zeros, zeros)
         self._log(Severity.WARNING, f"holding: {reason}")
 
-    def _held_on_fault(self, t_s: float) -> bool:
-        """Hold if joint states stopped arriving or the tracking error is too large."""
-        if not self._states_fresh(t_s):
-            self._hold(t_s, f"joint states stopped arriving (none for {t_s - self._last_state_s:.2f} s)")
+    def _held_on_fault(self, t_s: float, elapsed_s: float) -> bool:
+        """Hold on a latched fault, a leap of the clock, stale joint states or a tracking error beyond its bound."""
+        if self.states.fault:
+            self._hold(t_s, self.states.fault)
             return True
-        error_rad = np.abs(self._commanded(t_s)[0] - self._q_rad).max()
+        if self.settings.max_step_gap_s and elapsed_s > self.settings.max_step_gap_s:
+            self._hold(t_s, f"time jumped ahead by {elapsed_s:.3f} s (or no step for that long)", t_s - elapsed_s)
+            return True
+        if not self._states_fresh(t_s):
+            self._hold(t_s, f"joint states stopped arriving (none for {t_s - self.states.t_s:.2f} s)")
+            return True
+        error_rad = np.abs(self._commanded(t_s)[0] - self.states.q_rad).max()
         limit_rad = self.settings.max_tracking_error_rad
         if limit_rad > 0 and error_rad > limit_rad:
             self._hold(t_s, f"tracking error {error_rad:.3f} rad exceeds {limit_rad} rad")
@@ -299,8 +309,11 @@ class ExcitationStateMachine:
 
     # -- phases --------------------------------------------------------------------------------------------
     def _tick_waiting(self, t_s: float, confirmed: bool) -> None:
-        s = self.settings
-        if self.first_state_s is None or t_s - self.first_state_s < s.start_delay_s:
+        s, m = self.settings, self.states
+        if m.fault:
+            self._refuse(m.fault)
+            return
+        if m.first_s is None or t_s - self.first_state_s < s.start_delay_s:
             return
         if s.require_confirm and not confirmed:
             if not self._confirm_asked:
@@ -308,28 +321,25 @@ class ExcitationStateMachine:
                 self._log(Severity.WARNING, "hardware mode: set the parameter confirm:=true to start moving")
             return
         if not self._states_fresh(t_s):
-            self._refuse(f"joint states are stale (last {t_s - self._last_state_s:.2f} s ago, "
+            self._refuse(f"joint states are stale (last {t_s - m.t_s:.2f} s ago, "
                          f"timeout {s.state_timeout_s} s)")
             return
-        lim = self.limits
-        outside = (self._q_rad < lim.position_lower_rad) | (self._q_rad > lim.position_upper_rad)
-        if outside.any():
-            self._refuse(f"joints {[lim.joint_names[i] for i in np.flatnonzero(outside)]} are outside "
-                         "their position limits")
+        refusal = start_refusal(self.limits, m.q_rad, m.dq_rad_s, s.max_start_speed_rad_s, self.start_pose_rad)
+        if refusal:
+            self._refuse(refusal)
             return
         self._start_approach(t_s)
 
     def _start_approach(self, t_s: float) -> None:
         s = self.settings
-        distance_rad = self.start_pose_rad - self._q_rad
-        if np.abs(distance_rad).max() <= s.max_start_error_rad:
+        q_rad = self.states.q_rad
+        distance_rad = self.start_pose_rad - q_rad
+        if np.all(np.abs(distance_rad) <= self._start_tolerance_rad):
             self._start_excitation(t_s)
             return
-        n = len(distance_rad)
-        duration_s = rest_to_rest_duration(distance_rad, np.full(n, s.approach_speed_rad_s),
-                                           np.full(n, s.approach_acceleration_rad_s2))
-        zeros = np.zeros(n)
-        coefficients = quintic_coefficients(duration_s, (self._q_rad, zeros, zeros),
+        duration_s = rest_to_rest_duration(distance_rad, s.approach_speed_rad_s, s.approach_acceleration_rad_s2)
+        zeros = np.zeros_like(q_rad)
+        coefficients = quintic_coefficients(duration_s, (q_rad, zeros, zeros),
                                             (self.start_pose_rad, zeros, zeros))
         t_rel_s = np.linspace(0.0, duration_s, max(2, int(np.ceil(duration_s * s.rate_hz)) + 1))
         start_s = t_s + s.lead_s
@@ -347,12 +357,12 @@ class ExcitationStateMachine:
         a, s = self._approach, self.settings
         if t_s < a.start_s + a.duration_s + s.settle_s:
             return
-        error_rad = np.abs(self._q_rad - self.start_pose_rad)
-        if error_rad.max() > s.max_start_error_rad:
-            j = int(np.argmax(error_rad))
+        error_rad = np.abs(self.states.q_rad - self.start_pose_rad)
+        if np.any(error_rad > self._start_tolerance_rad):
+            j = int(np.argmax(error_rad - self._start_tolerance_rad))
             self._hold(t_s, "did not reach the start pose")
             self._refuse(f"robot is {error_rad[j]:.3f} rad from the start pose on {self.limits.joint_names[j]} "
-                         f"(allowed {s.max_start_error_rad} rad)")
+                         f"(allowed {self._start_tolerance_rad[j]:.3g} rad)")
             return
         self._start_excitation(t_s)
 

@@ -6,12 +6,15 @@ both names are relative, so a namespace holds one arm. Commands go to the robot 
 (the controller's ~/joint_trajectory), one message per period (longer periods in pieces of at most `max_chunk_s`),
 each overlapping the previous one by `overlap_s` so the controller's re-planning at arrival lands on the same curve.
 
-Safety: the trajectory is checked against the robot config's hard limits when loaded, and every point of
-every message again before it is sent; it refuses to start if the joint states are stale or the robot did
-not reach the start pose; it holds (a single stop point, decelerating within half the acceleration limits)
-on ~/abort, when joint states stop arriving, when tracking error grows beyond `max_tracking_error_rad`, and
-on Ctrl-C. In `hardware` mode nothing moves until the parameter `confirm` is set to true. After a hold, the
-node waits (at most STOP_ACK_TIMEOUT_S) for the controller to acknowledge the stop before it is destroyed.
+Safety (docs/safety.md): a trajectory for another robot, other joints or beyond the robot config's hard limits
+is refused when loaded, and every point of every message is checked again before it is sent (with
+`monitor_commands`, also by the independent checker of command_check.py, on the message itself); it refuses to
+start if the joint states are stale or faulty, the arm is moving or outside its limits, or did not reach the
+start pose; it holds (a single stop point, decelerating within the acceleration limits) on ~/abort, when joint
+states stop arriving or are not finite or out of order, when the clock jumps back, when tracking error grows
+beyond `max_tracking_error_rad`, and on Ctrl-C/SIGTERM. In `hardware` mode nothing moves until the parameter
+`confirm` is set to true. After a hold, the node waits (at most STOP_ACK_TIMEOUT_S) for the controller to
+acknowledge the stop before it is destroyed.
 
 The decisions are ExcitationStateMachine's (excitation_state.py); this node moves messages between it and ROS.
 Parameters: see parameters() (`ros2 param describe` shows their descriptions and ranges); all but `confirm` are
@@ -39,11 +42,12 @@ from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
-from robot_id_excitation.check import check_trajectory
+from robot_id_excitation.command_check import check_command
 from robot_id_excitation.constraints import design_limits
 from robot_id_excitation.criteria import CRITERIA
 from robot_id_excitation.design import DesignError, design_excitation
 from robot_id_excitation.design_problem import DesignOptions
+from robot_id_excitation.excitation_guard import trajectory_refusal
 from robot_id_excitation.excitation_state import (
     Command,
     ExcitationSettings,
@@ -104,6 +108,10 @@ def parameters() -> dict[str, tuple[object, ParameterDescriptor]]:
                                        floats=(0.0, 10.0))),
         "max_chunk_s": (30.0, _descriptor("longest command; longer periods are sent in pieces (s)",
                                           floats=(0.1, 3600.0))),
+        "max_step_gap_s": (0.5, _descriptor("hold when two steps are further apart on the node's clock: a leap of the "
+                                            "clock or a stall (s; 0: off, only in sim mode)", floats=(0.0, 60.0))),
+        "monitor_commands": (True, _descriptor("check every command message independently before it is sent "
+                                               "(command_check.py); hold instead of sending one that fails")),
         "design.kind": ("modified_fourier", _descriptor("trajectory kind of a design",
                                                         constraints="one of " + ", ".join(KINDS))),
         "design.harmonics": (5, _descriptor("harmonics of a design", ints=(1, 50))),
@@ -131,6 +139,19 @@ def _duration_msg(seconds: float) -> Duration:
     return Duration(sec=sec, nanosec=nanosec)
 
 
+def trajectory_msg(joint_names: list[str], command: Command) -> JointTrajectory:
+    """The message of a command (header stamp zero: due on arrival)."""
+    msg = JointTrajectory(joint_names=list(joint_names))
+    if command.stamp_s is not None:
+        msg.header.stamp = _time_msg(command.stamp_s)
+    msg.points = [
+        JointTrajectoryPoint(positions=q.tolist(), velocities=dq.tolist(), accelerations=ddq.tolist(),
+                             time_from_start=_duration_msg(float(t)))
+        for t, q, dq, ddq in zip(command.t_rel_s, command.q_rad, command.dq_rad_s, command.ddq_rad_s2, strict=True)
+    ]
+    return msg
+
+
 def _settings(values: dict) -> ExcitationSettings:
     """The state machine's settings from the parameters of the same names."""
     names = [f.name for f in fields(ExcitationSettings) if f.name in values]
@@ -147,16 +168,19 @@ class ExcitationNode(Node):
                   for name, (default, descriptor) in parameters().items()}
         if values["mode"] not in MODES:
             raise ValueError(f"mode must be 'sim' or 'hardware', got '{values['mode']}'")
+        if values["mode"] == "hardware" and values["max_step_gap_s"] == 0.0:
+            raise ValueError("max_step_gap_s 0 (no hold on a leap of the clock or a stall) is for sim mode only")
         if not values["robot"]:
             raise ValueError("parameter 'robot' (robot config path or name) is required")
         self.config = load_robot_config(values["robot"])
         self.robot = self.config.load_model(tuple(values["design.friction"]))
-        hard_limits = design_limits(self.config)
+        self.hard_limits = design_limits(self.config)
         self.trajectory = self._load_or_design(values)
-        report = check_trajectory(self.robot, hard_limits, self.trajectory)
-        if not report.feasible:
-            raise ValueError("trajectory violates the robot's limits:\n" + "\n".join(report.lines()))
-        self.machine = ExcitationStateMachine(self.trajectory, self.robot, hard_limits, _settings(values))
+        refusal = trajectory_refusal(self.trajectory, self.robot, self.hard_limits, self.config.robot)
+        if refusal:
+            raise ValueError(refusal)
+        self._monitor = values["monitor_commands"]
+        self.machine = ExcitationStateMachine(self.trajectory, self.robot, self.hard_limits, _settings(values))
         self._stop_sent = False
         self._names_warned = False
 
@@ -201,9 +225,6 @@ class ExcitationNode(Node):
             except DesignError as err:
                 raise ValueError(str(err)) from None
             trajectory = result.trajectory
-        if tuple(trajectory.joint_names) != tuple(self.config.joint_names):
-            raise ValueError(f"trajectory joints {trajectory.joint_names} differ from the robot's "
-                             f"{self.config.joint_names}")
         return trajectory
 
     def _now_s(self) -> float:
@@ -227,9 +248,15 @@ class ExcitationNode(Node):
         if step.excitation_start_s is not None:
             self._publish_description(step.excitation_start_s)
         for command in step.commands:
-            self.command_pub.publish(self._trajectory_msg(command))
+            msg = trajectory_msg(self.config.joint_names, command)
+            problems = check_command(msg, self.robot, self.hard_limits) if self._monitor else []
+            if problems:
+                self.get_logger().error("command monitor: not sending a command with " + "; ".join(problems))
+                self._publish(self.machine.hold(self._now_s(), "the command monitor refused a command"))
+                return
+            self.command_pub.publish(msg)
         if step.stop is not None:
-            self.command_pub.publish(self._trajectory_msg(step.stop))
+            self.command_pub.publish(trajectory_msg(self.config.joint_names, step.stop))
             self._stop_sent = True
         for marker in step.markers:
             msg = PeriodMarker(period_index=marker.index, num_periods=self.machine.settings.num_periods,
@@ -246,18 +273,6 @@ class ExcitationNode(Node):
             logger.warning(line.text)
         else:
             logger.info(line.text)
-
-    def _trajectory_msg(self, command: Command) -> JointTrajectory:
-        msg = JointTrajectory(joint_names=list(self.config.joint_names))
-        if command.stamp_s is not None:
-            msg.header.stamp = _time_msg(command.stamp_s)
-        msg.points = [
-            JointTrajectoryPoint(positions=q.tolist(), velocities=dq.tolist(), accelerations=ddq.tolist(),
-                                 time_from_start=_duration_msg(float(t)))
-            for t, q, dq, ddq in zip(command.t_rel_s, command.q_rad, command.dq_rad_s, command.ddq_rad_s2,
-                                     strict=True)
-        ]
-        return msg
 
     def _publish_description(self, t0_s: float) -> None:
         traj = self.trajectory
@@ -285,7 +300,9 @@ class ExcitationNode(Node):
             return
         idx = [index[j] for j in self.config.joint_names]
         dq_rad_s = np.array([msg.velocity[i] for i in idx]) if len(msg.velocity) == len(msg.name) else None
-        self.machine.on_joint_state(self._now_s(), np.array([msg.position[i] for i in idx]), dq_rad_s)
+        stamp_s = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+        q_rad = np.array([msg.position[i] if i < len(msg.position) else math.nan for i in idx])
+        self.machine.on_joint_state(self._now_s(), q_rad, dq_rad_s, stamp_s or None)
 
     def _on_abort(self, _request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
         step, response.message = self.machine.abort(self._now_s())

@@ -232,3 +232,17 @@ def test_two_arms_in_two_namespaces_and_described_parameters(ros_context, trajec
     for name, value in (("num_periods", 0), ("rate_hz", 0.5), ("max_tracking_error_rad", -0.1)):
         with pytest.raises(InvalidParameterValueException, match=name):
             ExcitationNode(context=ros_context, parameter_overrides=[*params, Parameter(name, value=value)])
+
+
+def test_the_clock_leap_hold_is_off_only_in_sim_mode(ros_context, trajectory_file):
+    """A simulator in lockstep moves its clock in leaps (the sim graph sets max_step_gap_s 0); a real arm keeps it."""
+    params = [Parameter("robot", value=str(CONFIG_DIR / "iiwa14.yaml")),
+              Parameter("trajectory_file", value=str(trajectory_file)), Parameter("max_step_gap_s", value=0.0)]
+    with pytest.raises(ValueError, match=r"^max_step_gap_s 0 \(no hold on a leap of the clock or a stall\) is for "
+                                         "sim mode only$"):
+        ExcitationNode(context=ros_context, parameter_overrides=[*params, Parameter("mode", value="hardware")])
+    node = ExcitationNode(context=ros_context, parameter_overrides=params)
+    try:
+        assert node.machine.settings.max_step_gap_s == 0.0
+    finally:
+        node.destroy_node()

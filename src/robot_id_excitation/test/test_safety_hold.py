@@ -1,0 +1,78 @@
+"""Guarantee 2 (docs/safety.md): on abort, Ctrl-C/SIGTERM, lost or stale joint states, a time jump, NaN or
+out-of-order joint states, or a tracking error beyond its bound, the machine commands a hold within the stated
+time: a single point at rest, inside the limits and above the floor, reached within stop_bound_s() with a
+deceleration within the acceleration limits; and after it, nothing moves again, whatever comes next.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from hypothesis import event, given
+from test_safety_harness import FAULTS, SAFETY, Record, scenarios, setup, simulate, stop_bound_s
+
+from robot_id_excitation.command_check import check_points
+from robot_id_excitation.excitation_state import MOVING
+
+TRACKING_MARGIN_RAD = 0.15
+"""The machine compares the latest state (up to one state period old) with the command now: a lag of at most
+velocity limit × (state period + tick) = 2.6 rad/s × 0.05 s < 0.15 rad."""
+KEYWORDS = {"abort": "abort", "sigint": "shutting down", "nan": "not finite", "out_of_order": "out of order",
+            "time_back": "jumped back", "time_ahead": "jumped ahead", "tracking": "tracking error",
+            "dropout": "stopped arriving", "stale_stamps": "stopped arriving"}
+
+
+def hold_deadline_s(rec: Record) -> float | None:
+    """The latest (true) time by which the fault must have held the run (None: it need not)."""
+    sc, f = rec.scenario, rec.scenario.fault
+    ticks = [t for t, _ in rec.ticks]
+    if f.kind in ("dropout", "stale_stamps"):  # the first step that finds no new state for state_timeout_s
+        for k, t in enumerate(ticks[1:], start=1):
+            last = max((s for s in rec.states if s <= t), default=None)
+            if rec.ticks[k - 1][1] in MOVING and last is not None and t - last > sc.settings.state_timeout_s:
+                return t
+        return None
+    if rec.fault_s is None or not rec.moving_at_fault:
+        return None
+    if f.kind == "tracking":  # the first step after the pushed joint is clearly beyond the bound
+        bound = sc.settings.max_tracking_error_rad
+        due_s = rec.fault_s + (bound + TRACKING_MARGIN_RAD) / f.size
+        if not bound or any(t < due_s and phase not in MOVING and not rec.holds for t, phase in rec.ticks[1:]
+                            if t > rec.fault_s):
+            return None  # off, or the run ended before
+        return min((t for t in ticks if t >= due_s), default=due_s + sc.tick_s)
+    if f.kind in ("abort", "sigint"):
+        return rec.fault_s
+    return min((t for t in ticks if t >= rec.fault_s), default=None)
+
+
+@SAFETY
+@given(scenarios(fault_kinds=FAULTS[1:]))
+def test_every_fault_holds_in_time_and_for_good(sc):
+    rec = simulate(sc)
+    s = setup(sc.name)
+    deadline = hold_deadline_s(rec)
+    event(f"{sc.fault.kind}: {'hold due' if deadline is not None else 'no hold due'}")
+    if deadline is not None:
+        assert rec.holds and rec.holds[0][0] <= deadline + 1e-9, (rec.holds, deadline)
+        if rec.holds[0][0] >= deadline - 1e-9:
+            assert KEYWORDS[sc.fault.kind] in rec.holds[0][1]
+    if not rec.holds:
+        return
+    t_hold = rec.holds[0][0]
+    assert [x.t_s for x in rec.sent if x.t_s >= t_hold] == [x.t_s for x in rec.sent if x.stop][:1], \
+        "a hold sends its stop and nothing else, and nothing follows"
+    assert all(phase not in MOVING for t, phase in rec.ticks if t >= t_hold), "moved again after a hold"
+    stops = [x for x in rec.sent if x.stop]
+    if not stops:
+        return
+    stop = stops[0]
+    p = stop.points
+    assert p.stamp_s == 0 and len(p.t_rel_s) == 1 and not p.dq_rad_s.any() and not p.ddq_rad_s2.any()
+    pushed_s = float(np.max(3.0 * np.abs(stop.state[1]) / s.limits.acceleration_rad_s2)) * 1.1
+    assert 0.1 - 1e-9 <= p.t_rel_s[0] <= max(stop_bound_s(s.limits), pushed_s) + 1e-9
+    assert check_points(p, s.robot, s.limits) == []
+    pushed = [n for n, v, lim in zip(s.config.joint_names, stop.state[1], s.limits.velocity_rad_s, strict=True)
+              if abs(v) > lim]  # a tracking fault can push a joint beyond its velocity limit: not the stop's doing
+    assert [p for p in stop.transition if not any(f"velocity limit on {n} " in p for n in pushed)] == [], \
+        "the way to the stop point breaks a joint limit"
+    event(f"stop in {np.ceil(p.t_rel_s[0] * 10) / 10:.1f} s")

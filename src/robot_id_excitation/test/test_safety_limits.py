@@ -1,0 +1,23 @@
+"""Guarantee 1 (docs/safety.md): no commanded point, ever, lies outside the position, velocity, acceleration and
+flange-speed limits or below the floor, whatever the trajectory, the settings or the joint states.
+
+Every command of a generated run goes through the independent checker (command_check.py) as the message the
+node would publish: feasible, marginal, infeasible and corrupted trajectories, settings across the node's
+parameter ranges, joint-state streams with one injected fault at a random time.
+"""
+
+from __future__ import annotations
+
+from hypothesis import given
+from test_safety_harness import KINDS, SAFETY, scenarios, setup, simulate
+
+from robot_id_excitation.command_check import check_points
+
+
+@SAFETY
+@given(scenarios(kinds=KINDS))
+def test_no_commanded_point_leaves_the_limits(sc):
+    rec = simulate(sc)
+    s = setup(sc.name)
+    for sent in rec.sent:
+        assert check_points(sent.points, s.robot, s.limits) == [], (sent.t_s, rec.machine.reason)
