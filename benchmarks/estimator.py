@@ -10,6 +10,11 @@
    against plain OLS with linear friction and Gaz et al.'s model. Goal: physical within 5 % of base on every
    joint. The source's setting (OLS, 10 Hz filters) is printed beside it.
 
+3. Long logs: non-periodic 7-joint logs (iiwa14, sums of incommensurate sines) of 1, 5 and 10 minutes at 1 kHz,
+   each identified in a fresh process (the regression streamed in chunks, robot_id_estimator.regression_stream):
+   wall time of identify and peak memory (resident set of the process and of its largest chunk worker). Goal for
+   10 minutes: under 30 s and under 2 GB. `--long-only` runs only this part.
+
 Run from the repository root:  source env.sh && python benchmarks/estimator.py
 (without an installed workspace: PYTHONPATH=src/robot_id_estimator:src/robot_id_model:$PYTHONPATH).
 Ends with one line of JSON holding every figure.
@@ -24,6 +29,9 @@ from __future__ import annotations
 import json
 import os
 import pathlib
+import resource
+import subprocess
+import sys
 import tempfile
 import time
 
@@ -31,8 +39,8 @@ import numpy as np
 from bench_data import PANDA_LOG, load_recording, panda_log, progress, robot_setup, simulated
 
 from robot_id_estimator.pipeline import identify
-from robot_id_estimator.processing import ProcessingConfig
-from robot_id_estimator.recording import save_csv
+from robot_id_estimator.processing import ProcessingConfig, first_order_lowpass
+from robot_id_estimator.recording import Recording, save_csv
 from robot_id_estimator.report import write_identification_report, write_validation_report
 from robot_id_estimator.results import write_identification
 from robot_id_estimator.settings import EstimatorConfig
@@ -40,6 +48,7 @@ from robot_id_estimator.validation_results import write_validation
 from robot_id_estimator.validation_run import validate
 from robot_id_model import nominal_parameters
 from robot_id_model.parameters import friction_columns
+from robot_id_model.regressor import regressor
 
 REFERENCE_OLS_NM = [0.32, 0.40, 0.28, 0.43, 0.12, 0.13, 0.06]
 REFERENCE_GAZ_NM = [0.41, 0.80, 0.35, 0.50, 0.17, 0.14, 0.07]
@@ -137,9 +146,79 @@ def panda() -> dict:
     return figures
 
 
+LONG_MINUTES = (1, 5, 10)
+LONG_RATE_HZ = 1000.0
+
+
+def nonperiodic_log(minutes: float, seed: int = 0, chunk: int = 20_000) -> Recording:
+    """A non-periodic iiwa14 log: each joint a sum of 5 sines of random incommensurate frequencies (0.05–0.6 Hz)
+    about a mid pose, torque Y·π through the LBR's filter plus 0.1 Nm noise, built `chunk` samples at a time."""
+    setup = robot_setup("iiwa14")
+    robot = setup.model(("FV", "FC", "FO"))
+    pi = nominal_parameters(robot)
+    pi[friction_columns(robot)] = [0.4, 0.6, -0.15]
+    rng = np.random.default_rng(seed)
+    lower, upper = robot.position_limits_rad
+    mid, span = 0.5 * (lower + upper), 0.5 * (upper - lower)
+    omega = 2 * np.pi * rng.uniform(0.05, 0.6, (5, 7))
+    amp = 0.6 * span / 5 * rng.uniform(0.5, 1.0, (5, 7))
+    phase = rng.uniform(0, 2 * np.pi, (5, 7))
+    t = np.arange(round(minutes * 60 * LONG_RATE_HZ)) / LONG_RATE_HZ
+    q, dq, ddq, tau = (np.empty((len(t), 7)) for _ in range(4))
+    for s in range(0, len(t), chunk):
+        arg = omega * t[s:s + chunk, None, None] + phase
+        q[s:s + chunk] = mid + np.sum(amp * np.sin(arg), axis=1)
+        dq[s:s + chunk] = np.sum(amp * omega * np.cos(arg), axis=1)
+        ddq[s:s + chunk] = -np.sum(amp * omega**2 * np.sin(arg), axis=1)
+        tau[s:s + chunk] = regressor(robot, q[s:s + chunk], dq[s:s + chunk], ddq[s:s + chunk]) @ pi
+    tau = first_order_lowpass(tau, 1.0 / LONG_RATE_HZ, setup.torque_filter_time_constant_s)
+    tau += 0.1 * rng.normal(size=tau.shape)
+    return Recording(robot.joint_names, t, q, tau, None, None, None, None, f"non-periodic {minutes} min", ())
+
+
+def _identify_saved(path: str) -> None:
+    """Child process: identify the saved log and print wall time and peak memory as JSON."""
+    arrays = np.load(path)
+    rec = Recording(tuple(arrays["joints"]), arrays["t"], arrays["q"], arrays["tau"], None, None, None, None,
+                    "long log", ())
+    t0 = time.perf_counter()
+    result = identify([rec], robot_setup("iiwa14"))
+    seconds = time.perf_counter() - t0
+    own = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    worker = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    print(json.dumps({"identify_s": round(seconds, 2), "peak_mb": round(own), "worker_peak_mb": round(worker),
+                      "stages_s": result.metrics.timings_s}))
+
+
+def long_logs(tmp: pathlib.Path) -> list[dict]:
+    print("3. long non-periodic logs, iiwa14, 7 joints at 1 kHz: identify in a fresh process each")
+    print(f"   {'minutes':>7} {'samples':>8} {'identify [s]':>13} {'peak [MB]':>10} {'worker peak [MB]':>17}  "
+          "stages [s]")
+    rows = []
+    for minutes in LONG_MINUTES:
+        rec = nonperiodic_log(minutes)
+        path = tmp / f"long{minutes}.npz"
+        np.savez(path, joints=np.array(rec.joint_names), t=rec.t_s, q=rec.q_rad, tau=rec.tau_nm)
+        del rec
+        out = subprocess.run([sys.executable, __file__, "--identify-saved", str(path)], check=True,
+                             capture_output=True, text=True).stdout
+        row = {"minutes": minutes, "samples": round(minutes * 60 * LONG_RATE_HZ), **json.loads(out.splitlines()[-1])}
+        rows.append(row)
+        print(f"   {minutes:>7} {row['samples']:>8} {row['identify_s']:>13} {row['peak_mb']:>10} "
+              f"{row['worker_peak_mb']:>17}  {row['stages_s']}", flush=True)
+    return rows
+
+
 def main() -> None:
+    if sys.argv[1:2] == ["--identify-saved"]:
+        _identify_saved(sys.argv[2])
+        return
     with tempfile.TemporaryDirectory() as tmp:
-        figures = {"speed": speed(pathlib.Path(tmp)), "panda_real": panda()}
+        if sys.argv[1:2] == ["--long-only"]:
+            figures = {"long_logs": long_logs(pathlib.Path(tmp))}
+        else:
+            figures = {"speed": speed(pathlib.Path(tmp)), "panda_real": panda(),
+                       "long_logs": long_logs(pathlib.Path(tmp))}
     figures["openblas_num_threads"] = os.environ.get("OPENBLAS_NUM_THREADS")
     print(json.dumps(figures))
 

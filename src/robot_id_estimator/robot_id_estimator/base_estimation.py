@@ -4,19 +4,19 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from robot_id_estimator import estimation
-from robot_id_estimator.model_side import torque_side
 from robot_id_estimator.processing import ProcessedData, ProcessingConfig
 from robot_id_estimator.recording import DataError
+from robot_id_estimator.reduction import weighted_rows
 from robot_id_estimator.regression_data import RegressionData
+from robot_id_estimator.regression_stream import stream_recording
 from robot_id_estimator.results import RobotSetup
 from robot_id_estimator.settings import EstimatorConfig
 from robot_id_model.base_parameters import BaseParameters
-from robot_id_model.regressor import regressor
 from robot_id_model.robot_model import RobotModel
 
 
@@ -31,11 +31,10 @@ class BaseEstimate:
     rsd_percent: np.ndarray
     fit: estimation.Fit
     system: estimation.ReducedSystem
-    """The (weighted) reduced least-squares problem, for the essential parameters."""
-    row_weights: np.ndarray
-    """(K, n) weight of every equation: WLS weights, or ones for OLS."""
+    """The (weighted) reduced least-squares problem, for the essential and physical parameters."""
     unidentified: dict[str, str]
     joint_weights: tuple[np.ndarray, ...]
+    """Per recording, the (n,) weight of each joint's equations: WLS weights, or ones for OLS."""
     notes: tuple[str, ...]
 
 
@@ -56,7 +55,7 @@ def estimate_base(
     """Estimate the base parameters the data identify, except `replaced` (terms a Stribeck fit replaces)."""
     names = base.names
     ones = np.ones(robot.n_joints)
-    ols_system = estimation.reduce_system(data.yb, data.tau_nm, ones)
+    ols_system = estimation.reduce_system(*weighted_rows(data.blocks, [ones] * len(data.blocks)))
     unidentified = _unidentified(robot, base, data.processed, ols_system, config.processing, setup)
     columns = np.array([j for j in range(len(names)) if names[j] not in unidentified and j not in replaced],
                        dtype=int)
@@ -67,15 +66,14 @@ def estimate_base(
     if replaced:
         notes.append(f"{[names[j] for j in sorted(replaced)]} replaced by the Stribeck friction of the sweeps")
     weights = _weights(config.method, data, ols_system, columns, config.processing)
-    row_weights = np.concatenate([np.repeat(w, len(t), axis=0)
-                                  for w, t in zip(weights.per_recording, data.tau_parts, strict=True)])
-    system = estimation.reduce_system(data.yb, data.tau_nm, row_weights) if config.method == "wls" else ols_system
+    system = (estimation.reduce_system(*weighted_rows(data.blocks, weights.per_recording))
+              if config.method == "wls" else ols_system)
     fit = estimation.fit_columns(system, columns)
     values, rsd = np.full(len(names), np.nan), np.full(len(names), np.nan)
     values[columns], rsd[columns] = fit.values, fit.rsd_percent
     return BaseEstimate(
-        columns=columns, values=values, rsd_percent=rsd, fit=fit, system=system, row_weights=row_weights,
-        unidentified=unidentified, joint_weights=tuple(w[0] for w in weights.per_recording),
+        columns=columns, values=values, rsd_percent=rsd, fit=fit, system=system, unidentified=unidentified,
+        joint_weights=tuple(weights.per_recording),
         notes=tuple(notes + weights.notes),
     )
 
@@ -116,12 +114,13 @@ def _unidentified(
     ddq_all = np.concatenate([d.ddq_rad_s2 for d in processed])
     static = estimation.static_joints(q_all)
     if static.any():
-        parts = []
+        blocks = []
         for data in processed:
-            yb = regressor(robot, *_sanitised_motion(data, static))[..., base.independent]
-            parts.append(torque_side(yb, data, processing, setup.torque_filter_time_constant_s))
-        yb_static = np.concatenate(parts)
-        system = estimation.reduce_system(yb_static, np.zeros(yb_static.shape[:2]), np.ones(robot.n_joints))
+            q, dq, ddq = _sanitised_motion(data, static)
+            still = replace(data, q_rad=q, dq_rad_s=dq, ddq_rad_s2=ddq)
+            blocks.append(stream_recording(robot, base.independent, still, np.zeros_like(q), np.zeros(base.n_base),
+                                           processing, setup.torque_filter_time_constant_s).blocks)
+        system = estimation.reduce_system(*weighted_rows(blocks, [np.ones(robot.n_joints)] * len(blocks)))
     reasons = estimation.unexcited_reasons(system, base.names, q_all, dq_all, ddq_all)
     return {base.names[j]: reason for j, reason in sorted(reasons.items())}
 
@@ -133,7 +132,7 @@ def _weights(
     columns: np.ndarray,
     processing: ProcessingConfig,
 ) -> _Weights:
-    """Per-recording (1, n) WLS weights 1/σ² of the torque each sample carries (normalised), and notes.
+    """Per-recording (n,) WLS weights 1/σ² of the torque each sample carries (normalised), and notes.
 
     Periodic data: σ² = period-to-period variance / number of periods (Wu et al. 2012), times the share of white
     noise the torque low-pass keeps; otherwise the per-joint variance of the (filtered) OLS residual (the two-step
@@ -141,10 +140,10 @@ def _weights(
     """
     n = data.tau_nm.shape[1]
     if method == "ols":
-        return _Weights([np.ones((1, n)) for _ in data.processed], ["OLS: every joint weighted equally"])
+        return _Weights([np.ones(n) for _ in data.processed], ["OLS: every joint weighted equally"])
     ols_values = None
     variances, sources = [], []
-    for processed, yb, tau in zip(data.processed, data.yb_parts, data.tau_parts, strict=True):
+    for processed, blocks in zip(data.processed, data.blocks, strict=True):
         noise = processed.noise_var_nm2
         if noise is not None and processed.n_periods >= 2 and np.all(noise > 0.0):
             fs_hz = 1.0 / float(processed.t_s[1] - processed.t_s[0])
@@ -153,13 +152,13 @@ def _weights(
             sources.append("period-to-period scatter / periods, times the share the torque filter keeps")
         else:
             if ols_values is None:
-                ols_values = np.zeros(yb.shape[-1])
+                ols_values = np.zeros(len(ols_system.scale))
                 ols_values[columns] = estimation.fit_columns(ols_system, columns).values
-            variances.append(np.maximum(estimation.residual_noise_variance(yb, tau, ols_values), 1e-12))
+            variances.append(np.maximum(blocks.residual_sq_nm2(ols_values) / blocks.n_samples, 1e-12))
             sources.append("OLS residual")
     inverse = [1.0 / v for v in variances]
     mean = float(np.mean(np.concatenate(inverse)))
-    weights = [(w / mean)[None, :] for w in inverse]
-    notes = [f"WLS weights per joint {np.array2string(w[0], precision=3)} from the {s}" for w, s in
+    weights = [w / mean for w in inverse]
+    notes = [f"WLS weights per joint {np.array2string(w, precision=3)} from the {s}" for w, s in
              zip(weights, sources, strict=True)]
     return _Weights(weights, notes)

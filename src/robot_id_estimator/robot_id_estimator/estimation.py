@@ -67,23 +67,13 @@ class Essential:
     """Base-parameter indices in the order they were eliminated."""
 
 
-def residual_noise_variance(yb: np.ndarray, tau_nm: np.ndarray, values: np.ndarray) -> np.ndarray:
-    """Per-joint variance of the residual τ − Yb·πb: the noise estimate for WLS when no periods are repeated."""
-    residual = tau_nm - yb @ values
-    return np.mean(residual**2, axis=0)
-
-
-def reduce_system(yb: np.ndarray, tau_nm: np.ndarray, weights: np.ndarray) -> ReducedSystem:
+def reduce_system(rows: np.ndarray, n_obs: int) -> ReducedSystem:
     """QR-reduce the stacked, weighted, column-scaled system W^½·Yb·πb = W^½·τ (Xu et al. 2020, eq. 5).
 
-    `weights` are per joint (n,) or per sample and joint (K, n), e.g. recordings with different noise.
+    `rows` = [A y] are any rows with the Gram matrix of the full weighted system [W^½·Yb W^½·τ]
+    (reduction.weighted_rows), standing for `n_obs` equations; every result depends on that Gram matrix only.
     """
-    k, n, b = yb.shape
-    if tau_nm.shape != (k, n):
-        raise ValueError(f"tau_nm must have shape {(k, n)}, got {tau_nm.shape}")
-    sqrt_w = np.sqrt(np.broadcast_to(weights, (k, n)))
-    a = (yb * sqrt_w[:, :, None]).reshape(k * n, b)
-    y = (tau_nm * sqrt_w).ravel()
+    a, y = rows[:, :-1], rows[:, -1]
     scale = np.linalg.norm(a, axis=0)
     zero = scale <= RANK_TOL * max(scale.max(), 1e-300)
     scale[zero] = 1.0
@@ -93,7 +83,7 @@ def reduce_system(yb: np.ndarray, tau_nm: np.ndarray, weights: np.ndarray) -> Re
     outside_sq = float(np.sum((y - q @ z) ** 2))
     r_cols = np.empty_like(r)
     r_cols[:, pivots] = r
-    return ReducedSystem(r_cols, z, outside_sq, scale, k * n, pivots, np.abs(np.diag(r)))
+    return ReducedSystem(r_cols, z, outside_sq, scale, n_obs, pivots, np.abs(np.diag(r)))
 
 
 def fit_columns(system: ReducedSystem, columns: np.ndarray) -> Fit:
@@ -142,20 +132,18 @@ def identifiable_columns(system: ReducedSystem) -> np.ndarray:
     return np.sort(system.pivots[:rank])
 
 
-def condition_number(yb: np.ndarray, columns: np.ndarray | None = None, scaled: bool = False) -> float:
-    """cond of the stacked base regressor (Xu et al. 2020, eq. 9), unweighted; unscaled as the field reports it, or
-    with unit-norm columns (`scaled`), which does not depend on the parameters' units."""
-    a = yb.reshape(-1, yb.shape[-1])
+def condition_number(a: np.ndarray, columns: np.ndarray | None = None, scaled: bool = False) -> float:
+    """cond of the stacked base regressor (Xu et al. 2020, eq. 9) from any rows `a` with its Gram matrix
+    (reduction.weighted_rows with unit weights), unweighted; unscaled as the field reports it, or with unit-norm
+    columns (`scaled`), which does not depend on the parameters' units."""
     if columns is not None:
         a = a[:, columns]
-    gram = a.T @ a
     if scaled:
-        d = 1.0 / np.sqrt(np.maximum(np.diag(gram), 1e-300))
-        gram = gram * d[:, None] * d[None, :]
-    eig = np.linalg.eigvalsh(gram)
-    if eig[0] <= 0.0:
+        a = a / np.maximum(np.linalg.norm(a, axis=0), 1e-300)
+    singular = np.linalg.svd(a, compute_uv=False)
+    if singular[-1] <= 0.0:
         return float("inf")
-    return float(np.sqrt(eig[-1] / eig[0]))
+    return float(singular[0] / singular[-1])
 
 
 def essential_parameters(

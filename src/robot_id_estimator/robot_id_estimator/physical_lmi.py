@@ -33,8 +33,12 @@ def retrieve_lmi(
     regularizer: str = "euclidean",
     weight: float = 1e-4,
     epsilon: float = 1e-6,
+    outside_sq_nm2: float = 0.0,
 ) -> RetrievalResult:
     """min ‖τ − W·E·π‖² + weight·‖τ‖²·D(π, π_nominal) s.t. J_i(π) ⪰ ε·I, mass, CoM and friction bounds.
+
+    W, τ may be a reduced system, with `outside_sq_nm2` the torque's part it cannot explain
+    (physical_problem.reduce_problem).
 
     D is `euclidean` (relative squared distance) or `entropic` (the log-det Bregman divergence of the
     pseudo-inertias, which is invariant to the choice of link frame). Solved with Clarabel.
@@ -42,7 +46,7 @@ def retrieve_lmi(
     if regularizer not in ("euclidean", "entropic"):
         raise ValueError(f"regularizer must be 'euclidean' or 'entropic', not {regularizer!r}")
     t0 = time.perf_counter()
-    problem = reduce_problem(w_target, tau_nm, target_from_pi)
+    problem = reduce_problem(w_target, tau_nm, target_from_pi, outside_sq_nm2)
     pi0 = nominal_parameters(robot)
     pi = cp.Variable(robot.n_params)
     fit = cp.sum_squares(problem.r @ pi - problem.z) / max(problem.c, 1e-12)

@@ -128,13 +128,16 @@ class Problem:
     unconstrained_residual: float
 
 
-def reduce_problem(w_target: np.ndarray, tau_nm: np.ndarray, target_from_pi: np.ndarray) -> Problem:
+def reduce_problem(w_target: np.ndarray, tau_nm: np.ndarray, target_from_pi: np.ndarray,
+                   outside_sq_nm2: float = 0.0) -> Problem:
+    """The Problem of ‖τ − W·E·π‖² + `outside_sq_nm2`: W and τ may be a reduced system (the estimate's
+    triangular factor and projected torque), the constant the part of the torque no parameter explains."""
     a = w_target @ target_from_pi
     q_a, r = np.linalg.qr(a)
     z = q_a.T @ tau_nm
-    c = float(tau_nm @ tau_nm)
+    c = float(tau_nm @ tau_nm) + outside_sq_nm2
     theta = np.linalg.lstsq(w_target, tau_nm, rcond=None)[0]
-    unconstrained = float(np.linalg.norm(tau_nm - w_target @ theta))
+    unconstrained = float(np.sqrt(np.sum((tau_nm - w_target @ theta) ** 2) + outside_sq_nm2))
     return Problem(a.T @ a, a.T @ tau_nm, c, r, z, unconstrained)
 
 

@@ -167,15 +167,18 @@ def retrieve_multistart(
     workers: int | None = None,
     max_iter: int = 1500,
     weight: float = 1e-4,
+    outside_sq_nm2: float = 0.0,
 ) -> RetrievalResult:
     """Xu et al.'s (2020) retrieval: κ = `starts` starts of SLSQP in parallel processes, with a Euclidean pull of
     `weight` towards the URDF model. The starts are the convex solution (retrieve_lmi, Euclidean), the URDF
-    model, and random points in the bounds."""
+    model, and random points in the bounds. W, τ may be a reduced system, with `outside_sq_nm2` the torque's part it
+    cannot explain (physical_problem.reduce_problem)."""
     t0 = time.perf_counter()
     linear_constraints(robot, bounds)  # refuses malformed orderings before any work starts
-    problem = reduce_problem(w_target, tau_nm, target_from_pi)
+    problem = reduce_problem(w_target, tau_nm, target_from_pi, outside_sq_nm2)
     rng = np.random.default_rng(seed)
-    convex = retrieve_lmi(robot, w_target, tau_nm, target_from_pi, bounds, "euclidean", weight)
+    convex = retrieve_lmi(robot, w_target, tau_nm, target_from_pi, bounds, "euclidean", weight,
+                          outside_sq_nm2=outside_sq_nm2)
     mu_starts = [mu_from_pi(robot, convex.pi), mu_from_pi(robot, nominal_parameters(robot))]
     mu_starts = (mu_starts + [_random_start(robot, bounds, rng) for _ in range(starts - 2)])[:starts]
     jobs = [(robot, bounds, problem, mu0, max_iter, weight) for mu0 in mu_starts]

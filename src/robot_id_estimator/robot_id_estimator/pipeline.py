@@ -1,6 +1,7 @@
 """From recordings to an identified model, stage by stage, as plain functions.
 
-identify: the processing stage (regression_data: checks, processing, the regressor filtered like the torque),
+identify: the processing stage (regression_data: checks, processing, the regressor filtered like the torque, built
+and reduced in chunks so that later stages never depend on the number of samples),
 the estimation stage (base_estimation: identifiable base parameters, WLS or OLS with RSD), essential parameters
 (Xu et al. 2020, section II-A), physical parameters (retrieve_physical, Xu et al. 2020, section III), and the
 check of every parameter set against the data (set_checks). Each stage takes the previous one's typed result;
@@ -26,11 +27,12 @@ from robot_id_estimator.physical_lmi import retrieve_lmi
 from robot_id_estimator.physical_problem import RetrievalError, default_bounds
 from robot_id_estimator.physical_retrieval import retrieve_multistart
 from robot_id_estimator.recording import DataError, Recording
+from robot_id_estimator.reduction import weighted_rows
 from robot_id_estimator.regression_data import RegressionData, regression_data
 from robot_id_estimator.results import Friction, Identification, Metrics, ParameterSet, Physical, RobotSetup, Traces
 from robot_id_estimator.set_checks import SetCheck, check_sets
 from robot_id_estimator.settings import EstimatorConfig, PhysicalConfig
-from robot_id_estimator.validation import predict_torque, rms_error
+from robot_id_estimator.validation import predict_torque
 from robot_id_model.base_parameters import BaseParameters, base_parameters
 from robot_id_model.parameters import nominal_parameters, parameter_names
 from robot_id_model.robot_model import RobotModel
@@ -141,10 +143,10 @@ def _physical_stage(
     target = essential.fit.columns if config.physical.target == "essential" else estimate.columns
     say(progress, f"physical parameters: {config.physical.method} on {len(target)} {config.physical.target} "
                   "parameter columns")
-    sqrt_w = np.sqrt(estimate.row_weights)
+    system = estimate.system
     try:
-        physical = retrieve_physical(robot, base, setup, data.yb * sqrt_w[:, :, None], data.tau_nm * sqrt_w, target,
-                                     config.physical)
+        physical = retrieve_physical(robot, base, setup, system.r_cols * system.scale, system.z, system.outside_sq,
+                                     target, config.physical)
     except RetrievalError as err:
         return PhysicalOutcome(None, f"physical parameters not retrieved: {err}")
     return PhysicalOutcome(physical, None)
@@ -167,21 +169,19 @@ def _assemble(
     names = base.names
     essential_values = np.zeros(len(names))
     essential_values[essential.fit.columns] = essential.fit.values
-    predicted = {"base": predict_torque(data.yb, estimate.values),
-                 "essential": predict_torque(data.yb, essential_values)}
+    values = {"base": estimate.values, "essential": essential_values}
     if outcome.physical is not None:
-        predicted["physical"] = predict_torque(data.yb, outcome.physical.base_values)
+        values["physical"] = outcome.physical.base_values
     notes = [*(sweep.notes if sweep else ()), *data.notes, *estimate.notes]
     if sweep is not None:
         notes += extrapolation_notes(sweep.coefficients, sweep.ranges_rad_s, data.processed, robot.joint_names)
-    metrics = _metrics(config, data, estimate, essential, predicted, notes, timings_s)
+    metrics = _metrics(config, data, estimate, essential, values, notes, timings_s)
     checks = check_sets(metrics.residual_rms_nm, np.sqrt(np.mean(data.measured_nm**2, axis=0)), robot.joint_names,
                         {"physical": outcome.physical.violations} if outcome.physical is not None else None)
     if outcome.failure is not None:
         checks["physical"] = SetCheck(False, (outcome.failure,))
     say(progress, f"identified {len(estimate.columns)} of {len(names)} base parameters, "
                   f"{len(essential.fit.columns)} essential; cond(Yb) = {metrics.condition_number:.4g}")
-    friction_all = data.measured_nm - data.tau_nm
     return Identification(
         setup=setup,
         friction_terms=robot.friction,
@@ -196,26 +196,43 @@ def _assemble(
                            sweep.rms_nm if sweep else None),
         metrics=metrics,
         config=config,
-        traces=Traces(concatenated_times([d.t_s for d in data.processed]), data.measured_nm,
-                      {s: predicted[s] + friction_all for s in predicted}),
+        traces=_traces(data, values),
         physical=outcome.physical,
         checks=checks,
         warnings=(*data.warnings, *(f for c in checks.values() for f in c.failures)),
     )
 
 
+def _traces(data: RegressionData, values: dict[str, np.ndarray]) -> Traces:
+    """Measured and predicted torque at the samples the streaming kept for drawing (every k-th)."""
+    times = concatenated_times([d.t_s for d in data.processed])
+    offsets = np.cumsum([0, *(len(d.t_s) for d in data.processed)])
+    index = np.concatenate([s.trace_index + o for s, o in zip(data.streamed, offsets[:-1], strict=True)])
+    friction = data.measured_nm[index] - data.tau_nm[index]
+    yb = np.concatenate([s.trace_yb for s in data.streamed])
+    return Traces(times[index], data.measured_nm[index],
+                  {s: predict_torque(yb, v) + friction for s, v in values.items()})
+
+
+def _residual_rms_nm(data: RegressionData, values: np.ndarray) -> list[float]:
+    """Per-joint RMS of τ − Yb·πb over every sample, from the reduced regression (reduction.JointBlocks)."""
+    residual_sq = sum(b.residual_sq_nm2(values) for b in data.blocks)
+    return list(map(float, np.sqrt(residual_sq / len(data.tau_nm))))
+
+
 def _metrics(config: EstimatorConfig, data: RegressionData, estimate: BaseEstimate, essential: estimation.Essential,
-             predicted: dict[str, np.ndarray], notes: list[str], timings_s: dict[str, float]) -> Metrics:
+             values: dict[str, np.ndarray], notes: list[str], timings_s: dict[str, float]) -> Metrics:
     processing = config.processing
+    rows, _ = weighted_rows(data.blocks, [np.ones(data.tau_nm.shape[1])] * len(data.blocks))
     return Metrics(
-        condition_number=estimation.condition_number(data.yb, estimate.columns),
-        condition_number_scaled=estimation.condition_number(data.yb, estimate.columns, scaled=True),
+        condition_number=estimation.condition_number(rows[:, :-1], estimate.columns),
+        condition_number_scaled=estimation.condition_number(rows[:, :-1], estimate.columns, scaled=True),
         n_samples=len(data.tau_nm),
         n_periods=tuple(d.n_periods for d in data.processed),
         noise_var_nm2=tuple(None if d.noise_var_nm2 is None else list(map(float, d.noise_var_nm2))
                             for d in data.processed),
         joint_weights=tuple(list(map(float, w)) for w in estimate.joint_weights),
-        residual_rms_nm={s: list(map(float, rms_error(data.tau_nm, predicted[s]))) for s in predicted},
+        residual_rms_nm={s: _residual_rms_nm(data, v) for s, v in values.items()},
         residual_variance={"base": estimate.fit.residual_variance, "essential": essential.fit.residual_variance},
         rsd_filter_factor=max(
             estimation.rsd_filter_factor(1.0 / float(d.t_s[1] - d.t_s[0]), processing.torque_cutoff_hz,
@@ -232,20 +249,21 @@ def retrieve_physical(
     robot: RobotModel,
     base: BaseParameters,
     setup: RobotSetup,
-    yb: np.ndarray,
-    tau_nm: np.ndarray,
+    w: np.ndarray,
+    z_nm: np.ndarray,
+    outside_sq_nm2: float,
     target_columns: np.ndarray,
     config: PhysicalConfig,
 ) -> Physical:
     """Physical parameters whose `target_columns` base parameters best explain τ (Xu et al. 2020, eq. 15).
 
-    `yb` (K, n, b) and `tau_nm` (K, n) are the processed, filtered identification data, each equation already
-    multiplied by the square root of the estimate's weight (WLS), so that eq. (15) weighs joints as the estimate.
+    The problem is the estimate's reduced one (estimation.ReducedSystem, weighted as the estimate, so that eq. (15)
+    weighs joints alike): ‖W^½(τ − Yb·πb)‖² = ‖z − w·πb‖² + `outside_sq_nm2` with `w` (b, b), so its cost does not
+    depend on the number of samples.
     Links that carry known fixed links (a gripper in the URDF) keep those parts' inertials; their own part is kept
     consistent too.
     """
-    w = yb[:, :, target_columns].reshape(-1, len(target_columns))
-    tau = tau_nm.reshape(-1)
+    w = w[:, target_columns]
     target_from_pi = base.beta_from_pi[target_columns]
     with open(setup.urdf_path) as f:
         lumped = lumped_known_parts(robot, f.read())
@@ -263,11 +281,11 @@ def retrieve_physical(
     det = determination(robot, target_from_pi, nominal_parameters(robot))
     bounds = hold_friction(robot, bounds, det)
     if config.method == "lmi":
-        result = retrieve_lmi(robot, w, tau, target_from_pi, bounds, config.regularizer,
-                              config.weight(config.regularizer))
+        result = retrieve_lmi(robot, w, z_nm, target_from_pi, bounds, config.regularizer,
+                              config.weight(config.regularizer), outside_sq_nm2=outside_sq_nm2)
     else:
-        result = retrieve_multistart(robot, w, tau, target_from_pi, bounds, config.starts, config.seed,
-                                     weight=config.weight("euclidean"))
+        result = retrieve_multistart(robot, w, z_nm, target_from_pi, bounds, config.starts, config.seed,
+                                     weight=config.weight("euclidean"), outside_sq_nm2=outside_sq_nm2)
     return Physical(
         method=result.method,
         link_names=robot.link_names,

@@ -3,7 +3,8 @@
 Every recording is checked (input_checks), processed (processing: period check and averaging, derivatives,
 torque low-pass), and its base regressor is built and filtered exactly like the torque it explains: the robot's
 own first-order torque filter, then the processing's zero-phase Butterworth ("parallel filtering",
-model_side.torque_side). The torque to explain is the processed torque minus the Stribeck friction of sweeps
+model_side.torque_side), chunk by chunk and reduced as it is built (regression_stream), so that no later stage
+holds a (K, n, b) array. The torque to explain is the processed torque minus the Stribeck friction of sweeps
 when there are any. Nothing later in the pipeline filters again.
 """
 
@@ -18,30 +19,33 @@ from robot_id_estimator.input_checks import check_enough_data, check_recording, 
 from robot_id_estimator.model_side import Progress, say, stribeck_model_torque, torque_side
 from robot_id_estimator.processing import ProcessedData, process
 from robot_id_estimator.recording import Recording
+from robot_id_estimator.reduction import JointBlocks
+from robot_id_estimator.regression_stream import StreamedRecording, stream_recording
 from robot_id_estimator.results import RobotSetup
 from robot_id_estimator.settings import EstimatorConfig
 from robot_id_model.base_parameters import BaseParameters
 from robot_id_model.parameters import nominal_parameters
-from robot_id_model.regressor import regressor
 from robot_id_model.robot_model import RobotModel
 
 
 @dataclass(frozen=True)
 class RegressionData:
-    """Per recording, the processed samples, the filtered base regressor (K, n, b) and the torque to explain
-    (K, n); and all of them stacked."""
+    """Per recording, the processed samples and the reduced regression of its filtered base regressor with the
+    torque to explain (regression_stream.StreamedRecording); the torques stacked."""
 
     sources: tuple[str, ...]
     processed: tuple[ProcessedData, ...]
-    yb_parts: tuple[np.ndarray, ...]
-    tau_parts: tuple[np.ndarray, ...]
-    yb: np.ndarray
+    streamed: tuple[StreamedRecording, ...]
     tau_nm: np.ndarray
     """Processed torque minus the sweeps' Stribeck friction, stacked."""
     measured_nm: np.ndarray
     """Processed torque, stacked."""
     notes: tuple[str, ...]
     warnings: tuple[str, ...]
+
+    @property
+    def blocks(self) -> tuple[JointBlocks, ...]:
+        return tuple(s.blocks for s in self.streamed)
 
 
 def regression_data(
@@ -68,15 +72,16 @@ def regression_data(
 
     time_constant_s = setup.torque_filter_time_constant_s
     nominal = base.values(nominal_parameters(robot))
-    yb_parts, tau_parts = [], []
+    streamed, tau_parts = [], []
     for i, (rec, data) in enumerate(zip(recordings, processed, strict=True), 1):
-        say(progress, f"regressor {i}/{len(processed)}: {len(data.t_s)} samples × {robot.n_joints} joints")
-        yb = regressor(robot, data.q_rad, data.dq_rad_s, data.ddq_rad_s2)[..., base.independent]
-        yb_parts.append(torque_side(yb, data, config.processing, time_constant_s))
-        if not allow_implausible_torque:
-            check_torque_against_urdf(rec.source, data.tau_nm, yb_parts[-1] @ nominal, robot.joint_names)
+        say(progress, f"regressor {i}/{len(processed)}: {len(data.t_s)} samples × {robot.n_joints} joints, "
+                      "built and reduced in chunks")
         friction = stribeck_model_torque(stribeck, data.dq_rad_s)
         tau_parts.append(data.tau_nm - torque_side(friction, data, config.processing, time_constant_s))
+        streamed.append(stream_recording(robot, base.independent, data, tau_parts[-1], nominal, config.processing,
+                                         time_constant_s))
+        if not allow_implausible_torque:
+            check_torque_against_urdf(rec.source, data.tau_nm, streamed[-1].nominal_nm, robot.joint_names)
     robot_filter = (f"the robot's first-order filter ({time_constant_s:g} s) and " if time_constant_s > 0.0
                     else "")
     notes.append(f"regressor columns filtered like the torque: {robot_filter}the zero-phase Butterworth at "
@@ -84,9 +89,7 @@ def regression_data(
     return RegressionData(
         sources=tuple(rec.source for rec in recordings),
         processed=tuple(processed),
-        yb_parts=tuple(yb_parts),
-        tau_parts=tuple(tau_parts),
-        yb=np.concatenate(yb_parts),
+        streamed=tuple(streamed),
         tau_nm=np.concatenate(tau_parts),
         measured_nm=np.concatenate([d.tau_nm for d in processed]),
         notes=tuple(notes),

@@ -20,6 +20,7 @@ from robot_id_estimator.model_side import (
 from robot_id_estimator.motion_summary import compare_motion, motion_summary
 from robot_id_estimator.processing import ProcessedData, detect_period, process
 from robot_id_estimator.recording import DataError, Recording
+from robot_id_estimator.regression_stream import CHUNK_SAMPLES
 from robot_id_estimator.results import Identification, Traces
 from robot_id_estimator.settings import EstimatorConfig
 from robot_id_estimator.validation import (
@@ -129,22 +130,37 @@ def _predict_recording(rec: Recording, result: Identification, robot: RobotModel
     sweeps' friction)."""
     time_constant_s = result.setup.torque_filter_time_constant_s
     data = process(rec, config.processing)
-    yb = robot_filtered(regressor(robot, data.q_rad, data.dq_rad_s, data.ddq_rad_s2)[..., result.columns], data,
-                        time_constant_s)
+    model = _model_torques(robot, result.columns, data, values)
     stribeck = stribeck_model_torque(result.friction.stribeck, data.dq_rad_s)
     reference = measured_reference(rec, data)
-    yp, yn = momentum_regressors(robot, result.columns, data.q_rad, data.dq_rad_s)
     predicted, smoothed, residuals = {}, {}, {}
-    for s, value in values.items():
+    for s in values:
         friction = np.zeros_like(stribeck) if s == "urdf" else stribeck
-        predicted[s] = predict_torque(yb, value) + robot_filtered(friction, data, time_constant_s)
+        tau_model, momentum, model_input = model[s]
+        predicted[s] = robot_filtered(tau_model + friction, data, time_constant_s)
         smoothed[s] = torque_side(predicted[s], data, config.processing, 0.0)
-        momentum = robot_filtered(yp @ value, data, time_constant_s)
-        model_input = robot_filtered(yn @ value - friction, data, time_constant_s)
+        momentum = robot_filtered(momentum, data, time_constant_s)
+        model_input = robot_filtered(model_input - friction, data, time_constant_s)
         residuals[s] = momentum_observer(data.t_s, reference, momentum, model_input, config.observer_gain_1_s)
     if not allow_implausible_torque:
         check_torque_against_urdf(rec.source, data.tau_nm, predicted["urdf"], robot.joint_names)
     return _Prediction(data, reference, predicted, smoothed, residuals)
+
+
+def _model_torques(robot: RobotModel, columns: np.ndarray, data: ProcessedData,
+                   values: dict[str, np.ndarray]) -> dict[str, tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    """Per parameter set, Yb·πb, the momentum Yp·πb and the observer's model input Yn·πb (K, n) each
+    (validation.momentum_regressors), from regressors built CHUNK_SAMPLES at a time: each sample's products
+    are its own, so the chunks leave no trace; the filters then run on the (K, n) torques (they are linear)."""
+    parts: dict[str, list[list[np.ndarray]]] = {s: [[], [], []] for s in values}
+    for start in range(0, len(data.t_s), CHUNK_SAMPLES):
+        q, dq, ddq = (x[start:start + CHUNK_SAMPLES] for x in (data.q_rad, data.dq_rad_s, data.ddq_rad_s2))
+        yb = regressor(robot, q, dq, ddq)[..., columns]
+        yp, yn = momentum_regressors(robot, columns, q, dq)
+        for s, value in values.items():
+            for part, y in zip(parts[s], (yb, yp, yn), strict=True):
+                part.append(predict_torque(y, value))
+    return {s: tuple(np.concatenate(part) for part in parts[s]) for s in values}
 
 
 def nominal_base_values(robot: RobotModel, columns: np.ndarray) -> np.ndarray:

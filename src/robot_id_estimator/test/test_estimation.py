@@ -5,9 +5,15 @@ import pytest
 from estimator_synthetic import IIWA14
 
 from robot_id_estimator import estimation
+from robot_id_estimator.reduction import reduce_joints, weighted_rows
 from robot_id_estimator.synthetic import urdf_with_friction
 from robot_id_model import base_parameters, load_robot_config, regressor
 from robot_id_model.base_parameters import random_states
+
+
+def _system(yb: np.ndarray, tau: np.ndarray, weights: np.ndarray) -> estimation.ReducedSystem:
+    """The reduced system of a (K, n, b) regressor, as the pipeline builds it (one chunk)."""
+    return estimation.reduce_system(*weighted_rows([reduce_joints(yb, tau)], [weights]))
 
 
 @pytest.fixture(scope="module")
@@ -25,7 +31,7 @@ def test_ols_solution_and_rsd_follow_xu2020_eq_6_and_7(problem):
     _robot, base, beta, yb, _ = problem
     rng = np.random.default_rng(0)
     tau = yb @ beta + 0.05 * rng.normal(size=yb.shape[:2])
-    system = estimation.reduce_system(yb, tau, np.ones(7))
+    system = _system(yb, tau, np.ones(7))
     columns = np.arange(base.n_base)
     fit = estimation.fit_columns(system, columns)
     # eq. (6) and (7) written out directly
@@ -48,8 +54,8 @@ def test_wls_uses_the_weighted_covariance_and_beats_ols_with_unequal_noise(probl
     tau = yb @ beta + sigma * rng.normal(size=yb.shape[:2])
     columns = np.arange(base.n_base)
     weights = 1.0 / sigma**2  # the MLE's per-joint weights (Jia et al. 2019 and Wu et al. 2012)
-    wls = estimation.fit_columns(estimation.reduce_system(yb, tau, weights), columns)
-    ols = estimation.fit_columns(estimation.reduce_system(yb, tau, np.ones(7)), columns)
+    wls = estimation.fit_columns(_system(yb, tau, weights), columns)
+    ols = estimation.fit_columns(_system(yb, tau, np.ones(7)), columns)
     # weighted covariance σ²_w (YᵀWY)⁻¹ with σ²_w from the weighted residual
     w = (yb * np.sqrt(weights)[None, :, None]).reshape(-1, base.n_base)
     y = (tau * np.sqrt(weights)).ravel()
@@ -68,7 +74,7 @@ def test_essential_elimination_drops_the_largest_rsd_among_small_parameters_in_o
     _robot, base, beta, yb, _ = problem
     rng = np.random.default_rng(2)
     tau = yb @ beta + 0.2 * rng.normal(size=yb.shape[:2])
-    system = estimation.reduce_system(yb, tau, np.ones(7))
+    system = _system(yb, tau, np.ones(7))
     columns = np.arange(base.n_base)
     essential = estimation.essential_parameters(system, columns, 0.01, 40.0)
     assert essential.eliminated
@@ -89,9 +95,10 @@ def test_essential_elimination_drops_the_largest_rsd_among_small_parameters_in_o
 def test_condition_number_of_the_stacked_base_regressor(problem):
     _, base, _, yb, _ = problem
     w = yb.reshape(-1, base.n_base)
-    assert estimation.condition_number(yb) == pytest.approx(np.linalg.cond(w), rel=1e-6)
+    rows = weighted_rows([reduce_joints(yb, np.zeros(yb.shape[:2]))], [np.ones(7)])[0][:, :-1]
+    assert estimation.condition_number(rows) == pytest.approx(np.linalg.cond(w), rel=1e-6)
     scaled = w / np.linalg.norm(w, axis=0)
-    assert estimation.condition_number(yb, scaled=True) == pytest.approx(np.linalg.cond(scaled), rel=1e-6)
+    assert estimation.condition_number(rows, scaled=True) == pytest.approx(np.linalg.cond(scaled), rel=1e-6)
 
 
 def test_a_still_joint_and_a_joint_that_never_reverses_are_named_with_the_reason(problem):
@@ -101,7 +108,7 @@ def test_a_still_joint_and_a_joint_that_never_reverses_are_named_with_the_reason
     dq[:, 2] = np.abs(dq[:, 2]) + 0.1  # joint 3 always turns the same way
     yb = regressor(robot, q, dq, ddq)[..., base.independent]
     tau = yb @ beta
-    system = estimation.reduce_system(yb, tau, np.ones(7))
+    system = _system(yb, tau, np.ones(7))
     reasons = estimation.unexcited_reasons(system, base.names, q, dq, ddq)
     named = {base.names[j]: text for j, text in reasons.items()}
     assert "FV7" in named and "joint 7 does not move" in named["FV7"]
