@@ -18,6 +18,7 @@ SRC = pathlib.Path(__file__).resolve().parents[2]
 
 ROSDEP_KEYS = {  # Python module -> rosdep key (ros/rosdistro rosdep/python.yaml; pinocchio is a ROS package)
     "cvxpy": "python3-cvxpy-pip",
+    "hypothesis": "python3-hypothesis",
     "launch": "launch",  # ROS packages the PyPI wheels lack: only the launch files import them
     "launch_ros": "launch_ros",
     "matplotlib": "python3-matplotlib",

@@ -368,7 +368,7 @@ class ExcitationStateMachine:
 
     def _start_excitation(self, t_s: float) -> None:
         s, period_s = self.settings, self.trajectory.period_s
-        t0_s = t_s + s.lead_s + s.overlap_s
+        t0_s = t_s + s.lead_s  # the first chunk goes now, lead_s ahead (a later step may come too late for it)
         self._excitation = _Excitation(t0_s, _plan_chunks(period_s, s.num_periods, s.max_chunk_s))
         self.phase = Phase.EXCITING
         self._out.excitation_start_s = t0_s

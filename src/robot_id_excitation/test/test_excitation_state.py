@@ -132,7 +132,8 @@ def test_approach_then_periods_in_chunks_then_done(trajectory, iiwa14, iiwa14_co
 
     t0 = bench.excitation_start_s()
     approach_end_s = approach.stamp_s + approach.t_rel_s[-1] + SETTINGS.settle_s
-    assert _on_first_tick(t0 - SETTINGS.lead_s - SETTINGS.overlap_s, approach_end_s)
+    assert _on_first_tick(t0 - SETTINGS.lead_s, approach_end_s)
+    assert chunks[0][0] == pytest.approx(t0 - SETTINGS.lead_s)  # the first chunk leaves at once, lead_s early
     assert len(chunks) == 2 * 3
     for i, (sent_s, chunk) in enumerate(chunks):
         overlap_s = min(SETTINGS.overlap_s, i * CHUNK_S)
@@ -270,7 +271,7 @@ def test_hardware_mode_waits_for_confirmation(trajectory, iiwa14, iiwa14_config)
     assert warnings == ["hardware mode: set the parameter confirm:=true to start moving"]
     bench.run(0.01, confirmed=True)
     assert bench.phases == [Phase.WAITING, Phase.EXCITING]  # at the start pose: no approach
-    assert bench.steps[-1][1].excitation_start_s == pytest.approx(bench.t_s + SETTINGS.lead_s + SETTINGS.overlap_s)
+    assert bench.steps[-1][1].excitation_start_s == pytest.approx(bench.t_s + SETTINGS.lead_s)
 
 
 def test_a_chunk_that_breaks_a_limit_is_not_sent(trajectory, iiwa14, iiwa14_config):
