@@ -5,6 +5,9 @@ fixed, visuals and collisions dropped, no contacts, no joint-limit forces); then
 to the true one. Friction of Luo et al. 2024, eq. (7) is split so that it integrates stably at any speed: the
 viscous term is MuJoCo's (implicit) joint damping, the static level fs·sgn(dq) is MuJoCo's friction loss (a
 constraint, so the joint sticks at rest), and the rest, continuous and flat at rest, is applied explicitly.
+
+A joint can be blocked (`block`, a fault for tests: a jammed gear or an obstacle): its damping is then raised far
+beyond what any drive torque moves, and MuJoCo's implicit damping stops it within one physics step.
 """
 
 from __future__ import annotations
@@ -16,6 +19,9 @@ import mujoco
 import numpy as np
 
 from robot_id_sim.true_dynamics import TrueDynamics
+
+BLOCKED_DAMPING_NM_S_RAD = 1e9
+"""Damping of a blocked joint: a drive at its torque limit (≤ 320 Nm on the shipped arms) moves it < 1e-6 rad/s."""
 
 
 class PlantError(ValueError):
@@ -101,6 +107,10 @@ class MujocoPlant:
         self.data.qpos[self.qpos] = q_rad
         mujoco.mj_forward(self.model, self.data)
         self.ddq_rad_s2 = np.zeros(len(self.dof))
+
+    def block(self, joint: int) -> None:
+        """Block joint number `joint` (in joint_names order) where it is, for good (see the module docstring)."""
+        self.model.dof_damping[self.dof[joint]] = BLOCKED_DAMPING_NM_S_RAD
 
     def step(self, tau_drive_nm: np.ndarray) -> None:
         """One time step with the drives applying tau_drive_nm; ddq_rad_s2 is then the acceleration the

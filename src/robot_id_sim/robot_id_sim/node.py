@@ -121,7 +121,7 @@ class SimNode(Node):
         self.create_subscription(JointTrajectory, config.joint_trajectory_topic, self._on_trajectory, 10)
         self.create_subscription(TimeReference, ACK_TOPIC, self._on_ack, STATE_QOS)
         self.lockstep_subscribers = list(p["lockstep_subscribers"])
-        self.state_topic = config.joint_states_topic
+        self.state_topic = self.state_pub.topic_name  # remapped, if it is
         self.started = False
         self.status_wall_s = self.start_wall_s = time.monotonic()
         self.create_timer(TICK_S, self._tick)

@@ -99,6 +99,10 @@ class SimulatedRobot:
                     f"{self.t_s:.3f} s: its publisher is on another clock (set use_sim_time)")
         return self.follower.command(self.t_s, command)
 
+    def block_joint(self, name: str) -> None:
+        """A fault: the joint `name` stops where it is and moves no more, whatever is commanded (MujocoPlant.block)."""
+        self.plant.block(self.follower.joint_names.index(name))
+
     def tracking_error_rad(self) -> np.ndarray:
         """Desired minus true joint position now."""
         return self.follower.desired(self.t_s)[0] - self.plant.q_rad

@@ -196,3 +196,23 @@ def test_the_controller_saturates_at_the_torque_limits(arm):
     expected = ((mass + np.diag(shipped.truth.armature_kg_m2)) @ ((2 * np.pi * 15.0) ** 2 * error)
                 + controller.torque_nm(q, q, (q, q, q)))
     np.testing.assert_allclose(controller.torque_nm(q, q, (error, q, q)), expected, rtol=1e-9, atol=1e-9)
+
+
+def test_a_blocked_joint_stops_at_once_and_moves_no_more(arm):
+    """The fault of the end-to-end safety tests: A4 blocked after 1 s of the shipped excitation stops within the
+    first sample (measured |dq| ≤ 2e-7 rad/s) and stays where it was (measured within 7e-8 rad) for 0.5 s while its
+    drive pushes at its torque limit and the tracking error grows (measured 0.19 rad); the other joints go on."""
+    shipped = arm("iiwa14")
+    command = excitation_command("iiwa14", 2.0)
+    sim = sim_of(shipped, command.positions_rad[0])
+    assert sim.command(command) is None
+    for _ in range(500):
+        sim.advance()
+    blocked_at_rad = sim.plant.q_rad[3]
+    sim.block_joint("lbr_A4")
+    samples = [sim.advance() for _ in range(250)]
+    q, dq = np.array([m.q_rad for m in samples]), np.array([m.dq_rad_s for m in samples])
+    assert np.abs(dq[:, 3]).max() < 1e-6 and np.abs(q[:, 3] - blocked_at_rad).max() < 1e-6
+    assert abs(sim.tau_drive_nm[3]) == shipped.config.limits.torque_nm[3]
+    assert abs(sim.tracking_error_rad()[3]) > 0.1
+    assert np.abs(np.delete(dq[-1], 3)).max() > 0.1
