@@ -1,18 +1,22 @@
 """Command line: design, check and sweep.
 
     python -m robot_id_excitation design --robot iiwa14 --harmonics 5 --base-frequency 0.05 --out DIR
-    python -m robot_id_excitation check DIR/excitation.yaml [--robot iiwa14]
+    python -m robot_id_excitation design --urdf ARM.urdf [--joints J1 J2 ...] --acceleration-limit 10 \\
+        --flange-speed 1.0 --floor-z 0.05 --out DIR
+    python -m robot_id_excitation check DIR/excitation.yaml [--robot iiwa14 | --urdf ARM.urdf ...]
     python -m robot_id_excitation sweep --robot panda --joints fer_joint1 --velocities 0.02,0.05,0.1,0.2 --out DIR
     python -m robot_id_excitation sweep --robot iiwa14 --joints all --simultaneous --velocities 0.005:1.17:12 --out DIR
 
-`--robot` is a robot config YAML or the name of an installed one. Exit status: 0 feasible, 3 infeasible,
-2 bad input.
+`--robot` is a robot config YAML or the name of an installed one; `--urdf` takes the position, velocity and torque
+limits from a URDF's <limit> tags and the rest from the command line. Exit status: 0 feasible, 2 bad input,
+3 infeasible, 4 stopped at --time-limit and 130 interrupted (Ctrl-C): both write the best feasible design found so far.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import math
 import pathlib
 import sys
 
@@ -21,21 +25,54 @@ import numpy as np
 from robot_id_excitation.check import check_trajectory, trajectory_criteria
 from robot_id_excitation.constraints import DesignLimits, design_limits
 from robot_id_excitation.criteria import CRITERIA
-from robot_id_excitation.design import DesignError, design_excitation
+from robot_id_excitation.design import DesignError, DesignInterrupted, DesignResult, design_excitation
 from robot_id_excitation.design_problem import DesignOptions
 from robot_id_excitation.fourier import KINDS, FourierTrajectory
 from robot_id_excitation.plot import plot_trajectory
 from robot_id_excitation.sweeps import FrictionSweep
-from robot_id_excitation.trajectory_file import load_trajectory, save_trajectory
+from robot_id_excitation.trajectory_file import load_trajectory, recorded_friction, save_trajectory
+from robot_id_excitation.urdf_config import urdf_robot_config
 from robot_id_model.robot_config import RobotConfig, load_robot_config
-from robot_id_model.robot_model import ModelError
+from robot_id_model.robot_model import DEFAULT_FRICTION, ModelError
 
-INFEASIBLE = 3
 BAD_INPUT = 2
+INFEASIBLE = 3
+TIME_LIMIT = 4
+INTERRUPTED = 130
+OPTION_NAMES = {
+    "kind": "--kind", "criterion": "--criterion", "harmonics": "--harmonics", "base_frequency_hz": "--base-frequency",
+    "samples": "--samples", "constraint_samples": "--samples", "starts": "--starts", "seed": "--seed",
+    "max_iterations": "--max-iterations", "noise_std_nm": "--noise-std", "time_limit_s": "--time-limit",
+}
+"""DesignOptions fields as the command line spells them."""
+LIMIT_RULES = (
+    ("--position-margin", lambda v: v >= 0, ">= 0 rad"),
+    ("--velocity-scale", lambda v: 0 < v <= 1, "in (0, 1]"),
+    ("--acceleration-scale", lambda v: 0 < v <= 1, "in (0, 1]"),
+    ("--torque-scale", lambda v: 0 < v <= 1, "in (0, 1]"),
+    ("--flange-speed", lambda v: v > 0, "> 0 m/s"),
+    ("--floor-z", math.isfinite, "finite (m)"),
+)
 
 
 def _floats(text: str) -> tuple[float, ...]:
     return tuple(float(v) for v in text.split(",") if v.strip())
+
+
+def _terms(text: str) -> tuple[str, ...]:
+    return tuple(t for t in text.split(",") if t)
+
+
+def _add_robot_options(parser: argparse.ArgumentParser, required: bool, robot_help: str) -> None:
+    source = parser.add_mutually_exclusive_group(required=required)
+    source.add_argument("--robot", help=robot_help)
+    source.add_argument("--urdf", help="URDF of a serial arm; position, velocity and torque limits from its <limit> "
+                                       "tags (needs --acceleration-limit, --flange-speed, --floor-z)")
+    group = parser.add_argument_group("with --urdf")
+    group.add_argument("--joints", nargs="+", help="arm joints base to tip, space- or comma-separated "
+                                                   "(default: every movable joint, for check the trajectory's)")
+    group.add_argument("--acceleration-limit", help="rad/s², one value or comma-separated per joint")
+    group.add_argument("--flange-frame", help="frame whose speed is limited (default: the last joint's link)")
 
 
 def _add_limit_options(parser: argparse.ArgumentParser, margin_default: float) -> None:
@@ -45,7 +82,39 @@ def _add_limit_options(parser: argparse.ArgumentParser, margin_default: float) -
     group.add_argument("--acceleration-scale", type=float, default=1.0, help="fraction of the acceleration limits")
     group.add_argument("--torque-scale", type=float, default=1.0, help="fraction of the torque limits")
     group.add_argument("--flange-speed", type=float, default=None, help="m/s (default: the config's)")
-    group.add_argument("--floor-z", type=float, default=None, help="m, lowest height of link origins and flange")
+    group.add_argument("--floor-z", type=float, default=None, help="m, lowest height of link origins and flange "
+                                                                   "(default: the config's)")
+
+
+def _check_limit_options(args: argparse.Namespace) -> None:
+    """One line for the first limit option out of its range."""
+    for option, ok, need in LIMIT_RULES:
+        value = getattr(args, option[2:].replace("-", "_"))
+        if value is not None and not ok(value):
+            raise ValueError(f"{option} must be {need}, got {value}")
+
+
+def _robot_config(args: argparse.Namespace, fallback_robot: str = "", joints: tuple[str, ...] | None = None
+                  ) -> RobotConfig:
+    """The robot config of --robot (default `fallback_robot`), or one made from --urdf and its options."""
+    urdf_only = {"--joints": args.joints, "--acceleration-limit": args.acceleration_limit,
+                 "--flange-frame": args.flange_frame}
+    if not args.urdf:
+        given = [option for option, value in urdf_only.items() if value is not None]
+        if given:
+            raise ValueError(f"{', '.join(given)} {'goes' if len(given) == 1 else 'go'} with --urdf; a robot config "
+                             "states them")
+        return load_robot_config(args.robot or fallback_robot)
+    missing = [f"{option} ({unit})" for option, value, unit in (
+        ("--acceleration-limit", args.acceleration_limit, "rad/s²"), ("--flange-speed", args.flange_speed, "m/s"),
+        ("--floor-z", args.floor_z, "m")) if value is None]
+    if missing:
+        raise ValueError(f"--urdf needs {', '.join(missing)}: a URDF does not state them")
+    acceleration = _floats(args.acceleration_limit)
+    if not acceleration or not all(math.isfinite(a) and a > 0 for a in acceleration):
+        raise ValueError(f"--acceleration-limit must be positive (rad/s²), got {args.acceleration_limit}")
+    names = tuple(n for value in args.joints for n in value.split(",") if n) if args.joints else joints
+    return urdf_robot_config(args.urdf, names, acceleration, args.flange_speed, args.floor_z, args.flange_frame)
 
 
 def _limits(config: RobotConfig, args: argparse.Namespace) -> DesignLimits:
@@ -53,53 +122,75 @@ def _limits(config: RobotConfig, args: argparse.Namespace) -> DesignLimits:
                          args.torque_scale, args.flange_speed, args.floor_z)
 
 
-def _design_block(values: dict, friction: tuple[str, ...], options: DesignOptions, limits: DesignLimits) -> dict:
-    """What the file was designed for (informative; loading ignores it)."""
-    return {
-        "criteria": values | {"friction": list(friction),
-                              "note": "cond of the plain stacked base regressor over one period"},
-        "design": {"criterion": options.criterion, "samples": options.samples, "starts": options.starts,
-                   "seed": options.seed, "limits": limits.as_dict()},
-    }
-
-
-def _design(args: argparse.Namespace) -> int:
-    config = load_robot_config(args.robot)
-    robot = config.load_model(tuple(t for t in args.friction.split(",") if t))
-    limits = _limits(config, args)
+def _design_options(args: argparse.Namespace) -> DesignOptions:
+    """The design options of the command line, validated (one line naming the first bad option)."""
     options = DesignOptions(
         kind=args.kind, harmonics=args.harmonics, base_frequency_hz=args.base_frequency, criterion=args.criterion,
         samples=args.samples, constraint_samples=2 * args.samples, starts=args.starts, seed=args.seed,
         noise_std_nm=_floats(args.noise_std) if args.noise_std else None, time_limit_s=args.time_limit,
         max_iterations=args.max_iterations,
     )
+    options.validate(OPTION_NAMES)
+    return options
+
+
+def _write_design(result: DesignResult, config: RobotConfig, limits: DesignLimits, out: pathlib.Path) -> list[str]:
+    """excitation.yaml (with what it was designed for), excitation.png and design.json; the summary lines."""
+    options, values = result.options, result.criteria.as_dict()
+    design = {"criterion": options.criterion, "samples": options.samples, "starts": options.starts,
+              "seed": options.seed, "limits": limits.as_dict()}
+    if result.stopped:
+        design["stopped"] = result.stopped
+    block = {"criteria": values | {"friction": list(result.friction),
+                                   "note": "cond of the plain stacked base regressor over one period"},
+             "design": design}
+    path = save_trajectory(result.trajectory, out / "excitation.yaml", block)
+    title = (f"{config.robot}: {options.kind}, L = {options.harmonics}, f_f = {options.base_frequency_hz} Hz, "
+             f"cond {values['condition_number']:.1f}, log det {values['log_det']:.1f}")
+    png = plot_trajectory(result.trajectory, out / "excitation.png", limits, design_limits(config), title)
+    summary = {"trajectory": str(path), "plot": str(png), "wall_time_s": result.wall_time_s, **values,
+               "friction": list(result.friction), "criterion": options.criterion, "stopped": result.stopped}
+    (out / "design.json").write_text(json.dumps(summary, indent=2) + "\n")
+    return [f"{config.robot}: cond(Yb) = {values['condition_number']:.2f}, log det = {values['log_det']:.2f} "
+            f"({values['n_base']} base parameters, friction {list(result.friction)}), {result.wall_time_s:.0f} s",
+            *result.report.lines(), f"wrote {path}, {png}, {out / 'design.json'}"]
+
+
+def _design(args: argparse.Namespace) -> int:
+    options = _design_options(args)
+    _check_limit_options(args)
+    config = _robot_config(args)
+    robot = config.load_model(_terms(args.friction))
+    limits = _limits(config, args)
+    out = pathlib.Path(args.out)
     try:
         result = design_excitation(robot, limits, options, config.robot)
     except DesignError as err:
         print(f"error: {err}", file=sys.stderr)
         return INFEASIBLE
-    out = pathlib.Path(args.out)
-    values = result.criteria.as_dict()
-    path = save_trajectory(result.trajectory, out / "excitation.yaml",
-                           _design_block(values, robot.friction, options, limits))
-    hard = design_limits(config)
-    title = (f"{config.robot}: {options.kind}, L = {options.harmonics}, f_f = {options.base_frequency_hz} Hz, "
-             f"cond {values['condition_number']:.1f}, log det {values['log_det']:.1f}")
-    png = plot_trajectory(result.trajectory, out / "excitation.png", limits, hard, title)
-    summary = {"trajectory": str(path), "plot": str(png), "wall_time_s": result.wall_time_s, **values,
-               "friction": list(robot.friction), "criterion": options.criterion}
-    (out / "design.json").write_text(json.dumps(summary, indent=2) + "\n")
-    print(f"{config.robot}: cond(Yb) = {values['condition_number']:.2f}, log det = {values['log_det']:.2f} "
-          f"({values['n_base']} base parameters, friction {list(robot.friction)}), {result.wall_time_s:.0f} s")
-    print("\n".join(result.report.lines()))
-    print(f"wrote {path}, {png}, {out / 'design.json'}")
+    except DesignInterrupted as stop:
+        if stop.result is None:
+            print("interrupted before any feasible design was found: nothing written", file=sys.stderr)
+            return INTERRUPTED
+        print("\n".join(_write_design(stop.result, config, limits, out)))
+        print("interrupted: wrote the best feasible design found so far", file=sys.stderr)
+        return INTERRUPTED
+    print("\n".join(_write_design(result, config, limits, out)))
+    if result.stopped:
+        print(f"time limit of {options.time_limit_s:g} s reached: wrote the best feasible design found so far",
+              file=sys.stderr)
+        return TIME_LIMIT
     return 0
 
 
 def _check(args: argparse.Namespace) -> int:
+    _check_limit_options(args)
+    if args.samples is not None and args.samples < 1:
+        raise ValueError(f"--samples must be >= 1, got {args.samples}")
     trajectory = load_trajectory(args.trajectory)
-    config = load_robot_config(args.robot or trajectory.robot)
-    robot = config.load_model(tuple(t for t in args.friction.split(",") if t))
+    config = _robot_config(args, trajectory.robot, tuple(trajectory.joint_names))
+    friction = _terms(args.friction) if args.friction else recorded_friction(args.trajectory) or DEFAULT_FRICTION
+    robot = config.load_model(friction)
     limits = _limits(config, args)
     report = check_trajectory(robot, limits, trajectory, args.samples)
     print(f"{args.trajectory}: {trajectory.kind}, {trajectory.n_joints} joints, period {trajectory.period_s:.4g} s")
@@ -138,6 +229,7 @@ def _sweep_hold(text: str | None, config: RobotConfig, limits: DesignLimits) -> 
 
 
 def _sweep(args: argparse.Namespace) -> int:
+    _check_limit_options(args)
     config = load_robot_config(args.robot)
     robot = config.load_model(())
     limits = _limits(config, args)
@@ -168,25 +260,28 @@ def main(argv: list[str] | None = None) -> int:
     sub = parser.add_subparsers(dest="command", required=True)
 
     design = sub.add_parser("design", help="design an optimal excitation trajectory")
-    design.add_argument("--robot", required=True, help="robot config YAML or installed robot name")
+    _add_robot_options(design, required=True, robot_help="robot config YAML or installed robot name")
     design.add_argument("--kind", choices=KINDS, default="modified_fourier")
     design.add_argument("--harmonics", type=int, default=5)
     design.add_argument("--base-frequency", type=float, default=0.05, help="Hz; the period is its inverse")
     design.add_argument("--criterion", choices=CRITERIA, default="cond")
-    design.add_argument("--friction", default="FV,FC", help="friction columns of the regressor (FV,FC,FO,IA)")
+    design.add_argument("--friction", default=",".join(DEFAULT_FRICTION),
+                        help="friction columns of the regressor, of FV,FC,FO,IA (default %(default)s as estimated)")
     design.add_argument("--samples", type=int, default=200, help="regressor samples per period")
     design.add_argument("--starts", type=int, default=4)
     design.add_argument("--seed", type=int, default=0)
     design.add_argument("--max-iterations", type=int, default=600, help="SLSQP iterations per start")
-    design.add_argument("--time-limit", type=float, default=None, help="s of wall time for all starts")
+    design.add_argument("--time-limit", type=float, default=None,
+                        help="s of wall time for the whole design; at it, the best feasible design so far is written")
     design.add_argument("--noise-std", default=None, help="per-joint torque noise std (Nm) for D-opt/Hadamard")
     design.add_argument("--out", default="excitation", help="output directory")
     _add_limit_options(design, margin_default=0.1)
 
     check = sub.add_parser("check", help="check a trajectory file against the limits; criteria and a plot")
     check.add_argument("trajectory")
-    check.add_argument("--robot", default=None, help="robot config (default: the trajectory's robot)")
-    check.add_argument("--friction", default="FV,FC")
+    _add_robot_options(check, required=False, robot_help="robot config (default: the trajectory's robot)")
+    check.add_argument("--friction", default=None, help="friction columns of the regressor (default: those the "
+                                                         "trajectory was designed for, else the estimator's)")
     check.add_argument("--samples", type=int, default=None, help="grid size (default: 200 Hz)")
     check.add_argument("--plot", default=None, help="PNG path (default: next to the trajectory)")
     _add_limit_options(check, margin_default=0.0)

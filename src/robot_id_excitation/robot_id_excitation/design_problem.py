@@ -4,7 +4,8 @@ criterion, the constraint groups aggregated by the Kreisselmeier–Steinhauser f
 
 from __future__ import annotations
 
-from collections.abc import Callable
+import math
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -12,7 +13,7 @@ import numpy as np
 from robot_id_excitation import criteria as crit
 from robot_id_excitation.check import check_trajectory, time_grid
 from robot_id_excitation.constraints import CheckReport, ConstraintGroup, DesignLimits, constraint_groups
-from robot_id_excitation.fourier import Basis, FourierTrajectory, basis, rest_null_space
+from robot_id_excitation.fourier import KINDS, Basis, FourierTrajectory, basis, rest_null_space
 from robot_id_excitation.regressor_sensitivity import base_regressor, state_sensitivity
 from robot_id_model.base_parameters import BaseParameters
 from robot_id_model.robot_model import RobotModel
@@ -20,6 +21,15 @@ from robot_id_model.robot_model import RobotModel
 KS_RHO = 200.0
 VERIFY_FACTOR = 10
 """The final check uses a grid this many times finer than the design grids."""
+SAMPLES_PER_HARMONIC = 10
+"""Grid rule: the design and constraint grids need at least this many samples per period of the highest harmonic L.
+The regressor and the torques hold products of velocities (harmonic 2L), whose Nyquist rate is 4L samples per
+period; 10L leaves a margin of 2.5."""
+
+
+def min_grid_samples(harmonics: int) -> int:
+    """Fewest samples per period that resolve `harmonics` harmonics (SAMPLES_PER_HARMONIC)."""
+    return SAMPLES_PER_HARMONIC * harmonics
 
 
 @dataclass(frozen=True)
@@ -39,8 +49,37 @@ class DesignOptions:
     d_bound: float | None = None
     """D-criterion bound of the embedded design; by default the Hadamard stage's value (Luo et al. 2024)"""
     time_limit_s: float | None = None
-    """no new start (and no further iteration) after this much wall time"""
+    """wall time of the whole design: every phase stops at it (see design.py)"""
     tighten_rounds: int = 3
+
+    def validate(self, names: Mapping[str, str] | None = None) -> None:
+        """Raise ValueError for the first bad option; `names` maps fields to the caller's spelling (CLI options)."""
+        def name(field: str) -> str:
+            return (names or {}).get(field, field)
+
+        least = 2 if self.kind == "fourier" else 1
+        grid = min_grid_samples(self.harmonics)
+        resolve = (f">= {grid} to resolve {name('harmonics')} {self.harmonics} ({SAMPLES_PER_HARMONIC} samples per "
+                   "period of the highest harmonic)")
+        noise = self.noise_std_nm
+        rules = (
+            ("kind", self.kind in KINDS, f"one of {KINDS}"),
+            ("criterion", self.criterion in crit.CRITERIA, f"one of {crit.CRITERIA}"),
+            ("harmonics", self.harmonics >= least,
+             f">= {least}" + (" for the finite series" if least == 2 else "")),
+            ("base_frequency_hz", math.isfinite(self.base_frequency_hz) and self.base_frequency_hz > 0, "> 0 Hz"),
+            ("samples", self.samples >= grid, resolve),
+            ("constraint_samples", self.constraint_samples >= grid, resolve),
+            ("starts", self.starts >= 1, ">= 1"),
+            ("seed", self.seed >= 0, ">= 0"),
+            ("max_iterations", self.max_iterations >= 1, ">= 1"),
+            ("noise_std_nm", noise is None or all(math.isfinite(v) and v > 0 for v in noise), "positive (Nm)"),
+            ("time_limit_s", self.time_limit_s is None or self.time_limit_s > 0, "> 0 s"),
+            ("tighten_rounds", self.tighten_rounds >= 0, ">= 0"),
+        )
+        for field, ok, need in rules:
+            if not ok:
+                raise ValueError(f"{name(field)} must be {need}, got {getattr(self, field)}")
 
 
 class DesignProblem:

@@ -59,7 +59,7 @@ from robot_id_excitation.excitation_state import (
 from robot_id_excitation.fourier import KINDS, FourierTrajectory
 from robot_id_excitation.trajectory_file import Trajectory, load_trajectory
 from robot_id_model.robot_config import load_robot_config
-from robot_id_model.robot_model import FRICTION_TERMS, ModelError
+from robot_id_model.robot_model import DEFAULT_FRICTION, FRICTION_TERMS, ModelError
 from robot_id_msgs.msg import ExcitationTrajectory, PeriodMarker
 
 TRAJECTORY_TOPIC = "robot_id/excitation_trajectory"
@@ -124,8 +124,9 @@ def parameters() -> dict[str, tuple[object, ParameterDescriptor]]:
                                                         floats=(0.0, 1.0))),
         "design.velocity_scale": (1.0, _descriptor("fraction of the velocity limits a design may use",
                                                    floats=(0.01, 1.0))),
-        "design.friction": (["FV", "FC"], _descriptor("friction terms of the robot model (torque checks, design)",
-                                                      constraints="from " + ", ".join(FRICTION_TERMS))),
+        "design.friction": (list(DEFAULT_FRICTION), _descriptor(
+            "friction terms of the robot model (torque checks, design)",
+            constraints="from " + ", ".join(FRICTION_TERMS))),
     }
 
 

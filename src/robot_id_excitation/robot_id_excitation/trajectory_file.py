@@ -58,8 +58,8 @@ def shipped_trajectory(name: str) -> pathlib.Path:
     return path
 
 
-def load_trajectory(name_or_path: str | pathlib.Path) -> Trajectory:
-    """Load a trajectory file, or by robot name one shipped with the package."""
+def _read(name_or_path: str | pathlib.Path) -> tuple[pathlib.Path, dict]:
+    """The path and the mapping of a trajectory file, or of the one shipped for a robot name."""
     path = pathlib.Path(name_or_path)
     if path.suffix not in SUFFIXES:
         path = shipped_trajectory(str(name_or_path))
@@ -72,7 +72,19 @@ def load_trajectory(name_or_path: str | pathlib.Path) -> Trajectory:
         raise ValueError(f"{path}: not valid {'JSON' if path.suffix == '.json' else 'YAML'} ({err})") from None
     if not isinstance(data, dict):
         raise ValueError(f"{path}: not a trajectory (expected a mapping)")
+    return path, data
+
+
+def load_trajectory(name_or_path: str | pathlib.Path) -> Trajectory:
+    """Load a trajectory file, or by robot name one shipped with the package."""
+    path, data = _read(name_or_path)
     try:
         return trajectory_from_dict(data)
     except ValueError as err:
         raise ValueError(f"{path}: {err}") from None
+
+
+def recorded_friction(name_or_path: str | pathlib.Path) -> tuple[str, ...] | None:
+    """The friction terms a designed trajectory was designed for (its `criteria: friction:`), None if unrecorded."""
+    terms = (_read(name_or_path)[1].get("criteria") or {}).get("friction")
+    return None if terms is None else tuple(terms)

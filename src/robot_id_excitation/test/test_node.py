@@ -21,6 +21,7 @@ from robot_id_excitation.fourier import FourierTrajectory
 from robot_id_excitation.node import MARKER_TOPIC, TRAJECTORY_TOPIC, ExcitationNode
 from robot_id_excitation.trajectory_file import save_trajectory
 from robot_id_model.robot_config import config_directory
+from robot_id_model.robot_model import DEFAULT_FRICTION
 from robot_id_msgs.msg import ExcitationTrajectory, PeriodMarker
 
 START_POSE = np.array([0.3, 0.5, -0.2, -1.0, 0.4, 0.8, 0.1])
@@ -244,5 +245,6 @@ def test_the_clock_leap_hold_is_off_only_in_sim_mode(ros_context, trajectory_fil
     node = ExcitationNode(context=ros_context, parameter_overrides=params)
     try:
         assert node.machine.settings.max_step_gap_s == 0.0
+        assert node.get_parameter("design.friction").value == list(DEFAULT_FRICTION)  # the estimator's default too
     finally:
         node.destroy_node()
