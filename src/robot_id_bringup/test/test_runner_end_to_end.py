@@ -37,6 +37,7 @@ def _processes_in_domain(domain_id: int) -> list[int]:
     return pids
 
 
+@pytest.mark.timeout(600)  # two runs of the graph, each allowed 240 s by the runner
 def test_a_sweep_then_one_period_through_the_graph_identify_the_truth(tmp_path):
     """The shipped 84.5 s sweep, then one 20 s period of the shipped excitation (about 100 s of wall time here).
     Bounds from the measured run (5 periods are the demo's): every joint's Stribeck curve is fitted; against the
