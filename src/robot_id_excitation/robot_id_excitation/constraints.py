@@ -251,7 +251,7 @@ class ConstraintCheck:
 
     @property
     def violated(self) -> bool:
-        return self.normalised > DEFAULT_TOLERANCE
+        return not self.normalised <= DEFAULT_TOLERANCE  # a NaN sample (a NaN state) is no proof of safety
 
     def describe(self) -> str:
         if self.constraint == "floor":

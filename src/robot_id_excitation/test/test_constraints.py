@@ -70,6 +70,17 @@ def test_report_names_the_binding_constraint_and_by_how_much(iiwa14, iiwa14_conf
     assert "lbr_A4" in report.lines()[1] and "exceeds by 0.191" in report.lines()[1]
 
 
+def test_a_sample_that_is_not_finite_is_a_violation(iiwa14, iiwa14_config):
+    """NaN > tolerance is false: a NaN state passed the check (docs/safety.md)."""
+    n = iiwa14.n_joints
+    q = np.zeros((2, n))
+    q[1, 2] = np.nan
+    report = check_samples(iiwa14, design_limits(iiwa14_config), np.array([0.0, 0.1]), q, np.zeros((2, n)),
+                           np.zeros((2, n)))
+    assert not report.feasible
+    assert ("position", "lbr_A3") in {(c.constraint, c.where) for c in report.violations}
+
+
 def test_margin_and_scales(iiwa14_config):
     limits = design_limits(iiwa14_config, position_margin_rad=0.1, velocity_scale=0.5, torque_scale=0.8)
     assert np.allclose(limits.position_upper_rad, iiwa14_config.limits.position_upper_rad - 0.1)
