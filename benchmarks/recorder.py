@@ -37,6 +37,8 @@ import time
 
 import numpy as np
 
+from robot_id_bringup.runner import interrupt
+
 TOPIC, JOINTS, RATE_HZ = "/lbr/joint_states", [f"lbr_A{i}" for i in range(1, 8)], 1000.0
 START_NS = 1_000_000_000  # header stamp of the first message; the k-th is START_NS + k ms
 SAMPLE_S, TABLE_EVERY_S, DRAIN_S = 5.0, 30.0, 2.0  # /proc sampling, memory table rows, recorder time after the last
@@ -118,16 +120,10 @@ class Process:
 
     def stop(self) -> int:
         """SIGINT, then SIGKILL after STOP_TIMEOUT_S; the exit code."""
-        if self.popen.poll() is None:
-            self.popen.send_signal(signal.SIGINT)
-            try:
-                self.popen.wait(STOP_TIMEOUT_S)
-            except subprocess.TimeoutExpired:
-                self.popen.kill()
-                self.popen.wait()
+        code = interrupt(self.popen, STOP_TIMEOUT_S)
         for thread in self.threads:
             thread.join(1.0)
-        return self.popen.returncode
+        return code
 
 
 def proc_sample(pid: int) -> tuple[float, float]:

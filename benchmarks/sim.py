@@ -44,6 +44,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from robot_id_bringup.runner import interrupt
+
 ROBOTS = ("iiwa14", "panda")
 CONFIGURATIONS = ("capacity", "alone", "recorded", "lockstep")
 FACTOR = 20.0
@@ -182,16 +184,10 @@ class Process:
 
     def stop(self) -> int:
         """SIGINT, then SIGKILL after STOP_TIMEOUT_S; the exit code, once its output is collected."""
-        if self.popen.poll() is None:
-            self.popen.send_signal(signal.SIGINT)
-            try:
-                self.popen.wait(STOP_TIMEOUT_S)
-            except subprocess.TimeoutExpired:
-                self.popen.kill()
-                self.popen.wait()
+        code = interrupt(self.popen, STOP_TIMEOUT_S)
         for thread in self.threads:
             thread.join(1.0)
-        return self.popen.returncode
+        return code
 
 
 def start(name: str, command: list[str], domain_id: int, started: list[Process]) -> Process:

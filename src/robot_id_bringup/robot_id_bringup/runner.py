@@ -80,6 +80,18 @@ def free_domain_id(start: int) -> int:
     raise RunnerError(f"every ROS domain {DOMAINS.start}-{DOMAINS.stop - 1} is in use here: set ROS_DOMAIN_ID")
 
 
+def interrupt(popen: subprocess.Popen, timeout_s: float = STOP_TIMEOUT_S) -> int:
+    """Stop a child as Ctrl-C would (SIGINT), SIGKILL it after `timeout_s`; its exit code."""
+    if popen.poll() is None:
+        popen.send_signal(signal.SIGINT)
+        try:
+            popen.wait(timeout_s)
+        except subprocess.TimeoutExpired:
+            popen.kill()
+            popen.wait()
+    return popen.returncode
+
+
 def ros_environment(environ: dict[str, str] | None = None) -> dict[str, str]:
     """The children's environment: localhost discovery and a free domain unless the user set them."""
     env = dict(os.environ if environ is None else environ)
@@ -106,15 +118,9 @@ class Child:
 
     def stop(self) -> int:
         """SIGINT, then SIGKILL after STOP_TIMEOUT_S; the exit code."""
-        if self.popen.poll() is None:
-            self.popen.send_signal(signal.SIGINT)
-            try:
-                self.popen.wait(STOP_TIMEOUT_S)
-            except subprocess.TimeoutExpired:
-                self.popen.kill()
-                self.popen.wait()
+        code = interrupt(self.popen)
         self.thread.join(timeout=2.0)
-        return self.popen.returncode
+        return code
 
 
 def run_graph(run: Run, timeout_s: float = 0.0) -> int:
