@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import pathlib
 from dataclasses import dataclass, field
+from functools import cached_property
 
 MODES = ("sim", "hardware", "replay")
 DEFAULT_PERIODS = 5
@@ -60,7 +61,7 @@ class Run:
             problems.append("mode replay identifies a bag; it runs no trajectory")
         return problems
 
-    @property
+    @cached_property
     def records_sweep(self) -> bool:
         """The trajectory is a friction sweep: the run records it and identifies nothing. (A trajectory that does
         not load is the excitation node's to refuse, with its reason.)"""

@@ -31,7 +31,6 @@ class RunMonitor:
         self.executor.add_node(self.node)
         self.result: IdentificationResult | None = None
         self.status: RecordingStatus | None = None
-        self.records_sweep = run.records_sweep
         self.started = time.monotonic()
         self._periods = -1
         self._periods_announced_at: float | None = None
@@ -70,7 +69,7 @@ class RunMonitor:
             print(f"robot_id: recording: {msg.samples_recorded} joint states, waiting for the first period "
                   f"({elapsed:.0f} s)", flush=True)
             return
-        state = ("recorded" if self.records_sweep else "recorded, identifying") if msg.finished else "recording"
+        state = ("recorded" if self.run.records_sweep else "recorded, identifying") if msg.finished else "recording"
         print(f"robot_id: {state}: {msg.periods_recorded}/{msg.periods_expected} periods, "
               f"{msg.samples_recorded} joint states, {msg.samples_missing} missing, {msg.periods_flagged} periods "
               f"flagged ({elapsed:.0f} s{left})", flush=True)

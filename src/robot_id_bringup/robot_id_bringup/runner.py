@@ -140,7 +140,6 @@ def run_graph(run: Run, timeout_s: float = 0.0) -> int:
     previous = signal.signal(signal.SIGINT, lambda *_: interrupted.set())
     signal.signal(signal.SIGTERM, lambda *_: interrupted.set())
     monitor = RunMonitor(run)
-    records_sweep = monitor.records_sweep
     started = time.monotonic()
     try:
         for spec in specs:
@@ -161,7 +160,7 @@ def run_graph(run: Run, timeout_s: float = 0.0) -> int:
                 return 1
             if monitor.result is not None:
                 return 0 if monitor.result.success else 3
-            if records_sweep and monitor.status is not None and monitor.status.finished:
+            if run.records_sweep and monitor.status is not None and monitor.status.finished:
                 return _sweep_recorded(monitor.status)
             if timeout_s and time.monotonic() - started > timeout_s:
                 print(f"robot_id: error: no identification result after {timeout_s:g} s", file=sys.stderr)
