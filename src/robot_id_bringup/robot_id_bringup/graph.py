@@ -1,8 +1,10 @@
 """The one description of the identification graph, in plain Python data: which nodes, their executables, names
 and parameters, for each mode. launch/identify.launch.py and the runner (runner.py) are both built from it.
 
-- sim: the simulated robot (robot_id_sim, lockstep with the recorder, as fast as the recorder keeps up), the
-  excitation node, the recorder and the estimator, all on the simulator's clock;
+- sim: the simulated robot (robot_id_sim, in lockstep with the recorder and the excitation node: as fast as both
+  keep up), the excitation node, the recorder and the estimator, all on the simulator's clock. In lockstep the
+  excitation node's steps are never far apart on that clock, so it runs with the same safety settings as on
+  hardware;
 - hardware: the same without the simulator, against a running lbr_bringup / franka_bringup (the excitation node
   waits for confirm:=true before anything moves);
 - replay: the estimator alone, asked to identify an existing bag.
@@ -22,9 +24,7 @@ MODES = ("sim", "hardware", "replay")
 DEFAULT_PERIODS = 5
 SWEEP_PERIODS = 1  # a friction sweep already runs every speed forward and backward
 RECORDER_NAME = "recorder"
-LEAD_S = 1.0
-SIM_STATE_TIMEOUT_S = 1.0
-HARDWARE_STATE_TIMEOUT_S = 0.2  # the excitation node's default: joint states older than this stop the arm
+EXCITATION_NAME = "excitation"
 
 
 @dataclass(frozen=True)
@@ -107,23 +107,14 @@ def identify_graph(run: Run) -> list[NodeSpec]:
     nodes = []
     if run.mode == "sim":
         nodes.append(NodeSpec("robot_id_sim", "sim_node", "robot_id_sim", {
-            "robot": run.robot, "real_time_factor": 0.0, "lockstep_subscribers": [RECORDER_NAME],
+            "robot": run.robot, "real_time_factor": 0.0, "lockstep_subscribers": [RECORDER_NAME, EXCITATION_NAME],
             "truth_file": run.truth_path}))
     nodes.append(NodeSpec("robot_id_recorder", "recorder_node", RECORDER_NAME, {
         "robot": run.robot, "bag_path": run.bag_path, "ack_name": RECORDER_NAME if sim_time else "",
         "use_sim_time": sim_time}))
-    nodes.append(NodeSpec("robot_id_excitation", "excitation_node", "excitation", {
+    nodes.append(NodeSpec("robot_id_excitation", "excitation_node", EXCITATION_NAME, {
         "robot": run.robot, "trajectory_file": run.trajectory or run.robot, "num_periods": run.excitation_periods,
-        "mode": run.mode, "use_sim_time": sim_time,
-        # each command leaves 1 s before its first point: checking a 20 s period against every limit takes a
-        # moment, and in lockstep sim time runs on meanwhile (with 0.1 s the first period arrived 0.65 s late)
-        "lead_s": LEAD_S,
-        # in sim the clock runs as fast as the recorder keeps up: an excitation node that falls behind its queue
-        # for a moment sees /clock ahead of the joint states and would hold the arm (a CI run held after 2.5 s)
-        "state_timeout_s": SIM_STATE_TIMEOUT_S if sim_time else HARDWARE_STATE_TIMEOUT_S}
-        # for the same reason its steps can be seconds apart on the simulator's clock (4.3 s measured while it
-        # started the 84.5 s sweep): a leap there is lockstep, not a fault, so the sim run does not hold on it
-        | ({"max_step_gap_s": 0.0} if sim_time else {})))
+        "mode": run.mode, "use_sim_time": sim_time, "ack_name": EXCITATION_NAME if sim_time else ""}))
     if not run.records_sweep:
         nodes.append(estimator)
     return nodes

@@ -10,11 +10,14 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
 from robot_id_bringup.graph import Run
-from robot_id_msgs.msg import IdentificationResult, RecordingStatus
+from robot_id_msgs.msg import ExcitationStatus, IdentificationResult, RecordingStatus
 from robot_id_msgs.srv import IdentifyBag
 
 STATUS_TOPIC = "/robot_id/recording_status"
 RESULT_TOPIC = "/robot_id/identification_result"
+EXCITATION_TOPIC = "/robot_id/excitation_status"
+STOPPED_STATES = ("holding", "refused", "aborted")
+"""Excitation states after which the arm moves no more: the run cannot record what it was started for."""
 SERVICE = "/robot_id/identify_bag"
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
@@ -36,6 +39,9 @@ class RunMonitor:
         self._periods_announced_at: float | None = None
         self.node.create_subscription(RecordingStatus, STATUS_TOPIC, self._on_status, LATCHED)
         self.node.create_subscription(IdentificationResult, RESULT_TOPIC, self._on_result, LATCHED)
+        self.node.create_subscription(ExcitationStatus, EXCITATION_TOPIC, self._on_excitation, LATCHED)
+        self.excitation_stopped: str | None = None
+        """Why the excitation node stopped the arm before its last period (it holds, refused or was aborted)."""
         self.client = self.node.create_client(IdentifyBag, SERVICE) if run.mode == "replay" else None
         self._request = None
         self.failure: str | None = None
@@ -73,6 +79,11 @@ class RunMonitor:
         print(f"robot_id: {state}: {msg.periods_recorded}/{msg.periods_expected} periods, "
               f"{msg.samples_recorded} joint states, {msg.samples_missing} missing, {msg.periods_flagged} periods "
               f"flagged ({elapsed:.0f} s{left})", flush=True)
+
+    def _on_excitation(self, msg: ExcitationStatus) -> None:
+        if msg.state in STOPPED_STATES and self.excitation_stopped is None:
+            self.excitation_stopped = (f"{msg.state} ({msg.reason}) after {msg.periods_started} of {msg.num_periods} "
+                                       "periods started")
 
     def _on_result(self, msg: IdentificationResult) -> None:
         self.result = msg

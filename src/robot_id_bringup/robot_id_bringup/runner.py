@@ -125,8 +125,9 @@ class Child:
 
 def run_graph(run: Run, timeout_s: float = 0.0) -> int:
     """Start the graph, follow it to its identification result (a friction sweep: to the end of its recording);
-    the exit code (0 identified and every check passed, or the sweep recorded whole; 1 a node failed, the time ran
-    out or a sweep period was flagged; 3 identified but a parameter set failed its check; 130 interrupted)."""
+    the exit code (0 identified and every check passed, or the sweep recorded whole; 1 a node failed, the excitation
+    held or refused to move, the time ran out or a sweep period was flagged; 3 identified but a parameter set failed
+    its check; 130 interrupted)."""
     from robot_id_bringup.run_monitor import RunMonitor
 
     specs = identify_graph(run)
@@ -160,6 +161,10 @@ def run_graph(run: Run, timeout_s: float = 0.0) -> int:
                 return 1
             if monitor.result is not None:
                 return 0 if monitor.result.success else 3
+            if monitor.excitation_stopped is not None:
+                print(f"robot_id: error: the excitation node stopped the arm: {monitor.excitation_stopped}; "
+                      "the recording is incomplete", file=sys.stderr, flush=True)
+                return 1
             if run.records_sweep and monitor.status is not None and monitor.status.finished:
                 return _sweep_recorded(monitor.status)
             if timeout_s and time.monotonic() - started > timeout_s:

@@ -123,15 +123,18 @@ def test_parameter_arguments_are_yaml_as_rcl_reads_them():
     assert parameter_argument("trajectory_file", "5") == "trajectory_file:='5'"  # stays a string
 
 
-def test_the_sim_graph_is_lockstep_with_the_recorder_on_the_simulators_clock():
+def test_the_sim_graph_is_lockstep_with_the_recorder_and_the_excitation_on_the_simulators_clock():
     specs = {s.name: s for s in identify_graph(Run("iiwa14", "sim", "out", 2))}
-    assert specs["robot_id_sim"].parameters["lockstep_subscribers"] == ["recorder"]
+    assert specs["robot_id_sim"].parameters["lockstep_subscribers"] == ["recorder", "excitation"]
     assert specs["recorder"].parameters["ack_name"] == "recorder"
+    assert specs["excitation"].parameters["ack_name"] == "excitation"
     assert all(specs[n].parameters["use_sim_time"] for n in ("recorder", "excitation", "estimator"))
     assert specs["recorder"].parameters["bag_path"] == str(pathlib.Path("out") / "bag")
-    assert specs["excitation"].parameters["max_step_gap_s"] == 0.0  # lockstep moves the clock in leaps
+    # in lockstep the excitation node keeps its hardware safety settings (no sim-only relaxations)
+    safety = {"max_step_gap_s", "state_timeout_s", "lead_s", "max_tracking_error_rad"}
+    assert not safety & specs["excitation"].parameters.keys()
     hardware = {s.name: s for s in identify_graph(Run("panda", "hardware", "out", 2))}
-    assert "max_step_gap_s" not in hardware["excitation"].parameters
+    assert not safety & hardware["excitation"].parameters.keys() and not hardware["excitation"].parameters["ack_name"]
     assert "robot_id_sim" not in hardware and hardware["excitation"].parameters["mode"] == "hardware"
     assert not hardware["recorder"].parameters["use_sim_time"]
 

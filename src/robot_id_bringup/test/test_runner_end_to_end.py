@@ -91,6 +91,50 @@ def test_ctrl_c_ends_every_process_the_runner_started(tmp_path):
     assert not left, f"processes left after Ctrl-C: {left}"
 
 
+def test_a_hold_ends_the_run_at_once_naming_its_reason(tmp_path):
+    """An abort during the excitation holds the arm: the recording cannot be whole, so the runner stops every node and
+    exits 1 with the excitation node's reason (before, a hold was only a log line and the run waited or passed)."""
+    import rclpy
+    from rclpy.executors import SingleThreadedExecutor
+    from std_srvs.srv import Trigger
+
+    from robot_id_bringup.run_monitor import EXCITATION_TOPIC, LATCHED
+    from robot_id_msgs.msg import ExcitationStatus
+
+    domain_id = 151 + (os.getpid() + 25) % 50
+    log = tmp_path / "runner.log"
+    with log.open("w") as out:
+        runner = subprocess.Popen([*RUNNER, "--periods", "2", "--output-dir", str(tmp_path / "run"),
+                                   "--timeout", "120"], env=_environment(domain_id), stdout=out,
+                                  stderr=subprocess.STDOUT, text=True)
+    context = rclpy.Context()
+    rclpy.init(context=context, domain_id=domain_id)
+    node = rclpy.create_node("abort_caller", context=context)
+    executor = SingleThreadedExecutor(context=context)
+    executor.add_node(node)
+    statuses: list[ExcitationStatus] = []
+    node.create_subscription(ExcitationStatus, EXCITATION_TOPIC, statuses.append, LATCHED)
+    try:
+        deadline = time.monotonic() + 90.0
+        while not (statuses and statuses[-1].periods_started >= 1) and time.monotonic() < deadline:
+            executor.spin_once(timeout_sec=0.1)
+        assert statuses and statuses[-1].state == "exciting", log.read_text()[-3000:]
+        client = node.create_client(Trigger, "/excitation/abort")
+        future = client.call_async(Trigger.Request())
+        executor.spin_until_future_complete(future, timeout_sec=10.0)
+        assert future.result() is not None and future.result().success
+        assert runner.wait(timeout=60) == 1, log.read_text()[-3000:]
+        assert ("robot_id: error: the excitation node stopped the arm: holding (abort requested) after 1 of 2 periods "
+                "started; the recording is incomplete") in log.read_text(), log.read_text()[-3000:]
+    finally:
+        executor.shutdown()
+        node.destroy_node()
+        rclpy.shutdown(context=context)
+        if runner.poll() is None:
+            runner.kill()
+    assert not _processes_in_domain(domain_id)
+
+
 @pytest.mark.parametrize(("args", "message"), [
     (["--mode", "replay"], "error: mode replay needs a bag to identify (--bag DIR, or bag:=DIR with ros2 launch)"),
     (["--periods", "-1"], "error: periods must be at least 1 (0: the trajectory's default), not -1"),

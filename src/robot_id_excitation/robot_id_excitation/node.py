@@ -38,7 +38,7 @@ from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
 from rclpy.signals import SignalHandlerOptions
-from sensor_msgs.msg import JointState
+from sensor_msgs.msg import JointState, TimeReference
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
@@ -60,10 +60,12 @@ from robot_id_excitation.fourier import KINDS, FourierTrajectory
 from robot_id_excitation.trajectory_file import Trajectory, load_trajectory
 from robot_id_model.robot_config import load_robot_config
 from robot_id_model.robot_model import DEFAULT_FRICTION, FRICTION_TERMS, ModelError
-from robot_id_msgs.msg import ExcitationTrajectory, PeriodMarker
+from robot_id_msgs.msg import ExcitationStatus, ExcitationTrajectory, PeriodMarker
 
 TRAJECTORY_TOPIC = "robot_id/excitation_trajectory"
 MARKER_TOPIC = "robot_id/period_marker"
+STATUS_TOPIC = "robot_id/excitation_status"
+ACK_TOPIC = "robot_id/sim_ack"
 MODES = ("sim", "hardware")
 STOP_ACK_TIMEOUT_S = 1.0
 """How long the node waits for the subscribers to acknowledge a stop command before it is destroyed."""
@@ -110,6 +112,8 @@ def parameters() -> dict[str, tuple[object, ParameterDescriptor]]:
                                           floats=(0.1, 3600.0))),
         "max_step_gap_s": (0.5, _descriptor("hold when two steps are further apart on the node's clock: a leap of the "
                                             "clock or a stall (s; 0: off, only in sim mode)", floats=(0.0, 60.0))),
+        "ack_name": ("", _descriptor("sim: acknowledge each step on robot_id/sim_ack under this name, so that a "
+                                     "lockstep simulation waits for this node (empty: no acknowledgements)")),
         "monitor_commands": (True, _descriptor("check every command message independently before it is sent "
                                                "(command_check.py); hold instead of sending one that fails")),
         "design.kind": ("modified_fourier", _descriptor("trajectory kind of a design",
@@ -190,6 +194,13 @@ class ExcitationNode(Node):
                              reliability=ReliabilityPolicy.RELIABLE)
         self.description_pub = self.create_publisher(ExcitationTrajectory, TRAJECTORY_TOPIC, latched)
         self.marker_pub = self.create_publisher(PeriodMarker, MARKER_TOPIC, 10)
+        self.status_pub = self.create_publisher(ExcitationStatus, STATUS_TOPIC, latched)
+        self._ack_name = values["ack_name"]
+        self.ack_pub = (self.create_publisher(TimeReference, ACK_TOPIC, QoSProfile(depth=100))
+                        if self._ack_name else None)
+        self._periods_started = 0
+        self._status_sent: tuple[str, str, int] | None = None
+        self._publish_status()
         self.create_subscription(JointState, self.config.joint_states_topic, self._on_joint_state,
                                  qos_profile_sensor_data)
         self.create_service(Trigger, "~/abort", self._on_abort)
@@ -264,6 +275,19 @@ class ExcitationNode(Node):
                                period_s=float(self.trajectory.period_s))
             msg.header.stamp = _time_msg(marker.t_s)
             self.marker_pub.publish(msg)
+            self._periods_started = marker.index + 1
+        self._publish_status()
+
+    def _publish_status(self) -> None:
+        """The state and its reason (latched) whenever they or the periods started change."""
+        status = (str(self.machine.phase), self.machine.reason, self._periods_started)
+        if status == self._status_sent:
+            return
+        self._status_sent = status
+        msg = ExcitationStatus(state=status[0], reason=status[1], periods_started=status[2],
+                               num_periods=self.machine.settings.num_periods)
+        msg.header.stamp = self.get_clock().now().to_msg()
+        self.status_pub.publish(msg)
 
     def _log(self, line: LogLine) -> None:
         # rclpy fixes the severity of each call site, hence one call per severity.
@@ -312,7 +336,10 @@ class ExcitationNode(Node):
         return response
 
     def _tick(self) -> None:
-        self._publish(self.machine.step(self._now_s(), confirmed=self.get_parameter("confirm").value))
+        now_s = self._now_s()
+        self._publish(self.machine.step(now_s, confirmed=self.get_parameter("confirm").value))
+        if self.ack_pub is not None:  # everything up to now_s is commanded: a lockstep simulation may go on
+            self.ack_pub.publish(TimeReference(time_ref=_time_msg(now_s), source=self._ack_name))
 
 
 def _interrupt(_signum: int, _frame: object) -> None:

@@ -18,11 +18,11 @@ from trajectory_msgs.msg import JointTrajectory
 
 from robot_id_excitation.constraints import design_limits
 from robot_id_excitation.fourier import FourierTrajectory
-from robot_id_excitation.node import MARKER_TOPIC, TRAJECTORY_TOPIC, ExcitationNode
+from robot_id_excitation.node import MARKER_TOPIC, STATUS_TOPIC, TRAJECTORY_TOPIC, ExcitationNode
 from robot_id_excitation.trajectory_file import save_trajectory
 from robot_id_model.robot_config import config_directory
 from robot_id_model.robot_model import DEFAULT_FRICTION
-from robot_id_msgs.msg import ExcitationTrajectory, PeriodMarker
+from robot_id_msgs.msg import ExcitationStatus, ExcitationTrajectory, PeriodMarker
 
 START_POSE = np.array([0.3, 0.5, -0.2, -1.0, 0.4, 0.8, 0.1])
 PERIOD_S = 1.5
@@ -48,11 +48,13 @@ class FakeArm(Node):
         self.received: list[tuple[float, JointTrajectory, np.ndarray]] = []
         self.markers: list[PeriodMarker] = []
         self.descriptions: list[ExcitationTrajectory] = []
+        self.statuses: list[ExcitationStatus] = []
         self.state_pub = self.create_publisher(JointState, config.joint_states_topic, 10)
         self.create_subscription(JointTrajectory, config.joint_trajectory_topic, self._on_trajectory, 10)
         self.create_subscription(PeriodMarker, MARKER_TOPIC, self.markers.append, 10)
         latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
         self.create_subscription(ExcitationTrajectory, TRAJECTORY_TOPIC, self.descriptions.append, latched)
+        self.create_subscription(ExcitationStatus, STATUS_TOPIC, self.statuses.append, latched)
         self.abort_client = self.create_client(Trigger, "/excitation/abort")
         self.create_timer(0.01, self._tick)
 
@@ -155,6 +157,13 @@ def test_streams_periods_within_limits_and_holds_on_abort(ros_context, trajector
         assert len(arm.markers) <= 3
         assert node.state == "holding"
         _assert_within_limits([msg for _, msg, _ in arm.received], iiwa14_config)
+        # every change of state is on the latched status topic, the hold with its reason and the periods started
+        states = [m.state for m in arm.statuses]
+        changes = [s for i, s in enumerate(states) if i == 0 or s != states[i - 1]]
+        assert changes == ["waiting_for_joint_states", "approaching", "exciting", "holding"], states
+        last = arm.statuses[-1]
+        assert (last.state, last.reason, last.num_periods) == ("holding", "abort requested", 4)
+        assert last.periods_started == len(arm.markers)
     finally:
         _stop(node, arm, executor)
 
@@ -167,6 +176,8 @@ def test_refuses_when_joint_states_are_stale(ros_context, trajectory_file, iiwa1
         _spin(executor, 1.5, until=lambda: node.state == "refused")
         assert node.state == "refused" and "stale" in node.reason
         assert arm.received == []
+        _spin(executor, 1.0, until=lambda: arm.statuses and arm.statuses[-1].state == "refused")
+        assert arm.statuses[-1].state == "refused" and arm.statuses[-1].reason == node.reason
     finally:
         _stop(node, arm, executor)
 

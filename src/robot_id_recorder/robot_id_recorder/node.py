@@ -1,5 +1,6 @@
-"""The recorder node: the robot's joint states, the excitation's description and period markers (and /clock in sim
-time, and any vendor state topic asked for) into a rosbag2 bag, as raw CDR bytes, period by period.
+"""The recorder node: the robot's joint states, the excitation's description, period markers and status (and
+/clock in sim time, and any vendor state topic asked for) into a rosbag2 bag, as raw CDR bytes, period by period.
+When the excitation node stops the arm (holding, refused, aborted) no more periods come: the bag is closed then.
 
 Each topic is subscribed once a publisher shows up, with the publishers' QoS (reliable when they all are,
 transient local when they all are, 1000 messages deep), so no sample is refused. Joint states are acknowledged to
@@ -28,7 +29,7 @@ from std_srvs.srv import Trigger
 
 from robot_id_model.robot_config import load_robot_config
 from robot_id_model.robot_model import ModelError
-from robot_id_msgs.msg import PeriodMarker, RecordingStatus
+from robot_id_msgs.msg import ExcitationStatus, PeriodMarker, RecordingStatus
 from robot_id_recorder.bag_writer import BagWriter, offered_qos
 from robot_id_recorder.message_types import typestore_for
 from robot_id_recorder.node_parameters import declare_parameters, default_bag_path
@@ -39,6 +40,9 @@ STATUS_TOPIC = "robot_id/recording_status"
 ACK_TOPIC = "robot_id/sim_ack"
 MARKER_TOPIC = "robot_id/period_marker"
 TRAJECTORY_TOPIC = "robot_id/excitation_trajectory"
+EXCITATION_STATUS_TOPIC = "robot_id/excitation_status"
+STOPPED_STATES = ("holding", "refused", "aborted")
+"""Excitation states after which the arm moves no more: the bag is closed with what was recorded."""
 ACK_EVERY = 10
 DEPTH = 1000
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
@@ -56,9 +60,11 @@ class RecorderNode(Node):
         p = declare_parameters(self)
         config = load_robot_config(p["robot"])
         self.marker_topic = self.resolve_topic_name(MARKER_TOPIC)  # resolved once, not per message
+        self.excitation_status_topic = self.resolve_topic_name(EXCITATION_STATUS_TOPIC)
         topics = {config.joint_states_topic: "sensor_msgs/msg/JointState",
                   self.resolve_topic_name(TRAJECTORY_TOPIC): "robot_id_msgs/msg/ExcitationTrajectory",
-                  self.marker_topic: "robot_id_msgs/msg/PeriodMarker"}
+                  self.marker_topic: "robot_id_msgs/msg/PeriodMarker",
+                  self.resolve_topic_name(EXCITATION_STATUS_TOPIC): "robot_id_msgs/msg/ExcitationStatus"}
         if self.get_parameter("use_sim_time").value:
             topics["/clock"] = "rosgraph_msgs/msg/Clock"
         for entry in p["extra_topics"]:
@@ -118,6 +124,11 @@ class RecorderNode(Node):
                 marker = deserialize_message(raw, PeriodMarker)
                 self.session.on_marker(PeriodMarkerStamp(
                     marker.period_index, header_stamp_ns(raw), marker.period_s, marker.num_periods))
+            elif topic == self.excitation_status_topic:
+                status = deserialize_message(raw, ExcitationStatus)
+                if status.state in STOPPED_STATES:
+                    self.get_logger().error(f"the excitation node stopped the arm ({status.state}: {status.reason})")
+                    self._finish(f"the excitation stopped ({status.state})")
         return on_message
 
     def _status(self) -> RecordingStatus:

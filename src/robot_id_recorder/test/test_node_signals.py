@@ -20,7 +20,8 @@ from rosbags.typesys import Stores, get_typestore
 from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
 
-from robot_id_msgs.msg import RecordingStatus
+from robot_id_msgs.msg import ExcitationStatus, RecordingStatus
+from robot_id_recorder.message_types import typestore_for
 from robot_id_recorder.recording_session import header_stamp_ns
 
 NODE = "import sys; from robot_id_recorder.node import main; sys.exit(main(sys.argv[1:]))"
@@ -184,3 +185,28 @@ def test_a_bad_storage_parameter_gives_one_line_and_exit_code_2(recorder, tmp_pa
     lines = stderr.strip().splitlines()
     assert len(lines) == 1 and "storage must be one of ['mcap', 'sqlite3'], not 'zip'" in lines[0], stderr
     assert not (tmp_path / "bag").exists()
+
+
+def test_a_hold_of_the_excitation_closes_the_bag_with_its_status_in_it(probe, recorder, tmp_path):
+    """The excitation node holds (or refuses, or is aborted): no more periods will come, so the recorder closes the bag
+    at once with what it received and the status that says why, and reports itself finished."""
+    node, spin = probe
+    process = recorder()
+    _wait_until_up(node, process)
+    sent, _ = _publish(node, 1.0)
+    status_pub = node.create_publisher(ExcitationStatus, "/robot_id/excitation_status", LATCHED)
+    statuses: list[RecordingStatus] = []
+    node.create_subscription(RecordingStatus, "/robot_id/recording_status", statuses.append, LATCHED)
+    status_pub.publish(ExcitationStatus(state="holding", reason="abort requested", periods_started=1, num_periods=3))
+    spin(10.0, until=lambda: bool(statuses) and statuses[-1].finished)
+    assert statuses and statuses[-1].finished
+    ks, _ = _recorded(tmp_path / "bag")
+    assert 0 < len(ks) <= len(sent) and statuses[-1].samples_recorded == len(ks)
+    with Reader(tmp_path / "bag") as reader:
+        connections = [c for c in reader.connections if c.topic == "/robot_id/excitation_status"]
+        assert connections and connections[0].msgtype == "robot_id_msgs/msg/ExcitationStatus"
+        raw = [bytes(r) for _, _, r in reader.messages(connections)]
+    store = typestore_for(["robot_id_msgs/msg/ExcitationStatus"])
+    recorded = store.deserialize_cdr(raw[-1], "robot_id_msgs/msg/ExcitationStatus")
+    assert (recorded.state, recorded.reason) == ("holding", "abort requested")
+    assert process.poll() is None  # the node stays up with its latched finished status
