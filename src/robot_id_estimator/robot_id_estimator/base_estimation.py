@@ -12,7 +12,7 @@ from robot_id_estimator import estimation
 from robot_id_estimator.processing import ProcessedData, ProcessingConfig
 from robot_id_estimator.recording import DataError
 from robot_id_estimator.reduction import weighted_rows
-from robot_id_estimator.regression_data import RegressionData
+from robot_id_estimator.regression_data import RegressionData, min_speeds_rad_s
 from robot_id_estimator.regression_stream import stream_recording
 from robot_id_estimator.results import RobotSetup
 from robot_id_estimator.settings import EstimatorConfig
@@ -56,7 +56,7 @@ def estimate_base(
     names = base.names
     ones = np.ones(robot.n_joints)
     ols_system = estimation.reduce_system(*weighted_rows(data.blocks, [ones] * len(data.blocks)))
-    unidentified = _unidentified(robot, base, data.processed, ols_system, config.processing, setup)
+    unidentified = _unidentified(robot, base, data.processed, ols_system, config, setup)
     columns = np.array([j for j in range(len(names)) if names[j] not in unidentified and j not in replaced],
                        dtype=int)
     if not len(columns):
@@ -101,13 +101,14 @@ def _unidentified(
     base: BaseParameters,
     processed: Sequence[ProcessedData],
     system: estimation.ReducedSystem,
-    processing: ProcessingConfig,
+    config: EstimatorConfig,
     setup: RobotSetup,
 ) -> dict[str, str]:
     """Base parameters the data do not identify, with the reason (estimation.unexcited_reasons).
 
     When a joint does not move, its noisy derivatives would make columns look independent that carry no
-    information; the rank test then runs on the same samples with that joint held exactly still.
+    information; the rank test then runs on the same samples with that joint held exactly still, each joint's
+    equations where the estimation has them (regression_data.min_speeds_rad_s).
     """
     q_all = np.concatenate([d.q_rad for d in processed])
     dq_all = np.concatenate([d.dq_rad_s for d in processed])
@@ -119,7 +120,8 @@ def _unidentified(
             q, dq, ddq = _sanitised_motion(data, static)
             still = replace(data, q_rad=q, dq_rad_s=dq, ddq_rad_s2=ddq)
             blocks.append(stream_recording(robot, base.independent, still, np.zeros_like(q), np.zeros(base.n_base),
-                                           processing, setup.torque_filter_time_constant_s).blocks)
+                                           config.processing, setup.torque_filter_time_constant_s,
+                                           min_speeds_rad_s(processed, config.min_speed_rad_s)).blocks)
         system = estimation.reduce_system(*weighted_rows(blocks, [np.ones(robot.n_joints)] * len(blocks)))
     reasons = estimation.unexcited_reasons(system, base.names, q_all, dq_all, ddq_all)
     return {base.names[j]: reason for j, reason in sorted(reasons.items())}
@@ -154,7 +156,7 @@ def _weights(
             if ols_values is None:
                 ols_values = np.zeros(len(ols_system.scale))
                 ols_values[columns] = estimation.fit_columns(ols_system, columns).values
-            variances.append(np.maximum(blocks.residual_sq_nm2(ols_values) / blocks.n_samples, 1e-12))
+            variances.append(np.maximum(blocks.residual_sq_nm2(ols_values) / np.maximum(blocks.n_rows, 1), 1e-12))
             sources.append("OLS residual")
     inverse = [1.0 / v for v in variances]
     mean = float(np.mean(np.concatenate(inverse)))

@@ -215,9 +215,10 @@ def _traces(data: RegressionData, values: dict[str, np.ndarray]) -> Traces:
 
 
 def _residual_rms_nm(data: RegressionData, values: np.ndarray) -> list[float]:
-    """Per-joint RMS of τ − Yb·πb over every sample, from the reduced regression (reduction.JointBlocks)."""
+    """Per-joint RMS of τ − Yb·πb over the samples of its equations, from the reduced regression
+    (reduction.JointBlocks)."""
     residual_sq = sum(b.residual_sq_nm2(values) for b in data.blocks)
-    return list(map(float, np.sqrt(residual_sq / len(data.tau_nm))))
+    return list(map(float, np.sqrt(residual_sq / np.maximum(sum(b.n_rows for b in data.blocks), 1))))
 
 
 def _metrics(config: EstimatorConfig, data: RegressionData, estimate: BaseEstimate, essential: estimation.Essential,

@@ -23,7 +23,8 @@ class JointBlocks:
 
     r_aug: np.ndarray
     """(n, b+1, b+1): the last column holds the torque's part (Q_jᵀτ_j and the norm outside span(Yb_j))."""
-    n_samples: int
+    n_rows: np.ndarray
+    """(n,) equations of each joint: the samples it was used at"""
 
     def residual_sq_nm2(self, values: np.ndarray) -> np.ndarray:
         """(n,) ‖τ_j − Yb_j·πb‖² per joint; parameters not estimated (NaN) contribute nothing."""
@@ -39,16 +40,19 @@ def triangular_factor(rows: np.ndarray) -> np.ndarray:
     return out
 
 
-def reduce_joints(yb: np.ndarray, tau_nm: np.ndarray) -> JointBlocks:
-    """The JointBlocks of a (K, n, b) regressor and the (K, n) torque it explains."""
+def reduce_joints(yb: np.ndarray, tau_nm: np.ndarray, used: np.ndarray | None = None) -> JointBlocks:
+    """The JointBlocks of a (K, n, b) regressor and the (K, n) torque it explains; with `used` (K, n), only the
+    samples of each joint where it is True."""
     rows = np.concatenate([yb, tau_nm[:, :, None]], axis=2)
-    return JointBlocks(np.stack([triangular_factor(rows[:, j]) for j in range(yb.shape[1])]), len(yb))
+    used = np.ones(tau_nm.shape, dtype=bool) if used is None else used
+    return JointBlocks(np.stack([triangular_factor(rows[used[:, j], j]) for j in range(yb.shape[1])]),
+                       used.sum(axis=0))
 
 
 def merge(parts: Sequence[JointBlocks]) -> JointBlocks:
     """The JointBlocks of the samples of all `parts` (the factor of their stacked factors)."""
     stacked = np.concatenate([p.r_aug for p in parts], axis=1)
-    return JointBlocks(np.stack([triangular_factor(s) for s in stacked]), sum(p.n_samples for p in parts))
+    return JointBlocks(np.stack([triangular_factor(s) for s in stacked]), sum(p.n_rows for p in parts))
 
 
 def weighted_rows(parts: Sequence[JointBlocks], weights: Sequence[np.ndarray]) -> tuple[np.ndarray, int]:
@@ -56,4 +60,4 @@ def weighted_rows(parts: Sequence[JointBlocks], weights: Sequence[np.ndarray]) -
     weighted by weights[i][j]; and the number of equations K·n they stand for."""
     rows = np.concatenate([(np.sqrt(np.asarray(w, dtype=float))[:, None, None] * p.r_aug).reshape(-1, p.r_aug.shape[-1])
                            for p, w in zip(parts, weights, strict=True)])
-    return rows, sum(p.n_samples * p.r_aug.shape[0] for p in parts)
+    return rows, int(sum(p.n_rows.sum() for p in parts))

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from robot_id_estimator.estimation import static_joints
 from robot_id_estimator.input_checks import check_enough_data, check_recording, check_torque_against_urdf
 from robot_id_estimator.model_side import Progress, say, stribeck_model_torque, torque_side
 from robot_id_estimator.processing import ProcessedData, process
@@ -48,6 +49,12 @@ class RegressionData:
         return tuple(s.blocks for s in self.streamed)
 
 
+def min_speeds_rad_s(processed: Sequence[ProcessedData], min_speed_rad_s: float) -> np.ndarray:
+    """(n,) per joint, the speed below which its equations are left out (EstimatorConfig.min_speed_rad_s): none
+    for a joint that does not move in any recording (base_estimation takes it as held exactly still)."""
+    return np.where(static_joints(np.concatenate([d.q_rad for d in processed])), 0.0, min_speed_rad_s)
+
+
 def regression_data(
     recordings: Sequence[Recording],
     setup: RobotSetup,
@@ -72,6 +79,7 @@ def regression_data(
 
     time_constant_s = setup.torque_filter_time_constant_s
     nominal = base.values(nominal_parameters(robot))
+    min_speeds = min_speeds_rad_s(processed, config.min_speed_rad_s)
     streamed, tau_parts = [], []
     for i, (rec, data) in enumerate(zip(recordings, processed, strict=True), 1):
         say(progress, f"regressor {i}/{len(processed)}: {len(data.t_s)} samples × {robot.n_joints} joints, "
@@ -79,7 +87,11 @@ def regression_data(
         friction = stribeck_model_torque(stribeck, data.dq_rad_s)
         tau_parts.append(data.tau_nm - torque_side(friction, data, config.processing, time_constant_s))
         streamed.append(stream_recording(robot, base.independent, data, tau_parts[-1], nominal, config.processing,
-                                         time_constant_s))
+                                         time_constant_s, min_speeds))
+        left_out = 1.0 - streamed[-1].blocks.n_rows / len(data.t_s)
+        if config.min_speed_rad_s > 0.0:
+            notes.append(f"{rec.source}: equations left out where a joint moves slower than {config.min_speed_rad_s:g} "
+                         f"rad/s (static friction): {np.array2string(100 * left_out, precision=1)} % per joint")
         if not allow_implausible_torque:
             check_torque_against_urdf(rec.source, data.tau_nm, streamed[-1].nominal_nm, robot.joint_names)
     robot_filter = (f"the robot's first-order filter ({time_constant_s:g} s) and " if time_constant_s > 0.0

@@ -83,11 +83,14 @@ def _window(data: ProcessedData, start: int, stop: int) -> ProcessedData:
 
 
 def _chunk(job: tuple) -> tuple[JointBlocks, np.ndarray, np.ndarray]:
-    """Reduce one chunk: its filtered regressor's JointBlocks, Yb·π_nominal, and the trace rows."""
-    robot, independent, window, first, last, tau_nm, nominal, trace_rows, processing, time_constant_s = job
+    """Reduce one chunk: its filtered regressor's JointBlocks (each joint's samples where it moves at least
+    min_speed_rad_s), Yb·π_nominal, and the trace rows."""
+    (robot, independent, window, first, last, tau_nm, nominal, trace_rows, processing, time_constant_s,
+     min_speed_rad_s) = job
     raw = regressor(robot, window.q_rad, window.dq_rad_s, window.ddq_rad_s2)[..., independent]
     yb = torque_side(raw, window, processing, time_constant_s)[first:last]
-    return reduce_joints(yb, tau_nm), yb @ nominal, yb[trace_rows]
+    moving = np.abs(window.dq_rad_s[first:last]) >= min_speed_rad_s
+    return reduce_joints(yb, tau_nm, moving), yb @ nominal, yb[trace_rows]
 
 
 def stream_recording(
@@ -98,9 +101,11 @@ def stream_recording(
     nominal: np.ndarray,
     processing: ProcessingConfig,
     time_constant_s: float,
+    min_speed_rad_s: float | np.ndarray = 0.0,
 ) -> StreamedRecording:
     """The reduced regression of one processed recording: its base regressor (columns `independent`) filtered
-    like the torque, reduced with the torque to explain `tau_nm` (K, n)."""
+    like the torque, reduced with the torque to explain `tau_nm` (K, n), each joint's equations only where it
+    moves at least min_speed_rad_s (one for all joints, or (n,) one each)."""
     k = len(data.t_s)
     stride = math.ceil(k / TRACE_POINTS)
     if data.n_periods == 0:
@@ -109,7 +114,8 @@ def stream_recording(
     else:
         windows = [(0, 0, k, k)]
     jobs = [(robot, independent, _window(data, w0, w1), c0 - w0, c1 - w0, tau_nm[c0:c1], nominal,
-             np.arange(-c0 % stride, c1 - c0, stride), processing, time_constant_s) for w0, c0, c1, w1 in windows]
+             np.arange(-c0 % stride, c1 - c0, stride), processing, time_constant_s, min_speed_rad_s)
+            for w0, c0, c1, w1 in windows]
     if len(jobs) > 1 and (os.cpu_count() or 1) > 1:
         with ProcessPoolExecutor(max_workers=min(CHUNK_WORKERS, os.cpu_count() or 1)) as pool:
             results = list(pool.map(_chunk, jobs))

@@ -91,6 +91,10 @@ class EstimatorConfig:
     al. 2020, eq. (6)."""
     essential_value_threshold: float = 0.01
     essential_rsd_threshold_percent: float = 40.0
+    min_speed_rad_s: float = 0.02
+    """A joint's equations are left out where it moves slower than this: sticking in static friction (at every
+    reversal), its friction torque is anything up to the breakaway torque, which no model of q, dq and ddq
+    predicts, and the classical friction model fails at low speed (Luo et al. 2024, section 1); 0 keeps all."""
     observer_gain_1_s: float = 50.0
     """K_O of the momentum observer: its residual is the model error low-passed at this rate [1/s]."""
     collision_safety_factor: float = 1.2
@@ -107,6 +111,8 @@ class EstimatorConfig:
         for name in ("essential_value_threshold", "essential_rsd_threshold_percent", "observer_gain_1_s"):
             if not getattr(self, name) > 0.0:
                 wrong.append(f"{name} must be positive, got {getattr(self, name)}")
+        if not self.min_speed_rad_s >= 0.0:
+            wrong.append(f"min_speed_rad_s must be 0 or more, got {self.min_speed_rad_s}")
         if not self.collision_safety_factor >= 1.0:
             wrong.append(f"collision_safety_factor must be at least 1, got {self.collision_safety_factor}")
         if wrong:
@@ -115,7 +121,8 @@ class EstimatorConfig:
 
 _SECTIONS = {
     "processing": [f.name for f in dataclasses.fields(ProcessingConfig)],
-    "estimation": ["friction", "method", "essential_value_threshold", "essential_rsd_threshold_percent"],
+    "estimation": ["friction", "method", "essential_value_threshold", "essential_rsd_threshold_percent",
+                   "min_speed_rad_s"],
     "validation": ["observer_gain_1_s", "collision_safety_factor"],
     "physical": [f.name for f in dataclasses.fields(PhysicalConfig)],
 }
