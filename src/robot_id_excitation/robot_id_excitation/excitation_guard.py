@@ -6,6 +6,7 @@ over a duration T it travels dq·T/2 with a peak deceleration of 1.5·|dq|/T per
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import numpy as np
@@ -88,10 +89,10 @@ def hold_state(t_s: float, states: JointStateStream, commanded: Callable[[float]
     fresh = states.t_s is not None and (states.t_s > leap_from_s if leap else states.fresh(t_s, timeout_s))
     if states.q_rad is None or not fresh:
         return commanded(at_s)
-    then = commanded(at_s if leap else states.t_s)
+    then = commanded(at_s if leap else states.measured_s)
     if then is None:
         return states.q_rad, states.dq_rad_s if states.dq_rad_s is not None else np.zeros_like(states.q_rad)
-    now = then if leap else commanded(max(at_s, states.t_s))
+    now = then if leap else commanded(max(at_s, states.measured_s))
     dq = states.dq_rad_s if states.dq_rad_s is not None else then[1]
     return states.q_rad + now[0] - then[0], dq + now[1] - then[1]
 
@@ -153,7 +154,11 @@ def start_tolerance_rad(limits: DesignLimits, max_start_error_rad: float, lead_s
 
 class JointStateStream:
     """The latest good joint state and the first fault of the stream: a state that is not finite, one stamped
-    before the previous one, or a clock (receipt or step time) that goes back. A repeated stamp is no news."""
+    before the previous one, or a clock (receipt or step time) that goes back. A repeated stamp is no news.
+
+    A state's age counts from its receipt plus its delay: how much longer than the quickest state of the stream it
+    took from its stamp to its receipt (the stamp's clock may be offset from the caller's; a constant offset
+    cancels). A stream that keeps arriving but falls behind, as through a growing queue, thus turns stale too."""
 
     def __init__(self, n_joints: int) -> None:
         self.n_joints = n_joints
@@ -162,6 +167,9 @@ class JointStateStream:
         """measured, or the finite difference of the last two positions; None if neither"""
         self.t_s: float | None = None
         """receipt time of the latest good state"""
+        self.delay_s = 0.0
+        """how much later than the stream's quickest the latest good state was received (0 if unstamped)"""
+        self._min_latency_s: float | None = None
         self.first_s: float | None = None
         self.fault = ""
         self._stamp_s: float | None = None
@@ -189,6 +197,11 @@ class JointStateStream:
             dt_s = stamp_s - self._stamp_s if stamp_s is not None and self._stamp_s is not None else t_s - self.t_s
             dq = (q - self.q_rad) / dt_s if 0 < dt_s <= MAX_DIFFERENCE_S else None
         self.q_rad, self.dq_rad_s, self.t_s = q, dq, t_s
+        self.delay_s = 0.0
+        if stamp_s is not None:
+            latency_s = t_s - stamp_s
+            self._min_latency_s = latency_s if self._min_latency_s is None else min(self._min_latency_s, latency_s)
+            self.delay_s = latency_s - self._min_latency_s
         self._stamp_s = stamp_s if stamp_s is not None else self._stamp_s
         self.first_s = t_s if self.first_s is None else self.first_s
 
@@ -207,8 +220,17 @@ class JointStateStream:
         self._tick_s = self.latest_s
         return elapsed_s
 
+    @property
+    def measured_s(self) -> float | None:
+        """When the latest good state was measured, on the caller's clock (its receipt less its delay)."""
+        return None if self.t_s is None else self.t_s - self.delay_s
+
+    def age_s(self, t_s: float) -> float:
+        """How old the latest good state is at t_s (inf if there is none)."""
+        return math.inf if self.t_s is None else t_s - self.measured_s
+
     def fresh(self, t_s: float, timeout_s: float) -> bool:
-        return self.t_s is not None and t_s - self.t_s <= timeout_s
+        return self.age_s(t_s) <= timeout_s
 
     def _latch(self, fault: str) -> None:
         self.fault = self.fault or fault

@@ -298,7 +298,8 @@ class ExcitationStateMachine:
             self._hold(t_s, f"time jumped ahead by {elapsed_s:.3f} s (or no step for that long)", t_s - elapsed_s)
             return True
         if not self._states_fresh(t_s):
-            self._hold(t_s, f"joint states stopped arriving (none for {t_s - self.states.t_s:.2f} s)")
+            self._hold(t_s, f"joint states stopped arriving or fell behind (the latest is "
+                            f"{self.states.age_s(t_s):.2f} s old)")
             return True
         error_rad = np.abs(self._commanded(t_s)[0] - self.states.q_rad).max()
         limit_rad = self.settings.max_tracking_error_rad
@@ -321,7 +322,7 @@ class ExcitationStateMachine:
                 self._log(Severity.WARNING, "hardware mode: set the parameter confirm:=true to start moving")
             return
         if not self._states_fresh(t_s):
-            self._refuse(f"joint states are stale (last {t_s - m.t_s:.2f} s ago, "
+            self._refuse(f"joint states are stale (the latest is {m.age_s(t_s):.2f} s old, "
                          f"timeout {s.state_timeout_s} s)")
             return
         refusal = start_refusal(self.limits, m.q_rad, m.dq_rad_s, s.max_start_speed_rad_s, self.start_pose_rad)

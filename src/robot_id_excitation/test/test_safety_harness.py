@@ -8,6 +8,7 @@ derandomized so that CI is reproducible.
 
 from __future__ import annotations
 
+import bisect
 import math
 import os
 from dataclasses import dataclass, field, replace
@@ -130,9 +131,11 @@ def excitation_settings(**fixed) -> st.SearchStrategy[ExcitationSettings]:
     return st.builds(ExcitationSettings, **(ranges | fixed))
 
 
-JOINT_STATE_FAULTS = ("dropout", "stale_stamps", "time_back", "time_ahead", "nan", "out_of_order", "tracking")
-FAULTS = ("none", "dropout", "stale_stamps", "time_back", "time_ahead", "nan", "out_of_order", "tracking", "abort",
-          "sigint")
+JOINT_STATE_FAULTS = ("dropout", "stale_stamps", "late", "time_back", "time_ahead", "nan", "out_of_order", "tracking")
+FAULTS = ("none", "dropout", "stale_stamps", "late", "time_back", "time_ahead", "nan", "out_of_order", "tracking",
+          "abort", "sigint")
+STAMPED_FAULTS = ("out_of_order", "stale_stamps", "late")
+"""faults that only stamped joint states can show"""
 
 
 @dataclass(frozen=True)
@@ -141,7 +144,7 @@ class Fault:
     t_s: float
     size: float
     """seconds of a dropout or time jump; nan: 1 in the velocity, 0 in the position; tracking: rad/s at which the
-    joint is pushed away from the command"""
+    joint is pushed away from the command; late: how fast the states fall behind (s per s: a growing queue)"""
     joint: int = 0
 
 
@@ -165,7 +168,7 @@ def faults(draw, kinds: tuple[str, ...] = FAULTS, end_s: float = 3.0) -> Fault:
     kind = draw(st.sampled_from(kinds))
     size = {"dropout": st.floats(0.0, 1.0), "time_back": st.floats(0.06, 5.0), "time_ahead": st.floats(0.6, 5.0),
             "nan": st.sampled_from([0.0, 1.0]),
-            "tracking": st.floats(0.3, 1.0)}.get(kind, st.just(0.0))
+            "tracking": st.floats(0.3, 1.0), "late": st.floats(0.2, 0.9)}.get(kind, st.just(0.0))
     return Fault(kind, draw(st.floats(0.2, end_s)), draw(size), draw(st.integers(0, 6)))
 
 
@@ -183,9 +186,12 @@ def scenarios(draw, name: str | None = None, kinds: tuple[str, ...] = ("feasible
         start = lim.position_lower_rad + np.array(draw(st.lists(st.floats(0.0, 1.0), min_size=7, max_size=7))) * (
             lim.position_upper_rad - lim.position_lower_rad)
     start = np.clip(start, lim.position_lower_rad, lim.position_upper_rad)
-    return Scenario(name, trajectory, draw(excitation_settings(**fixed)), start, draw(faults(fault_kinds)),
+    fault = draw(faults(fault_kinds))
+    # late states without stamps look like timely ones to anyone: the stacks stamp theirs (docs/safety.md)
+    stamped = fault.kind == "late" or draw(st.booleans())
+    return Scenario(name, trajectory, draw(excitation_settings(**fixed)), start, fault,
                     tick_s=draw(st.sampled_from([0.02, 0.04])), state_hz=draw(st.sampled_from(STATE_RATES_HZ)),
-                    velocities=draw(st.booleans()), stamped=draw(st.booleans()))
+                    velocities=draw(st.booleans()), stamped=stamped)
 
 
 # -- a run ----------------------------------------------------------------------------------------------------
@@ -216,6 +222,8 @@ class Record:
     moving_at_fault: bool = False
     tracking_rad: list[float] = field(default_factory=list)
     """per tick from a tracking fault on: how far its joint is from where the controller takes it"""
+    history: list[tuple[float, np.ndarray, np.ndarray]] = field(default_factory=list)
+    """(true time, q, dq) of every joint state measured"""
 
 
 def node_time(fault: Fault, t_s: float) -> float:
@@ -241,14 +249,19 @@ def simulate(sc: Scenario, confirm_at_s: float | None = 0.0, extra_s: float = 0.
         for t in _state_times(k, sc, f.t_s):
             active = t >= f.t_s
             first = active and rec.fault_s is None and f.kind in JOINT_STATE_FAULTS and (
-                sc.stamped or f.kind not in ("out_of_order", "stale_stamps"))
+                sc.stamped or f.kind not in STAMPED_FAULTS)
             if first:
                 _note_fault(rec, t)
             q, dq, _ = true_state(rec, arm, t)
+            rec.history.append((t, q, dq))
+            measured_s = t
+            if f.kind == "late" and active:  # the state measured this long ago arrives now
+                measured_s = f.t_s + (1.0 - f.size) * (t - f.t_s)
+                q, dq = _measured(rec.history, measured_s)
             if f.kind == "dropout" and active and t < f.t_s + f.size:
                 continue
             new_stamp = not (f.kind == "stale_stamps" and active) and not (f.kind == "out_of_order" and first)
-            stamp = t if new_stamp else stamp
+            stamp = measured_s if new_stamp else stamp
             stamp_s = (stamp - 0.5 * state_dt - 1e-4 if f.kind == "out_of_order" and first else stamp) \
                 if sc.stamped else None
             if f.kind == "nan" and first:
@@ -286,6 +299,14 @@ def _state_times(k: int, sc: Scenario, fault_s: float) -> list[float]:
     if t0 < fault_s <= t1:
         times |= {math.ceil(fault_s / dt - 1e-9) * dt, math.ceil(fault_s / dt - 1e-9) * dt - dt}
     return sorted(round(t, 9) for t in times if t0 < t <= t1 + 1e-12)
+
+
+def _measured(history: list[tuple[float, np.ndarray, np.ndarray]], t_s: float) -> tuple[np.ndarray, np.ndarray]:
+    """The arm's state at t_s, interpolated between the measured ones around it."""
+    k = max(bisect.bisect_right([h[0] for h in history], t_s), 1)
+    (t0, q0, dq0), (t1, q1, dq1) = history[k - 1], history[min(k, len(history) - 1)]
+    w = 0.0 if t1 <= t0 else (t_s - t0) / (t1 - t0)
+    return q0 + w * (q1 - q0), dq0 + w * (dq1 - dq0)
 
 
 def _note_fault(rec: Record, t_s: float) -> None:

@@ -1,4 +1,4 @@
-"""Guarantee 2 (docs/safety.md): on abort, Ctrl-C/SIGTERM, lost or stale joint states, a time jump, NaN or
+"""Guarantee 2 (docs/safety.md): on abort, Ctrl-C/SIGTERM, lost, stale or late joint states, a time jump, NaN or
 out-of-order joint states, or a tracking error beyond its bound, the machine commands a hold within the stated
 time: a single point at rest, inside the limits and above the floor, reached within stop_bound_s() with a
 deceleration within the acceleration limits; and after it, nothing moves again, whatever comes next.
@@ -18,7 +18,7 @@ TRACKING_MARGIN_RAD = 0.15
 velocity limit × (state period + tick) = 2.6 rad/s × 0.05 s < 0.15 rad."""
 KEYWORDS = {"abort": "abort", "sigint": "shutting down", "nan": "not finite", "out_of_order": "out of order",
             "time_back": "jumped back", "time_ahead": "jumped ahead", "tracking": "tracking error",
-            "dropout": "stopped arriving", "stale_stamps": "stopped arriving"}
+            "dropout": "stopped arriving", "stale_stamps": "stopped arriving", "late": "fell behind"}
 
 
 def hold_deadline_s(rec: Record) -> float | None:
@@ -29,6 +29,15 @@ def hold_deadline_s(rec: Record) -> float | None:
         for k, t in enumerate(ticks[1:], start=1):
             last = max((s for s in rec.states if s <= t), default=None)
             if rec.ticks[k - 1][1] in MOVING and last is not None and t - last > sc.settings.state_timeout_s:
+                return t
+        return None
+    if f.kind == "late":  # the first step at which the latest state, received late by its delay, is too old
+        if not sc.stamped:
+            return None  # unstamped states cannot show that they are late
+        for k, t in enumerate(ticks[1:], start=1):
+            last = max((s for s in rec.states if s <= t), default=None)
+            delay_s = f.size * max(last - f.t_s, 0.0) if last is not None else 0.0
+            if rec.ticks[k - 1][1] in MOVING and last is not None and t - last + delay_s > sc.settings.state_timeout_s:
                 return t
         return None
     if rec.fault_s is None or not rec.moving_at_fault:

@@ -194,3 +194,19 @@ def test_the_first_chunk_leaves_lead_s_before_it_is_due_even_with_slow_steps():
     first_chunk = [x for x in rec.sent if not x.stop][1]
     assert first_chunk.points.due_s(first_chunk.t_s)[0] - first_chunk.t_s == pytest.approx(0.04)
     assert all(x.transition == [] for x in rec.sent)
+
+
+def test_joint_states_that_fall_behind_hold_from_the_command():
+    """A stream that keeps arriving, stamped, but falls behind (a queue growing by 0.5 s per s) passed as fresh:
+    receipt times kept coming. The tracking error between the command and the old states then held the arm from
+    where it had been (going back beyond the acceleration limits). Now a state's age counts its delay, the run holds
+    on "fell behind" within the timeout, and stops from the command, where the arm is."""
+    settings = replace(SHRUNK, num_periods=4, state_timeout_s=0.2, max_tracking_error_rad=0.3, rate_hz=50.0)
+    sc = Scenario("iiwa14", _trajectory(), settings, OFFSETS, Fault("late", 1.5, 0.5), tick_s=0.02, velocities=True,
+                  stamped=True)
+    rec = simulate(sc)
+    deadline = hold_deadline_s(rec)
+    assert deadline is not None and rec.holds and rec.holds[0][0] <= deadline + 1e-9
+    assert rec.holds[0][0] - sc.fault.t_s <= settings.state_timeout_s / sc.fault.size + 0.05
+    assert "fell behind" in rec.holds[0][1]
+    _assert_all_commands_and_the_stop_within_limits(rec)
