@@ -45,7 +45,8 @@ def _joint_bounds(lim: DesignLimits, col: int, j: int) -> tuple[float, float]:
 
 def _draw_cartesian(speed_ax: Axes, floor_ax: Axes, robot: RobotModel, limits: DesignLimits,
                     hard_limits: DesignLimits | None, t: np.ndarray, states: tuple[np.ndarray, ...]) -> None:
-    """Flange speed and the height of the lowest link origin or flange, as constraint_groups evaluates them."""
+    """Flange speed, the height of the lowest link origin or flange and that of the flange (the last floor
+    group), as constraint_groups evaluates them."""
     groups = constraint_groups(robot, limits, *states)
     speed = next(g for g in groups if g.constraint == "flange_speed")
     floor = [g for g in groups if g.constraint == "floor"]
@@ -55,6 +56,7 @@ def _draw_cartesian(speed_ax: Axes, floor_ax: Axes, robot: RobotModel, limits: D
     speed_ax.plot(t, speed.quantity, color="tab:blue", lw=1.0, label=f"‖v‖ of {speed.where}")
     floor_ax.plot(t, heights.min(axis=0), color="tab:blue", lw=1.0,
                   label=f"lowest point (at t = {t[k]:.3g} s: {floor[lowest[k]].where})")
+    floor_ax.plot(t, floor[-1].quantity, color="tab:purple", lw=0.8, ls=":", label=f"flange {floor[-1].where}")
     for lim, style, name in ((limits, DESIGN_STYLE, "design"), (hard_limits, HARD_STYLE, "robot")):
         if lim is None:
             continue
@@ -62,7 +64,7 @@ def _draw_cartesian(speed_ax: Axes, floor_ax: Axes, robot: RobotModel, limits: D
         floor_ax.axhline(lim.floor_z_m, **style, label=f"{name} floor z = {lim.floor_z_m:.4g} m")
     speed_ax.set_ylim(bottom=0.0)
     speed_ax.set_title("flange speed [m/s]")
-    floor_ax.set_title("height of the lowest link origin or flange above the base [m]")
+    floor_ax.set_title("height above the base frame [m]")
     for ax in (speed_ax, floor_ax):
         ax.legend(loc="best", fontsize=7)
         ax.grid(True, lw=0.3)

@@ -54,12 +54,14 @@ def test_check_plot_shows_flange_speed_and_floor_clearance_with_their_limits(tmp
     assert _line(speed, "robot limit 1 m/s").get_ydata()[0] == panda_config.limits.flange_speed_m_s == 1.0
     assert np.max(_line(speed, "‖v‖ of fer_link8").get_ydata()) == pytest.approx(worst_speed, rel=1e-3)
 
-    floor = _axes_titled(fig, "height of the lowest")
+    floor = _axes_titled(fig, "height above the base")
     assert _line(floor, "design floor z = 0.03 m").get_ydata()[0] == 0.03
     assert _line(floor, "robot floor z = 0.05 m").get_ydata()[0] == panda_config.floor_z_m == 0.05
     (height,) = [line for line in floor.get_lines() if line.get_label().startswith("lowest point")]
     assert "fer_link8" in height.get_label()
     assert np.min(height.get_ydata()) == pytest.approx(lowest, abs=1e-4)
+    flange = _line(floor, "flange fer_link8").get_ydata()
+    assert np.all(flange >= height.get_ydata()) and np.min(flange) == pytest.approx(lowest, abs=1e-4)
 
 
 def test_sweep_plot_shows_only_the_swept_joints(tmp_path, saved_figures):
