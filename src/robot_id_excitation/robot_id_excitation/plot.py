@@ -1,6 +1,7 @@
 """PNG of a trajectory: q, dq, ddq of every joint over one period with the limits drawn, and, given the robot
-model, the flange speed and the lowest point's height above the floor with their limits (constraints.py's
-evaluation, the constraints that usually bind). A friction sweep shows only its swept joints (the others hold).
+model, the flange speed and the heights of the lowest point and of the flange with their limits (the constraints
+that usually bind, as constraints.constraint_groups evaluates them). A friction sweep shows only its swept joints
+(the others hold still).
 
 Uses matplotlib's object interface (Figure renders PNG with Agg), never pyplot: no display, no global state.
 matplotlib is imported when a figure is drawn, not when this module is.
