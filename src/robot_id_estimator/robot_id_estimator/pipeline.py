@@ -204,14 +204,16 @@ def _assemble(
 
 
 def _traces(data: RegressionData, values: dict[str, np.ndarray]) -> Traces:
-    """Measured and predicted torque at the samples the streaming kept for drawing (every k-th)."""
+    """Measured and predicted torque at the samples the streaming kept for drawing (every k-th): each parameter
+    set's with the sweeps' friction, and the nominal URDF model's ('urdf', without it, as in validation)."""
     times = concatenated_times([d.t_s for d in data.processed])
     offsets = np.cumsum([0, *(len(d.t_s) for d in data.processed)])
     index = np.concatenate([s.trace_index + o for s, o in zip(data.streamed, offsets[:-1], strict=True)])
     friction = data.measured_nm[index] - data.tau_nm[index]
     yb = np.concatenate([s.trace_yb for s in data.streamed])
-    return Traces(times[index], data.measured_nm[index],
-                  {s: predict_torque(yb, v) + friction for s, v in values.items()})
+    predicted = {s: predict_torque(yb, v) + friction for s, v in values.items()}
+    predicted["urdf"] = np.concatenate([s.nominal_nm[s.trace_index] for s in data.streamed])
+    return Traces(times[index], data.measured_nm[index], predicted)
 
 
 def _residual_rms_nm(data: RegressionData, values: np.ndarray) -> list[float]:

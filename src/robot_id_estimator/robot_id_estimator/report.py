@@ -1,6 +1,9 @@
 """Report directories: torque plots per joint, RSD bar chart, parameter tables (CSV) and a Markdown summary.
 
-Figures are drawn with matplotlib's object API on the Agg canvas (no display, no pyplot state).
+Figures are drawn with matplotlib's object API on the Agg canvas (no display, no pyplot state); matplotlib is
+imported when a figure is drawn, not when this module is. Each parameter set has one line style (STYLES), chosen
+so that curves that coincide all stay visible: the base parameters' wide translucent band under the essential
+ones' dashes and the physical ones' dots. Legends sit below the axes, outside the data.
 """
 
 from __future__ import annotations
@@ -8,10 +11,9 @@ from __future__ import annotations
 import csv
 import pathlib
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 import numpy as np
-from matplotlib.backends.backend_agg import FigureCanvasAgg
-from matplotlib.figure import Figure
 
 from robot_id_estimator.determination import HELD
 from robot_id_estimator.output_files import atomic_path, write_text
@@ -21,14 +23,41 @@ from robot_id_estimator.urdf_export import model_friction
 from robot_id_estimator.validation_results import Validation
 from robot_id_model.physical import inertia_six
 
+if TYPE_CHECKING:
+    from matplotlib.figure import Figure
+
 MAX_PLOT_POINTS = 20_000
 """Longer traces are thinned to about this many points per line (every k-th sample)."""
 
-COLOURS = {"measured": "black", "base": "tab:blue", "essential": "tab:red", "physical": "tab:green", "urdf": "tab:gray"}
+STYLES = {
+    "measured": dict(color="black", ls="-", lw=0.9, zorder=2),
+    "urdf": dict(color="tab:gray", ls="-.", lw=1.0, zorder=1),
+    "base": dict(color="tab:blue", ls="-", lw=3.5, alpha=0.4, zorder=3),
+    "essential": dict(color="tab:red", ls="--", lw=1.2, zorder=4),
+    "physical": dict(color="tab:green", ls=":", lw=1.6, zorder=5),
+}
+"""Line style of the measured torque and of each parameter set's prediction ('urdf': the nominal URDF model)."""
+OTHER_COLOUR = "tab:gray"
+"""Bars of base parameters that are not essential."""
+
+
+def _label(parameter_set: str) -> str:
+    return "nominal URDF model" if parameter_set == "urdf" else f"{parameter_set} parameters"
+
+
+def _figure(figsize: tuple[float, float]) -> Figure:
+    """An empty figure with constrained layout (which leaves room for a legend outside the axes)."""
+    from matplotlib.figure import Figure
+
+    return Figure(figsize=figsize, layout="constrained")
+
+
+def _legend_below(fig: Figure, handles: list, labels: list[str]) -> None:
+    """The figure's legend in one row below its axes, where it covers no data."""
+    fig.legend(handles, labels, loc="outside lower center", ncols=len(labels), fontsize=8, frameon=False)
 
 
 def _save(fig: Figure, path: pathlib.Path) -> str:
-    FigureCanvasAgg(fig)
     with atomic_path(path) as temporary:
         fig.savefig(temporary, dpi=100, format="png")
     return path.name
@@ -38,27 +67,31 @@ def _fmt(x: float, digits: int = 4) -> str:
     return "–" if x is None or not np.isfinite(x) else f"{x:.{digits}g}"
 
 
-def plot_torques(traces: Traces, joint_names: tuple[str, ...], out_dir: pathlib.Path, title: str) -> list[str]:
-    """One PNG per joint: measured and predicted torque over time, and the prediction errors below."""
+def torque_figure(traces: Traces, j: int, title: str) -> Figure:
+    """Joint j's measured and predicted torque over time (every parameter set and the URDF model in traces),
+    and the prediction errors below."""
     step = max(1, len(traces.t_s) // MAX_PLOT_POINTS)
-    t = traces.t_s[::step]
-    files = []
-    for j, name in enumerate(joint_names):
-        fig = Figure(figsize=(10, 5.5))
-        top, bottom = fig.subplots(2, 1, sharex=True, gridspec_kw={"height_ratios": [2, 1]})
-        top.plot(t, traces.measured_nm[::step, j], color=COLOURS["measured"], lw=1.0, label="measured")
-        for s, tau in traces.predicted_nm.items():
-            top.plot(t, tau[::step, j], color=COLOURS.get(s), lw=0.9, ls="--", label=f"predicted ({s})")
-            bottom.plot(t, traces.measured_nm[::step, j] - tau[::step, j], color=COLOURS.get(s), lw=0.7, label=s)
-        top.set_ylabel("torque [Nm]")
-        top.set_title(f"{title}: {name}")
-        top.legend(loc="upper right", fontsize=8)
-        bottom.set_ylabel("measured − predicted [Nm]")
-        bottom.set_xlabel("time [s]")
-        bottom.grid(alpha=0.3)
-        fig.tight_layout()
-        files.append(_save(fig, out_dir / f"torque_{name}.png"))
-    return files
+    t, measured = traces.t_s[::step], traces.measured_nm[::step, j]
+    fig = _figure((10, 6))
+    top, bottom = fig.subplots(2, 1, sharex=True, height_ratios=[2, 1])
+    top.plot(t, measured, **STYLES["measured"], label="measured")
+    for s, tau in traces.predicted_nm.items():
+        top.plot(t, tau[::step, j], **STYLES[s], label=f"predicted: {_label(s)}")
+        bottom.plot(t, measured - tau[::step, j], **STYLES[s])
+    top.set_ylabel("torque [Nm]")
+    top.grid(alpha=0.3)
+    fig.suptitle(title)
+    _legend_below(fig, *top.get_legend_handles_labels())
+    bottom.set_ylabel("measured − predicted [Nm]")
+    bottom.set_xlabel("time [s]")
+    bottom.grid(alpha=0.3)
+    return fig
+
+
+def plot_torques(traces: Traces, joint_names: tuple[str, ...], out_dir: pathlib.Path, title: str) -> list[str]:
+    """One PNG per joint (torque_figure)."""
+    return [_save(torque_figure(traces, j, f"{title}: {name}"), out_dir / f"torque_{name}.png")
+            for j, name in enumerate(joint_names)]
 
 
 def plot_rsd(result: Identification, path: pathlib.Path) -> str:
@@ -66,9 +99,9 @@ def plot_rsd(result: Identification, path: pathlib.Path) -> str:
     rsd = result.base.rsd_percent
     essential = set(result.essential.names)
     shown = np.where(np.isfinite(rsd), np.maximum(rsd, 1e-3), np.nan)
-    fig = Figure(figsize=(max(8.0, 0.18 * len(rsd)), 4.5))
+    fig = _figure((max(8.0, 0.18 * len(rsd)), 4.5))
     ax = fig.subplots()
-    colours = [COLOURS["essential"] if name in essential else "tab:gray" for name in result.base.names]
+    colours = [STYLES["essential"]["color"] if name in essential else OTHER_COLOUR for name in result.base.names]
     ax.bar(np.arange(len(rsd)), shown, color=colours)
     ax.set_yscale("log")
     ax.axhline(result.config.essential_rsd_threshold_percent, color="k", ls="--", lw=0.8,
@@ -77,47 +110,49 @@ def plot_rsd(result: Identification, path: pathlib.Path) -> str:
     ax.set_ylabel("RSD [%] (Xu et al. 2020, eq. 7)")
     ax.set_title("Base parameters: red = essential, grey = eliminated or not identified")
     ax.legend(fontsize=8)
-    fig.tight_layout()
     return _save(fig, path)
 
 
-def plot_observer(traces: Traces, validation: Validation, path: pathlib.Path) -> str:
-    """Momentum-observer residual per joint with the collision thresholds (essential parameters)."""
+def observer_figure(traces: Traces, validation: Validation) -> Figure:
+    """Momentum-observer residual per joint and parameter set, with the essential parameters' collision
+    thresholds; the legend below the axes."""
     n = len(validation.joint_names)
     step = max(1, len(traces.t_s) // MAX_PLOT_POINTS)
-    fig = Figure(figsize=(10, 1.6 * n + 1))
+    fig = _figure((10, 1.6 * n + 1.5))
     axes = fig.subplots(n, 1, sharex=True, squeeze=False)[:, 0]
     for j, ax in enumerate(axes):
         for s, r in traces.observer_nm.items():
-            ax.plot(traces.t_s[::step], r[::step, j], color=COLOURS.get(s), lw=0.8, label=s)
+            ax.plot(traces.t_s[::step], r[::step, j], **STYLES[s], label=_label(s))
         threshold = validation.collision_threshold_nm["essential"][j]
-        ax.axhline(threshold, color="k", ls="--", lw=0.7)
-        ax.axhline(-threshold, color="k", ls="--", lw=0.7)
+        ax.axhline(threshold, color="k", ls=(0, (5, 5)), lw=0.7, label="collision threshold (essential)")
+        ax.axhline(-threshold, color="k", ls=(0, (5, 5)), lw=0.7)
         ax.set_ylabel(f"r {validation.joint_names[j]}\n[Nm]", fontsize=8)
-    axes[0].legend(loc="upper right", fontsize=8)
-    axes[0].set_title(f"Momentum-observer residual (K_O = {validation.observer_gain_1_s:g} 1/s); dashed: "
-                      "collision threshold of the essential parameters")
+    fig.suptitle(f"Momentum-observer residual (K_O = {validation.observer_gain_1_s:g} 1/s)")
+    _legend_below(fig, *axes[0].get_legend_handles_labels())
     axes[-1].set_xlabel("time [s]")
-    fig.tight_layout()
-    return _save(fig, path)
+    return fig
+
+
+def plot_observer(traces: Traces, validation: Validation, path: pathlib.Path) -> str:
+    """observer_figure as a PNG."""
+    return _save(observer_figure(traces, validation), path)
 
 
 def plot_rms_bars(validation: Validation, path: pathlib.Path) -> str:
     """Bars per joint: each set's RMS error as a percentage of the joint's torque RMS, side by side."""
     v, sets = validation, list(validation.rms_nm)
     x, width = np.arange(len(v.joint_names)), 0.8 / len(sets)
-    fig = Figure(figsize=(max(8.0, 1.3 * len(v.joint_names)), 4.5))
+    fig = _figure((max(8.0, 1.3 * len(v.joint_names)), 4.5))
     ax = fig.subplots()
     for k, s in enumerate(sets):
         ax.bar(x + (k - 0.5 * (len(sets) - 1)) * width, v.rms_percent_of_torque[s], width, label=s,
-               color=COLOURS.get(s))
+               color=STYLES[s]["color"])
     ax.set_yscale("log")
     ax.set_xticks(x, v.joint_names)
     ax.set_ylabel("RMS error [% of torque RMS]")
     ax.set_title("Torque prediction error on the validation data")
     ax.legend(fontsize=8)
     ax.grid(axis="y", alpha=0.3)
-    fig.tight_layout()
     return _save(fig, path)
 
 

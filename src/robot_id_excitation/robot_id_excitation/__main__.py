@@ -33,7 +33,7 @@ from robot_id_excitation.sweeps import FrictionSweep
 from robot_id_excitation.trajectory_file import load_trajectory, recorded_friction, save_trajectory
 from robot_id_excitation.urdf_config import urdf_robot_config
 from robot_id_model.robot_config import RobotConfig, load_robot_config
-from robot_id_model.robot_model import DEFAULT_FRICTION, ModelError
+from robot_id_model.robot_model import DEFAULT_FRICTION, ModelError, RobotModel
 
 BAD_INPUT = 2
 INFEASIBLE = 3
@@ -134,7 +134,8 @@ def _design_options(args: argparse.Namespace) -> DesignOptions:
     return options
 
 
-def _write_design(result: DesignResult, config: RobotConfig, limits: DesignLimits, out: pathlib.Path) -> list[str]:
+def _write_design(result: DesignResult, config: RobotConfig, robot: RobotModel, limits: DesignLimits,
+                  out: pathlib.Path) -> list[str]:
     """excitation.yaml (with what it was designed for), excitation.png and design.json; the summary lines."""
     options, values = result.options, result.criteria.as_dict()
     design = {"criterion": options.criterion, "samples": options.samples, "starts": options.starts,
@@ -147,7 +148,8 @@ def _write_design(result: DesignResult, config: RobotConfig, limits: DesignLimit
     path = save_trajectory(result.trajectory, out / "excitation.yaml", block)
     title = (f"{config.robot}: {options.kind}, L = {options.harmonics}, f_f = {options.base_frequency_hz} Hz, "
              f"cond {values['condition_number']:.1f}, log det {values['log_det']:.1f}")
-    png = plot_trajectory(result.trajectory, out / "excitation.png", limits, design_limits(config), title)
+    png = plot_trajectory(result.trajectory, out / "excitation.png", limits, design_limits(config), title,
+                          robot=robot)
     summary = {"trajectory": str(path), "plot": str(png), "wall_time_s": result.wall_time_s, **values,
                "friction": list(result.friction), "criterion": options.criterion, "stopped": result.stopped}
     (out / "design.json").write_text(json.dumps(summary, indent=2) + "\n")
@@ -172,10 +174,10 @@ def _design(args: argparse.Namespace) -> int:
         if stop.result is None:
             print("interrupted before any feasible design was found: nothing written", file=sys.stderr)
             return INTERRUPTED
-        print("\n".join(_write_design(stop.result, config, limits, out)))
+        print("\n".join(_write_design(stop.result, config, robot, limits, out)))
         print("interrupted: wrote the best feasible design found so far", file=sys.stderr)
         return INTERRUPTED
-    print("\n".join(_write_design(result, config, limits, out)))
+    print("\n".join(_write_design(result, config, robot, limits, out)))
     if result.stopped:
         print(f"time limit of {options.time_limit_s:g} s reached: wrote the best feasible design found so far",
               file=sys.stderr)
@@ -200,7 +202,7 @@ def _check(args: argparse.Namespace) -> int:
         print(f"cond(Yb) = {values.condition_number:.2f}, log det = {values.log_det:.2f}, Hadamard = "
               f"{values.hadamard:.2f} ({values.n_base} base parameters, friction {list(robot.friction)})")
     png = args.plot or pathlib.Path(args.trajectory).with_suffix(".png")
-    plot_trajectory(trajectory, png, limits, design_limits(config))
+    plot_trajectory(trajectory, png, limits, design_limits(config), robot=robot)
     print(f"wrote {png}")
     return 0 if report.feasible else INFEASIBLE
 
@@ -249,7 +251,7 @@ def _sweep(args: argparse.Namespace) -> int:
     out = pathlib.Path(args.out)
     path = save_trajectory(sweep, out / "friction_sweep.yaml")
     png = plot_trajectory(sweep, out / "friction_sweep.png", limits, design_limits(config),
-                          samples=int(sweep.period_s * 50))
+                          samples=int(sweep.period_s * 50), robot=robot)
     print(f"wrote {path}, {png}")
     return 0
 

@@ -1,17 +1,118 @@
-"""PNG of a trajectory: q, dq, ddq of every joint over one period, with the limits drawn.
+"""PNG of a trajectory: q, dq, ddq of every joint over one period with the limits drawn, and, given the robot
+model, the flange speed and the heights of the lowest point and of the flange with their limits (the constraints
+that usually bind, as constraints.constraint_groups evaluates them). A friction sweep shows only its swept joints
+(the others hold still).
 
 Uses matplotlib's object interface (Figure renders PNG with Agg), never pyplot: no display, no global state.
+matplotlib is imported when a figure is drawn, not when this module is.
 """
 
 from __future__ import annotations
 
 import pathlib
+from typing import TYPE_CHECKING
 
-from matplotlib.figure import Figure
+import numpy as np
 
 from robot_id_excitation.check import time_grid
-from robot_id_excitation.constraints import DesignLimits
+from robot_id_excitation.constraints import DesignLimits, constraint_groups
+from robot_id_excitation.sweeps import FrictionSweep
 from robot_id_excitation.trajectory_file import Trajectory
+from robot_id_model.robot_model import RobotModel
+
+if TYPE_CHECKING:
+    from matplotlib.axes import Axes
+    from matplotlib.figure import Figure
+
+DESIGN_STYLE = dict(color="tab:orange", ls="--", lw=0.8, zorder=3)
+"""Lines of the design limits (margin and scales applied), drawn over the robot's where they coincide."""
+HARD_STYLE = dict(color="tab:red", ls="-", lw=0.8, zorder=2)
+"""Lines of the robot's own limits."""
+
+
+def plotted_joints(trajectory: Trajectory) -> list[int]:
+    """Indices of the joints drawn: a friction sweep's swept joints, else all."""
+    if isinstance(trajectory, FrictionSweep):
+        return [trajectory.joint_names.index(name) for name in trajectory.joints]
+    return list(range(trajectory.n_joints))
+
+
+def _joint_bounds(lim: DesignLimits, col: int, j: int) -> tuple[float, float]:
+    if col == 0:
+        return lim.position_lower_rad[j], lim.position_upper_rad[j]
+    bound = (lim.velocity_rad_s if col == 1 else lim.acceleration_rad_s2)[j]
+    return -bound, bound
+
+
+def _draw_cartesian(speed_ax: Axes, floor_ax: Axes, robot: RobotModel, limits: DesignLimits,
+                    hard_limits: DesignLimits | None, t: np.ndarray, states: tuple[np.ndarray, ...]) -> None:
+    """Flange speed, the height of the lowest link origin or flange and that of the flange (the last floor
+    group), as constraint_groups evaluates them."""
+    groups = constraint_groups(robot, limits, *states)
+    speed = next(g for g in groups if g.constraint == "flange_speed")
+    floor = [g for g in groups if g.constraint == "floor"]
+    heights = np.stack([g.quantity for g in floor])
+    lowest = np.argmin(heights, axis=0)
+    k = int(np.argmin(heights.min(axis=0)))
+    speed_ax.plot(t, speed.quantity, color="tab:blue", lw=1.0, label=f"‖v‖ of {speed.where}")
+    floor_ax.plot(t, heights.min(axis=0), color="tab:blue", lw=1.0,
+                  label=f"lowest point (at t = {t[k]:.3g} s: {floor[lowest[k]].where})")
+    floor_ax.plot(t, floor[-1].quantity, color="tab:purple", lw=0.8, ls=":", label=f"flange {floor[-1].where}")
+    for lim, style, name in ((limits, DESIGN_STYLE, "design"), (hard_limits, HARD_STYLE, "robot")):
+        if lim is None:
+            continue
+        speed_ax.axhline(lim.flange_speed_m_s, **style, label=f"{name} limit {lim.flange_speed_m_s:.4g} m/s")
+        floor_ax.axhline(lim.floor_z_m, **style, label=f"{name} floor z = {lim.floor_z_m:.4g} m")
+    speed_ax.set_ylim(bottom=0.0)
+    speed_ax.set_title("flange speed [m/s]")
+    floor_ax.set_title("height above the base frame [m]")
+    for ax in (speed_ax, floor_ax):
+        ax.legend(loc="best", fontsize=7)
+        ax.grid(True, lw=0.3)
+        ax.set_xlabel("t [s]")
+
+
+def trajectory_figure(
+    trajectory: Trajectory,
+    limits: DesignLimits | None = None,
+    hard_limits: DesignLimits | None = None,
+    title: str = "",
+    samples: int = 2000,
+    robot: RobotModel | None = None,
+) -> Figure:
+    """Rows of joints (plotted_joints) × columns q, dq, ddq; dashed: design limits, solid red: hard limits.
+    With `robot` and `limits`, a last row with the flange speed and the floor clearance."""
+    from matplotlib.figure import Figure
+
+    t = time_grid(trajectory.period_s, samples)
+    states = trajectory.evaluate(t)
+    joints = plotted_joints(trajectory)
+    cartesian = robot is not None and limits is not None
+    rows = len(joints) + cartesian
+    fig = Figure(figsize=(13, 1.7 * len(joints) + 2.6 * cartesian + 1), layout="constrained")
+    grid = fig.add_gridspec(rows, 6, height_ratios=[1.0] * len(joints) + [1.6] * cartesian)
+    first = None
+    headers = ("position [rad]", "velocity [rad/s]", "acceleration [rad/s²]")
+    for col, (values, header) in enumerate(zip(states, headers, strict=True)):
+        for row, j in enumerate(joints):
+            ax = fig.add_subplot(grid[row, 2 * col:2 * col + 2], sharex=first)
+            first = first or ax
+            ax.plot(t, values[:, j], color="tab:blue", lw=1.0)
+            for lim, style in ((limits, DESIGN_STYLE), (hard_limits, HARD_STYLE)):
+                for b in _joint_bounds(lim, col, j) if lim is not None else ():
+                    ax.axhline(b, **style)
+            ax.grid(True, lw=0.3)
+            if row == 0:
+                ax.set_title(header)
+            if col == 0:
+                ax.set_ylabel(trajectory.joint_names[j], fontsize=8)
+            if row == len(joints) - 1:
+                ax.set_xlabel("t [s]")
+    if cartesian:
+        _draw_cartesian(fig.add_subplot(grid[-1, 0:3], sharex=first), fig.add_subplot(grid[-1, 3:6], sharex=first),
+                        robot, limits, hard_limits, t, states)
+    fig.suptitle(title or f"{trajectory.kind} trajectory, period {trajectory.period_s:.3g} s")
+    return fig
 
 
 def plot_trajectory(
@@ -21,37 +122,10 @@ def plot_trajectory(
     hard_limits: DesignLimits | None = None,
     title: str = "",
     samples: int = 2000,
+    robot: RobotModel | None = None,
 ) -> pathlib.Path:
-    """Write a grid of n rows (joints) × 3 columns (q, dq, ddq); dashed: design limits, solid red: hard limits."""
-    t = time_grid(trajectory.period_s, samples)
-    states = trajectory.evaluate(t)
-    n = trajectory.n_joints
-    fig = Figure(figsize=(13, 1.7 * n + 1))
-    axes = fig.subplots(n, 3, sharex=True, squeeze=False)
-    headers = ("position [rad]", "velocity [rad/s]", "acceleration [rad/s²]")
-    for col, (values, header) in enumerate(zip(states, headers, strict=True)):
-        axes[0, col].set_title(header)
-        for row in range(n):
-            ax = axes[row, col]
-            ax.plot(t, values[:, row], color="tab:blue", lw=1.0)
-            for lim, style in ((limits, dict(color="tab:orange", ls="--", lw=0.8)),
-                               (hard_limits, dict(color="tab:red", ls="-", lw=0.8))):
-                if lim is None:
-                    continue
-                if col == 0:
-                    bounds = (lim.position_lower_rad[row], lim.position_upper_rad[row])
-                else:
-                    bound = (lim.velocity_rad_s if col == 1 else lim.acceleration_rad_s2)[row]
-                    bounds = (-bound, bound)
-                for b in bounds:
-                    ax.axhline(b, **style)
-            ax.grid(True, lw=0.3)
-            if col == 0:
-                ax.set_ylabel(trajectory.joint_names[row], fontsize=8)
-    for ax in axes[-1]:
-        ax.set_xlabel("t [s]")
-    fig.suptitle(title or f"{trajectory.kind} trajectory, period {trajectory.period_s:.3g} s")
-    fig.tight_layout()
+    """Write trajectory_figure as a PNG at `path`."""
+    fig = trajectory_figure(trajectory, limits, hard_limits, title, samples, robot)
     path = pathlib.Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=90)
