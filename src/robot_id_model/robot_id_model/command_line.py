@@ -30,6 +30,8 @@ def check_writable_directory(directory: str | pathlib.Path, label: str = "--out:
     """Create `directory` if needed and prove it writable, before any computation; OSError "<label> <directory> is
     not writable (<reason>)" otherwise."""
     directory = pathlib.Path(directory)
+    if directory.exists() and not directory.is_dir():
+        raise OSError(f"{label} {directory} is a file, not a directory")
     probe = directory / f".robot_id_write_test_{os.getpid()}"
     try:
         directory.mkdir(parents=True, exist_ok=True)
