@@ -67,7 +67,8 @@ def _add_robot_options(parser: argparse.ArgumentParser, required: bool, robot_he
     source = parser.add_mutually_exclusive_group(required=required)
     source.add_argument("--robot", help=robot_help)
     source.add_argument("--urdf", help="URDF of a serial arm; position, velocity and torque limits from its <limit> "
-                                       "tags (needs --acceleration-limit, --flange-speed, --floor-z)")
+                                       "tags (needs --acceleration-limit, --flange-speed, --floor-z)"
+                                       + ("" if required else "; default: the trajectory's robot config"))
     group = parser.add_argument_group("with --urdf")
     group.add_argument("--joints", nargs="+", help="arm joints base to tip, space- or comma-separated "
                                                    "(default: every movable joint, for check the trajectory's)")

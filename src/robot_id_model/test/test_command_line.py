@@ -1,7 +1,6 @@
 """The command lines' shared helpers: help with defaults, output-path checks, a progress bar only on a terminal."""
 
 import argparse
-import io
 import sys
 
 import pytest
@@ -14,13 +13,6 @@ from robot_id_model.command_line import (
     progress_bar,
     say,
 )
-
-
-class Terminal(io.StringIO):
-    """A stderr that says it is a terminal."""
-
-    def isatty(self) -> bool:
-        return True
 
 
 def test_help_ends_each_option_with_its_default_unless_it_says_it():
@@ -61,19 +53,16 @@ def test_missing_files_are_named_with_their_option(tmp_path):
     assert found == [f"--data {tmp_path / 'gone.csv'}: no such file or directory"]
 
 
-def test_progress_bar_shows_on_a_terminal_and_keeps_lines_above_it(monkeypatch):
-    terminal = Terminal()
-    monkeypatch.setattr(sys, "stderr", terminal)
+def test_progress_bar_shows_on_a_terminal_and_keeps_lines_above_it(monkeypatch, capsys):
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
     for i in progress_bar(range(3), description="starts", unit="start"):
         say(f"start {i} done")
-    text = terminal.getvalue()
+    text = capsys.readouterr().err
     assert "starts:   0%" in text and "0/3" in text
     assert [line.split("\r")[-1] for line in text.split("\n")[:3]] == ["start 0 done", "start 1 done", "start 2 done"]
 
 
-def test_progress_bar_is_silent_off_a_terminal(monkeypatch):
-    log = io.StringIO()
-    monkeypatch.setattr(sys, "stderr", log)
+def test_progress_bar_is_silent_off_a_terminal(capsys):
     assert list(progress_bar(range(3), description="starts")) == [0, 1, 2]
     say("a line")
-    assert log.getvalue() == "a line\n"
+    assert capsys.readouterr().err == "a line\n"
