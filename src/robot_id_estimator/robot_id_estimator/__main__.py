@@ -50,15 +50,14 @@ def _names(values: list[str] | None) -> list[str] | None:
     return [name for value in values for name in value.split(",") if name]
 
 
-def _check_inputs(args: argparse.Namespace) -> pathlib.Path:
-    """Every input file exists and --out is writable, before anything is loaded or computed; --out."""
+def _check_inputs(args: argparse.Namespace) -> None:
+    """Every input file exists, before anything is loaded."""
     paths = [("--data", path) for path in args.data] + [("--friction-sweep", path) for path in
                                                         getattr(args, "friction_sweep", None) or []]
     paths += [(option, getattr(args, option[2:], None)) for option in ("--urdf", "--result", "--config")]
     missing = missing_files(paths)
     if missing:
         raise FileNotFoundError("; ".join(missing))
-    return check_writable_directory(args.out)
 
 
 def _setup(args: argparse.Namespace) -> RobotSetup:
@@ -119,15 +118,17 @@ def _warn(warnings: tuple[str, ...]) -> None:
         print(f"warning: {warning}", file=sys.stderr)
 
 
-def _identify(args: argparse.Namespace, out: pathlib.Path, say) -> int:
+def _identify(args: argparse.Namespace, say) -> int:
+    setup = _setup(args)
+    config = _config(args)
+    out = check_writable_directory(args.out)
+    # the estimation's modules (scipy, pinocchio, cvxpy, matplotlib) once the inputs and --out are checked
     from robot_id_estimator.determination import HELD
     from robot_id_estimator.pipeline import identify
     from robot_id_estimator.report import write_identification_report
     from robot_id_estimator.results import write_identification
     from robot_id_estimator.urdf_export import remove_stale_model, write_identified_model
 
-    setup = _setup(args)
-    config = _config(args)
     recordings = _load(args, setup, say)
     sweeps = []
     for path in args.friction_sweep or []:
@@ -166,14 +167,16 @@ def _identify(args: argparse.Namespace, out: pathlib.Path, say) -> int:
     return 0
 
 
-def _validate(args: argparse.Namespace, out: pathlib.Path, say) -> int:
-    from robot_id_estimator.report import write_validation_report
+def _validate(args: argparse.Namespace, say) -> int:
     from robot_id_estimator.results import read_identification
-    from robot_id_estimator.validation_results import write_validation
-    from robot_id_estimator.validation_run import validate
 
     result = read_identification(args.result)
     config = _config(args, result.config)
+    out = check_writable_directory(args.out)
+    from robot_id_estimator.report import write_validation_report
+    from robot_id_estimator.validation_results import write_validation
+    from robot_id_estimator.validation_run import validate
+
     if (out / "identification.json").exists():
         raise ValueError(f"--out {out} holds an identification; write the validation to a directory of its own")
     recordings = _load(args, result.setup, say)
@@ -259,8 +262,8 @@ def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     progress = _progress(time.perf_counter())
     try:
-        out = _check_inputs(args)
-        return (_identify if args.command == "identify" else _validate)(args, out, progress)
+        _check_inputs(args)
+        return (_identify if args.command == "identify" else _validate)(args, progress)
     except KeyboardInterrupt:
         print("error: interrupted; files written so far are complete, the rest were not written", file=sys.stderr)
         return 130

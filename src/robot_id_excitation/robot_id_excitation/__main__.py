@@ -165,8 +165,8 @@ def _write_design(result: DesignResult, config: RobotConfig, limits: DesignLimit
 def _design(args: argparse.Namespace) -> int:
     options = _design_options(args)
     _check_limit_options(args)
-    out = check_writable_directory(args.out)
     config = _robot_config(args)
+    out = check_writable_directory(args.out)  # after the input checks: a refused run leaves no directory
     robot = config.load_model(_terms(args.friction))
     limits = _limits(config, args)
     try:
@@ -238,7 +238,6 @@ def _sweep_hold(text: str | None, config: RobotConfig, limits: DesignLimits) -> 
 
 def _sweep(args: argparse.Namespace) -> int:
     _check_limit_options(args)
-    out = check_writable_directory(args.out)
     config = load_robot_config(args.robot)
     robot = config.load_model(())
     limits = _limits(config, args)
@@ -248,6 +247,7 @@ def _sweep(args: argparse.Namespace) -> int:
         _sweep_velocities(args.velocities), travel_rad=args.travel, pass_time_s=args.pass_time,
         blend_acceleration_rad_s2=args.blend_acceleration, simultaneous=args.simultaneous,
     )
+    out = check_writable_directory(args.out)
     report = check_trajectory(robot, limits, sweep)
     order = "together" if sweep.simultaneous else "one at a time"
     print(f"friction sweep of {list(sweep.joints)} ({order}): {len(sweep.velocities_rad_s)} speeds "
