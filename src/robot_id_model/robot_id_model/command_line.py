@@ -21,7 +21,8 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
     def _get_help_string(self, action: argparse.Action) -> str:
         text = action.help or ""
         no_value = action.default is None or action.default is False or action.default is argparse.SUPPRESS
-        if action.required or not action.option_strings or "default" in text or no_value or action.default == []:
+        empty = isinstance(action.default, (str, list, tuple)) and len(action.default) == 0
+        if action.required or not action.option_strings or "default" in text or no_value or empty:
             return text
         return f"{text} (default: %(default)s)"
 

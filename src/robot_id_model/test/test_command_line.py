@@ -22,11 +22,13 @@ def test_help_ends_each_option_with_its_default_unless_it_says_it():
     parser.add_argument("--time-limit", type=float, default=None, help="wall time [s] (default: no limit)")
     parser.add_argument("--plot", default=None, help="PNG path")
     parser.add_argument("--quick", action="store_true", help="fewer iterations")
+    parser.add_argument("--bag", default="", help="bag to replay (required with --mode replay)")
     text = " ".join(parser.format_help().split())
     assert "harmonics per joint (default: 5)" in text
     assert "random seed (default: 0)" in text  # 0 is a default, not "no value"
     assert "(default: no limit)" in text and "(default: None)" not in text
     assert "PNG path" in text and "fewer iterations" in text and "(default: False)" not in text
+    assert "bag to replay (required with --mode replay)" in text and "(default: )" not in text
 
 
 def test_an_output_directory_below_a_file_is_refused_with_the_option(tmp_path):
