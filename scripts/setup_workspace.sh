@@ -25,9 +25,8 @@ if [ ! -f "$VENV/.robot_id_stamp" ] || [ "$(cat "$VENV/.robot_id_stamp")" != "$s
   rm -rf "$VENV"
   "$PYTHON" -m venv "${VENV_FLAGS[@]}" "$VENV"
   "$VENV/bin/python" -m pip install --quiet --upgrade pip==26.3 >"$LOG" 2>&1
-  for r in "${REQS[@]}"; do
-    echo "[setup] pip install -r $r"
-    "$VENV/bin/python" -m pip install --quiet -r "$r" >>"$LOG" 2>&1 || { tail -20 "$LOG"; exit 1; }
+  for r in "${REQS[@]}"; do  # names the file and its packages, then what pip installs; the log tail on failure
+    "$VENV/bin/python" scripts/pip_install.py "$r" "$LOG" || exit 1
   done
   if [ -z "${ROS_DISTRO:-}" ]; then
     "$VENV/bin/python" scripts/fix_wheel_cmake_paths.py "$VENV"

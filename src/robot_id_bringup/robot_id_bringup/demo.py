@@ -1,7 +1,7 @@
 """The demo: identify a simulated iiwa14 end to end through the real node graph, then check the result against the
 simulator's truth on a motion it was not identified on.
 
-    python -m robot_id_bringup.demo [--robot iiwa14] [--periods 5] [--output-dir results/demo_<time>]
+    python -m robot_id_bringup.demo [--robot iiwa14] [--periods 5] [--out results/demo_<time>]
 
 Two runs of the graph (graph.py, started by the runner), each with the simulated robot of the same seeded true
 dynamics, the excitation node and the recorder (lockstep: the simulation runs as fast as the recorder keeps up):
@@ -25,6 +25,7 @@ import numpy as np
 from robot_id_bringup.graph import DEFAULT_PERIODS, Run
 from robot_id_bringup.runner import RunnerError, run_graph
 from robot_id_bringup.truth_check import check_against_truth
+from robot_id_model.command_line import HelpFormatter, check_writable_directory
 
 LABELS = {"urdf": "nominal URDF", "base": "base", "essential": "essential", "physical": "physical"}
 
@@ -53,19 +54,25 @@ def summary(run: Run, wall_s: float) -> tuple[str, dict]:
     return "\n".join(lines), figures
 
 
+def parser() -> argparse.ArgumentParser:
+    """The demo's parser."""
+    p = argparse.ArgumentParser(prog="python -m robot_id_bringup.demo", description=__doc__.splitlines()[0],
+                                formatter_class=HelpFormatter)
+    p.add_argument("--robot", default="iiwa14", help="robot config with a shipped excitation and sweep")
+    p.add_argument("--periods", type=int, default=DEFAULT_PERIODS, help="excitation periods")
+    p.add_argument("--out", default="", metavar="DIR", help="results directory (default: results/demo_<time>)")
+    p.add_argument("--no-friction-sweep", action="store_true",
+                   help="skip the sweep: linear (viscous + Coulomb) friction only")
+    return p
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m robot_id_bringup.demo", description=__doc__.splitlines()[0],
-                                     formatter_class=argparse.ArgumentDefaultsHelpFormatter)
-    parser.add_argument("--robot", default="iiwa14", help="robot config with a shipped excitation and sweep")
-    parser.add_argument("--periods", type=int, default=DEFAULT_PERIODS, help="excitation periods")
-    parser.add_argument("--output-dir", default="", help="results directory (default: results/demo_<time>)")
-    parser.add_argument("--no-friction-sweep", action="store_true",
-                        help="skip the sweep: linear (viscous + Coulomb) friction only")
-    args = parser.parse_args(argv)
-    output_dir = pathlib.Path(args.output_dir or time.strftime("results/demo_%Y%m%d_%H%M%S"))
+    args = parser().parse_args(argv)
+    output_dir = pathlib.Path(args.out or time.strftime("results/demo_%Y%m%d_%H%M%S"))
     sweep = Run(args.robot, "sim", str(output_dir / "friction_sweep"), trajectory=f"{args.robot}_friction_sweep")
     started = time.monotonic()
     try:
+        check_writable_directory(output_dir)
         if not args.no_friction_sweep:
             code = run_graph(sweep)
             if code != 0:
@@ -73,7 +80,7 @@ def main(argv: list[str] | None = None) -> int:
         run = Run(args.robot, "sim", str(output_dir), args.periods,
                   friction_sweeps=() if args.no_friction_sweep else (sweep.bag_path,))
         code = run_graph(run)
-    except RunnerError as err:
+    except (RunnerError, OSError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     if code != 0:

@@ -25,6 +25,7 @@ from robot_id_estimator.synthetic import DEMO_FRICTION, heavier_links_with_tool,
 from robot_id_excitation.__main__ import main as excitation_cli
 from robot_id_excitation.trajectory_file import load_trajectory
 from robot_id_model import load_robot_config
+from robot_id_model.command_line import HelpFormatter, check_writable_directory
 
 RATE_HZ = 500.0
 PERIODS = 5
@@ -87,12 +88,22 @@ def run(robot_name: str, out: pathlib.Path) -> int:
     return 0
 
 
+def parser() -> argparse.ArgumentParser:
+    """The offline demo's parser."""
+    p = argparse.ArgumentParser(prog="python -m robot_id_bringup.offline_demo", description=__doc__,
+                                formatter_class=HelpFormatter)
+    p.add_argument("--robot", default="iiwa14", help="robot config name with a shipped excitation")
+    p.add_argument("--out", default="demo_output", type=pathlib.Path, metavar="DIR", help="output directory")
+    return p
+
+
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m robot_id_bringup.offline_demo", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--robot", default="iiwa14", help="robot config name with a shipped excitation")
-    parser.add_argument("--out", default="demo_output", type=pathlib.Path, help="output directory")
-    args = parser.parse_args(argv)
+    args = parser().parse_args(argv)
+    try:
+        check_writable_directory(args.out)
+    except OSError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
     return run(args.robot, args.out)
 
 

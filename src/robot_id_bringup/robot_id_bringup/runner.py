@@ -10,6 +10,7 @@ unless set).
 
 from __future__ import annotations
 
+import argparse
 import os
 import pathlib
 import signal
@@ -22,7 +23,8 @@ from collections.abc import Sequence
 
 import yaml
 
-from robot_id_bringup.graph import DEFAULT_PERIODS, SWEEP_PERIODS, NodeSpec, Run, identify_graph
+from robot_id_bringup.graph import DEFAULT_PERIODS, MODES, SWEEP_PERIODS, NodeSpec, Run, identify_graph
+from robot_id_model.command_line import HelpFormatter, check_writable_directory
 
 STOP_TIMEOUT_S = 10.0
 DOMAINS = range(1, 102)  # 0 is everyone's default; 101 domains keep every RTPS port below 33 000
@@ -213,35 +215,41 @@ def _input_problems(run: Run) -> list[str]:
     return problems
 
 
-def identify(argv: Sequence[str]) -> int:
-    """`identify` command: the options of launch/identify.launch.py as command-line options."""
-    import argparse
-
-    parser = argparse.ArgumentParser(prog="robot_id identify", description="run the identification graph")
+def identify_parser() -> argparse.ArgumentParser:
+    """The `identify` command's parser: the options of launch/identify.launch.py as command-line options."""
+    parser = argparse.ArgumentParser(prog="robot_id identify", description="run the identification graph",
+                                     formatter_class=HelpFormatter)
     parser.add_argument("--robot", default="iiwa14",
-                        help="robot config: iiwa7, iiwa14, panda, panda_hand or a path (default: iiwa14)")
-    parser.add_argument("--mode", default="sim", help="sim, hardware or replay (default: sim)")
+                        help="robot config: iiwa7, iiwa14, panda, panda_hand or a YAML path")
+    parser.add_argument("--mode", default="sim", choices=MODES, help="run against the simulator, the hardware, "
+                                                                     "or identify a recorded bag")
     parser.add_argument("--periods", type=int, default=0,
                         help=f"trajectory periods to run (default: {DEFAULT_PERIODS} of an excitation, "
                              f"{SWEEP_PERIODS} of a friction sweep)")
     parser.add_argument("--trajectory", default="",
                         help="trajectory file or shipped name, e.g. iiwa14_friction_sweep: a friction sweep only "
                              "records (default: the excitation shipped for the robot)")
-    parser.add_argument("--bag", default="", help="replay: the bag to identify")
+    parser.add_argument("--bag", default="", help="the bag to identify (required with --mode replay)")
     parser.add_argument("--friction-sweep", action="append", default=[], metavar="BAG",
-                        help="bag of a friction-sweep run: the estimator fits Stribeck friction to it (repeatable)")
-    parser.add_argument("--output-dir", default="", help="results directory (default: results/<robot>_<time>)")
-    parser.add_argument("--timeout", type=float, default=0.0,
-                        help="give up after this many seconds (default: 0, never)")
-    args = parser.parse_args(argv)
-    output_dir = args.output_dir or time.strftime(f"results/{pathlib.Path(args.robot).stem}_%Y%m%d_%H%M%S")
-    run = Run(args.robot, args.mode, output_dir, args.periods, args.trajectory, args.bag, tuple(args.friction_sweep))
+                        help="bag of a friction-sweep run: the estimator fits Stribeck friction to it (repeatable; "
+                             "default: none)")
+    parser.add_argument("--out", default="", metavar="DIR", help="results directory (default: results/<robot>_<time>)")
+    parser.add_argument("--timeout", type=float, default=0.0, help="give up after this time [s] (default: 0, never)")
+    return parser
+
+
+def identify(argv: Sequence[str]) -> int:
+    """`identify` command: check the request and the inputs, then run the graph."""
+    args = identify_parser().parse_args(argv)
+    out = args.out or time.strftime(f"results/{pathlib.Path(args.robot).stem}_%Y%m%d_%H%M%S")
+    run = Run(args.robot, args.mode, out, args.periods, args.trajectory, args.bag, tuple(args.friction_sweep))
     problems = run.problems() + _input_problems(run)
     if problems:
         print(f"error: {'; '.join(problems)}", file=sys.stderr)
         return 2
     try:
+        check_writable_directory(out)
         return run_graph(run, args.timeout)
-    except RunnerError as err:
+    except (RunnerError, OSError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

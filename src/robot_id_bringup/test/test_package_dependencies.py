@@ -30,6 +30,7 @@ ROSDEP_KEYS = {  # Python module -> rosdep key (ros/rosdistro rosdep/python.yaml
     "pytest": "python3-pytest",
     "rosbags": "python3-rosbags-pip",
     "scipy": "python3-scipy",
+    "tqdm": "python3-tqdm",
     "yaml": "python3-yaml",
 }
 NOT_IMPORTED = {  # declared although no code imports them

@@ -45,14 +45,14 @@ def test_a_sweep_then_one_period_through_the_graph_identify_the_truth(tmp_path):
     periods ≤ 2.0 %) and a tenth of the nominal URDF's at most (measured: a fiftieth at most)."""
     domain_id = 101 + os.getpid() % 50
     sweep = Run("iiwa14", "sim", str(tmp_path / "sweep"), trajectory="iiwa14_friction_sweep")
-    result = subprocess.run([*RUNNER, "--trajectory", sweep.trajectory, "--output-dir", sweep.output_dir,
+    result = subprocess.run([*RUNNER, "--trajectory", sweep.trajectory, "--out", sweep.output_dir,
                              "--timeout", "240"], env=_environment(domain_id), capture_output=True, text=True,
                             timeout=300)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
     assert f"robot_id: friction sweep recorded in {sweep.bag_path}" in result.stdout
     assert "estimator" not in result.stdout.splitlines()[0]  # a sweep run only records
     out = tmp_path / "run"
-    result = subprocess.run([*RUNNER, "--periods", "1", "--friction-sweep", sweep.bag_path, "--output-dir", str(out),
+    result = subprocess.run([*RUNNER, "--periods", "1", "--friction-sweep", sweep.bag_path, "--out", str(out),
                              "--timeout", "240"], env=_environment(domain_id), capture_output=True, text=True,
                             timeout=300)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
@@ -71,7 +71,7 @@ def test_a_sweep_then_one_period_through_the_graph_identify_the_truth(tmp_path):
 
 def test_ctrl_c_ends_every_process_the_runner_started(tmp_path):
     domain_id = 151 + os.getpid() % 50
-    runner = subprocess.Popen([*RUNNER, "--output-dir", str(tmp_path / "run")], env=_environment(domain_id),
+    runner = subprocess.Popen([*RUNNER, "--out", str(tmp_path / "run")], env=_environment(domain_id),
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     try:
         deadline = time.monotonic() + 60.0
@@ -169,7 +169,7 @@ def test_a_replay_the_estimator_refuses_ends_at_once_with_its_reason(tmp_path):
         writer.write("/joint_states", k * 2_000_000, bytes(serialize_message(msg)))
     writer.close()
     started = time.monotonic()
-    result = subprocess.run([*RUNNER[:-2], "--mode", "replay", "--bag", str(tmp_path / "bag"), "--output-dir",
+    result = subprocess.run([*RUNNER[:-2], "--mode", "replay", "--bag", str(tmp_path / "bag"), "--out",
                              str(tmp_path / "out"), "--timeout", "120"], capture_output=True, text=True, timeout=180,
                             env=_environment(205 + os.getpid() % 25))
     assert result.returncode == 1

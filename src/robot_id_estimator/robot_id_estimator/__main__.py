@@ -4,6 +4,8 @@
     python -m robot_id_estimator identify --robot iiwa14 --data run.csv --period 20 --out DIR
     python -m robot_id_estimator validate --result DIR/identification.json --data FILE --out DIR2
 """
+# The input files and --out are checked before the estimation modules (scipy, pinocchio, cvxpy, matplotlib) are
+# imported: --help and a mistyped path answer at once.
 
 from __future__ import annotations
 
@@ -12,24 +14,21 @@ import dataclasses
 import pathlib
 import sys
 import time
+from typing import TYPE_CHECKING
 
 import numpy as np
 
 from robot_id_estimator.csv_columns import parse_column_map
-from robot_id_estimator.determination import HELD
-from robot_id_estimator.output_files import check_writable
 from robot_id_estimator.physical_problem import RetrievalError
-from robot_id_estimator.pipeline import identify
 from robot_id_estimator.recording import load_recording
-from robot_id_estimator.report import write_identification_report, write_validation_report
-from robot_id_estimator.results import RobotSetup, read_identification, write_identification
 from robot_id_estimator.set_checks import RULE
 from robot_id_estimator.settings import METHODS, EstimatorConfig, load_estimator_config, replace_config
-from robot_id_estimator.urdf_export import remove_stale_model, write_identified_model
-from robot_id_estimator.validation_results import write_validation
-from robot_id_estimator.validation_run import validate
+from robot_id_model.command_line import HelpFormatter, check_writable_directory, missing_files, say
 from robot_id_model.robot_config import load_robot_config
-from robot_id_model.robot_model import load_robot_model
+from robot_id_model.robot_model import DEFAULT_FRICTION, load_robot_model
+
+if TYPE_CHECKING:
+    from robot_id_estimator.results import RobotSetup
 
 EXIT_CHECK_FAILED = 3
 EPILOG = ("exit codes: 0 done; 2 bad input or a failure (one line on stderr); 3 results written but a parameter "
@@ -38,10 +37,10 @@ DEFAULT_GRAVITY = "0,0,-9.81"
 
 
 def _progress(start: float):
-    def say(text: str) -> None:
-        print(f"[{time.perf_counter() - start:6.1f} s] {text}", file=sys.stderr, flush=True)
+    def timed(text: str) -> None:
+        say(f"[{time.perf_counter() - start:6.1f} s] {text}")
 
-    return say
+    return timed
 
 
 def _names(values: list[str] | None) -> list[str] | None:
@@ -51,7 +50,19 @@ def _names(values: list[str] | None) -> list[str] | None:
     return [name for value in values for name in value.split(",") if name]
 
 
+def _check_inputs(args: argparse.Namespace) -> None:
+    """Every input file exists, before anything is loaded."""
+    paths = [("--data", path) for path in args.data] + [("--friction-sweep", path) for path in
+                                                        getattr(args, "friction_sweep", None) or []]
+    paths += [(option, getattr(args, option[2:], None)) for option in ("--urdf", "--result", "--config")]
+    missing = missing_files(paths)
+    if missing:
+        raise FileNotFoundError("; ".join(missing))
+
+
 def _setup(args: argparse.Namespace) -> RobotSetup:
+    from robot_id_estimator.results import RobotSetup
+
     if args.robot:
         given = [option for option, value in (("--joints", args.joints), ("--gravity", args.gravity),
                                                ("--torque-filter-time-constant", args.torque_filter_time_constant))
@@ -110,7 +121,14 @@ def _warn(warnings: tuple[str, ...]) -> None:
 def _identify(args: argparse.Namespace, say) -> int:
     setup = _setup(args)
     config = _config(args)
-    out = check_writable(args.out)
+    out = check_writable_directory(args.out)
+    # the estimation's modules (scipy, pinocchio, cvxpy, matplotlib) once the inputs and --out are checked
+    from robot_id_estimator.determination import HELD
+    from robot_id_estimator.pipeline import identify
+    from robot_id_estimator.report import write_identification_report
+    from robot_id_estimator.results import write_identification
+    from robot_id_estimator.urdf_export import remove_stale_model, write_identified_model
+
     recordings = _load(args, setup, say)
     sweeps = []
     for path in args.friction_sweep or []:
@@ -150,9 +168,15 @@ def _identify(args: argparse.Namespace, say) -> int:
 
 
 def _validate(args: argparse.Namespace, say) -> int:
+    from robot_id_estimator.results import read_identification
+
     result = read_identification(args.result)
     config = _config(args, result.config)
-    out = check_writable(args.out)
+    out = check_writable_directory(args.out)
+    from robot_id_estimator.report import write_validation_report
+    from robot_id_estimator.validation_results import write_validation
+    from robot_id_estimator.validation_run import validate
+
     if (out / "identification.json").exists():
         raise ValueError(f"--out {out} holds an identification; write the validation to a directory of its own")
     recordings = _load(args, result.setup, say)
@@ -176,15 +200,17 @@ def _data_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--data", action="extend", nargs="+", required=True, metavar="FILE",
                    help="CSV file or rosbag2 bag; repeat for several")
     p.add_argument("--period", type=float, metavar="SECONDS",
-                   help="the data are periodic with this period (checked: periods that disagree are not averaged)")
+                   help="period of periodic data [s] (checked: periods that disagree are not averaged; default: "
+                        "a bag's trajectory description, else detected from the data)")
     p.add_argument("--non-periodic", action="store_true",
                    help="process the data as non-periodic even when a period is known or detected")
-    p.add_argument("--start", type=float, metavar="SECONDS", help="use the data from this many seconds after "
-                                                                  "the first sample")
-    p.add_argument("--end", type=float, metavar="SECONDS", help="use the data up to this many seconds after the "
-                                                                "first sample")
+    p.add_argument("--start", type=float, metavar="SECONDS",
+                   help="use the data from this time after the first sample [s] (default: from the first sample)")
+    p.add_argument("--end", type=float, metavar="SECONDS",
+                   help="use the data up to this time after the first sample [s] (default: to the last sample)")
     p.add_argument("--columns", metavar="MAP", help="CSV columns by their names in the file, e.g. "
-                   "'t=t_s,q=q{i}_rad,dq=dq{i}_rad_s,tau=tau{i}_Nm' ({i}: joint number from 1, {joint}: joint name)")
+                   "'t=t_s,q=q{i}_rad,dq=dq{i}_rad_s,tau=tau{i}_Nm' ({i}: joint number from 1, {joint}: joint name; "
+                   "default: t, q_<joint>, dq_<joint>, tau_<joint>)")
     p.add_argument("--allow-unmodelled-motion", action="store_true",
                    help="go on when joints that are not in the model move in the data")
     p.add_argument("--allow-outside-limits", action="store_true",
@@ -195,29 +221,35 @@ def _data_options(p: argparse.ArgumentParser) -> None:
 
 def parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="python -m robot_id_estimator", description=__doc__, epilog=EPILOG,
-                                formatter_class=argparse.RawDescriptionHelpFormatter)
+                                formatter_class=HelpFormatter)
     sub = p.add_subparsers(dest="command", required=True)
 
-    ident = sub.add_parser("identify", help="estimate base and essential parameters and friction")
+    ident = sub.add_parser("identify", help="estimate base and essential parameters and friction",
+                           formatter_class=HelpFormatter)
     source = ident.add_mutually_exclusive_group(required=True)
     source.add_argument("--urdf", help="URDF of the arm")
     source.add_argument("--robot", help="robot config: a name such as iiwa14 or a YAML path (URDF, joints, "
                                         "gravity and torque filter)")
-    ident.add_argument("--joints", nargs="+", help="arm joints base to tip, with --urdf (default: all movable)")
+    ident.add_argument("--joints", nargs="+", help="arm joints base to tip, space- or comma-separated, with --urdf "
+                                                   "(default: every movable joint)")
     ident.add_argument("--gravity", help=f"gravity in the base frame [m/s²], comma-separated, with --urdf "
-                                         f"(default {DEFAULT_GRAVITY})")
+                                         f"(default: {DEFAULT_GRAVITY})")
     ident.add_argument("--torque-filter-time-constant", type=float, metavar="SECONDS",
-                       help="first-order filter the robot applied to the torques, with --urdf (default 0: none; "
-                            "LBR: 0.016)")
+                       help="time constant of the first-order filter the robot applied to the torques [s], with "
+                            "--urdf (default: 0, none; LBR: 0.016)")
     _data_options(ident)
     ident.add_argument("--out", required=True, metavar="DIR", help="output directory")
-    ident.add_argument("--config", metavar="YAML", help="estimator config (see config/estimator.yaml)")
+    ident.add_argument("--config", metavar="YAML", help="estimator config (see config/estimator.yaml; "
+                                                        "default: the defaults it shows)")
     ident.add_argument("--friction-sweep", action="extend", nargs="+", metavar="FILE",
-                       help="recordings of forward/backward joint sweeps for the Stribeck friction model")
-    ident.add_argument("--method", choices=METHODS, help="override the config's estimator (default wls)")
-    ident.add_argument("--friction", help="override the config's friction terms (default FV,FC,FO)")
+                       help="recordings of forward/backward joint sweeps for the Stribeck friction model "
+                            "(default: none, linear friction)")
+    ident.add_argument("--method", choices=METHODS, help="override the config's estimator (default: wls)")
+    ident.add_argument("--friction", help="override the config's friction terms, comma-separated "
+                                          f"(default: {','.join(DEFAULT_FRICTION)})")
 
-    val = sub.add_parser("validate", help="predict torques of other recordings with an identification")
+    val = sub.add_parser("validate", help="predict torques of other recordings with an identification",
+                         formatter_class=HelpFormatter)
     val.add_argument("--result", required=True, metavar="JSON", help="identification.json of `identify`")
     _data_options(val)
     val.add_argument("--out", required=True, metavar="DIR", help="output directory (not the identification's)")
@@ -228,9 +260,10 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     """Run the command line; the exit codes are EPILOG's."""
     args = parser().parse_args(argv)
-    say = _progress(time.perf_counter())
+    progress = _progress(time.perf_counter())
     try:
-        return _identify(args, say) if args.command == "identify" else _validate(args, say)
+        _check_inputs(args)
+        return (_identify if args.command == "identify" else _validate)(args, progress)
     except KeyboardInterrupt:
         print("error: interrupted; files written so far are complete, the rest were not written", file=sys.stderr)
         return 130

@@ -12,7 +12,6 @@ import math
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.interpolate
 
 from robot_id_estimator.recording import MIN_SAMPLES, DataError, Recording
 
@@ -84,6 +83,8 @@ def clean(rec: Recording, max_gap_s: float = 0.05) -> Recording:
 def resample(t_s: np.ndarray, x: np.ndarray, grid_s: np.ndarray, smooth: bool) -> np.ndarray:
     """x(t_s) at the times `grid_s`: a not-a-knot cubic spline when `smooth`, else linear (noisy torques)."""
     if smooth and len(t_s) >= 4:
+        import scipy.interpolate  # here, not at the top: the command lines start without scipy
+
         return scipy.interpolate.make_interp_spline(t_s, x, k=3, axis=0)(grid_s)
     return np.stack([np.interp(grid_s, t_s, column) for column in np.moveaxis(x, -1, 0)], axis=-1)
 

@@ -29,14 +29,3 @@ def write_text(path: str | pathlib.Path, text: str) -> pathlib.Path:
         temporary.write_text(text)
     return pathlib.Path(path)
 
-
-def check_writable(directory: str | pathlib.Path) -> pathlib.Path:
-    """Create `directory` if needed and prove it writable, before any computation; OSError with the reason."""
-    directory = pathlib.Path(directory)
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-        write_text(directory / ".write_test", "")
-        (directory / ".write_test").unlink()
-    except OSError as err:
-        raise OSError(f"output directory {directory} is not writable: {err.strerror or err}") from None
-    return directory

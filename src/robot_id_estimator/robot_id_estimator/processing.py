@@ -21,7 +21,6 @@ import math
 from dataclasses import dataclass, replace
 
 import numpy as np
-import scipy.signal
 
 from robot_id_estimator.cleaning import resample
 from robot_id_estimator.period_check import check_periods, detect_period, wrap_jump
@@ -143,6 +142,8 @@ def _butterworth(fs_hz: float, cutoff_hz: float, order: int) -> np.ndarray:
     if not 0.0 < cutoff_hz < 0.5 * fs_hz:
         raise ValueError(f"cutoff {cutoff_hz:g} Hz must lie between 0 and the Nyquist frequency {0.5 * fs_hz:g} Hz "
                          f"of {fs_hz:g} Hz data")
+    import scipy.signal  # here, not at the top: the command lines start without scipy
+
     return scipy.signal.butter(order, cutoff_hz, fs=fs_hz, output="sos")
 
 
@@ -155,6 +156,8 @@ def min_filter_samples(order: int) -> int:
 def zero_phase_lowpass(x: np.ndarray, fs_hz: float, cutoff_hz: float, order: int = 4) -> np.ndarray:
     """Butterworth low-pass run forwards and backwards along axis 0 (no lag; gain |H|²; Xu et al. 2020, Hayat et
     al. 2015)."""
+    import scipy.signal  # here, not at the top: the command lines start without scipy
+
     x = np.asarray(x, dtype=float)
     if len(x) < min_filter_samples(order):
         raise ValueError(f"{len(x)} samples are too few for a zero-phase order-{order} Butterworth filter "
@@ -165,6 +168,8 @@ def zero_phase_lowpass(x: np.ndarray, fs_hz: float, cutoff_hz: float, order: int
 def zero_phase_lowpass_periodic(x: np.ndarray, fs_hz: float, cutoff_hz: float, order: int = 4) -> np.ndarray:
     """zero_phase_lowpass of one period of a periodic signal, without edge effects: the steady state of the
     forward-backward filter, applied as the gain |H(f)|² on the signal's DFT bins."""
+    import scipy.signal  # here, not at the top: the command lines start without scipy
+
     x = np.asarray(x, dtype=float)
     freqs = np.fft.rfftfreq(len(x), 1.0 / fs_hz)
     _, response = scipy.signal.freqz_sos(_butterworth(fs_hz, cutoff_hz, order), worN=freqs, fs=fs_hz)
@@ -178,6 +183,8 @@ def first_order_lowpass(x: np.ndarray, dt_s: float, time_constant_s: float) -> n
 
     Applied to regressor columns (K, n, p) it makes the model side match torques the robot filtered before
     publishing. A time constant of 0 returns x unchanged."""
+    import scipy.signal  # here, not at the top: the command lines start without scipy
+
     x = np.asarray(x, dtype=float)
     if time_constant_s == 0.0:
         return x.copy()

@@ -25,6 +25,7 @@ import scipy.signal
 from robot_id_estimator.model_side import torque_side
 from robot_id_estimator.processing import ProcessedData, ProcessingConfig
 from robot_id_estimator.reduction import JointBlocks, merge, reduce_joints
+from robot_id_model.command_line import progress_bar
 from robot_id_model.regressor import regressor
 from robot_id_model.robot_model import RobotModel
 
@@ -116,11 +117,12 @@ def stream_recording(
     jobs = [(robot, independent, _window(data, w0, w1), c0 - w0, c1 - w0, tau_nm[c0:c1], nominal,
              np.arange(-c0 % stride, c1 - c0, stride), processing, time_constant_s, min_speed_rad_s)
             for w0, c0, c1, w1 in windows]
+    bar = {"total": len(jobs), "description": "regressor chunks", "unit": "chunk"}
     if len(jobs) > 1 and (os.cpu_count() or 1) > 1:
         with ProcessPoolExecutor(max_workers=min(CHUNK_WORKERS, os.cpu_count() or 1)) as pool:
-            results = list(pool.map(_chunk, jobs))
+            results = list(progress_bar(pool.map(_chunk, jobs), **bar))
     else:
-        results = [_chunk(job) for job in jobs]
+        results = [_chunk(job) for job in progress_bar(jobs, **bar)]
     return StreamedRecording(
         blocks=merge([r[0] for r in results]),
         nominal_nm=np.concatenate([r[1] for r in results]),

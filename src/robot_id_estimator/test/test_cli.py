@@ -142,10 +142,10 @@ def test_a_long_run_of_nans_is_refused_with_column_and_samples(files, tmp_path, 
     ("argv", "expected"),
     [
         (["identify", "--robot", "IIWA14", "--data", "missing.csv", "--out", "o"], "no such file"),
-        (["identify", "--robot", "nowhere/robot.yaml", "--data", "x.csv", "--out", "o"], "robot config not found"),
-        (["identify", "--robot", "IIWA14", "--joints", "A1", "--data", "x.csv", "--out", "o"], "--joints goes with"),
+        (["identify", "--robot", "nowhere/robot.yaml", "--data", "VAL", "--out", "o"], "robot config not found"),
+        (["identify", "--robot", "IIWA14", "--joints", "A1", "--data", "VAL", "--out", "o"], "--joints goes with"),
         (["identify", "--robot", "IIWA14", "--data", "VAL", "--out", "o", "--config", "CONFIG"], "unknown keys"),
-        (["validate", "--result", "missing.json", "--data", "VAL", "--out", "o"], "identification result not found"),
+        (["validate", "--result", "missing.json", "--data", "VAL", "--out", "o"], "missing.json: no such file"),
     ],
 )
 def test_bad_input_exits_2_with_one_line(files, tmp_path, capsys, argv, expected):

@@ -1,6 +1,8 @@
 """Long logs: the regression built and reduced in chunks equals the whole-log regression (filtered regressor,
 least squares, RSD, residual, physical retrieval) on a simulated non-periodic log cut into many chunks."""
 
+import sys
+
 import numpy as np
 import pytest
 from estimator_synthetic import iiwa14_setup, simulated_recording
@@ -116,3 +118,13 @@ def test_physical_retrieval_on_the_reduced_problem_equals_the_whole_log_one(log)
     fast = retrieve_lmi(robot, w_reduced, system.z, base.beta_from_pi, bounds, outside_sq_nm2=system.outside_sq)
     assert fast.residual_norm_nm == pytest.approx(full.residual_norm_nm, rel=1e-6)
     np.testing.assert_allclose(base.values(fast.pi), base.values(full.pi), rtol=1e-3, atol=1e-4)  # solver tolerance
+
+
+def test_the_chunks_show_a_progress_bar_on_a_terminal(log, small_chunks, monkeypatch, capsys):
+    _setup, robot, base, _, data, _ = log
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    regression_stream.stream_recording(robot, base.independent, data, data.tau_nm, np.zeros(base.n_base),
+                                       PROCESSING, 0.0)
+    chunks = len(regression_stream.chunk_windows(len(data.t_s), CHUNK, 0, 0))
+    err = capsys.readouterr().err
+    assert chunks > 10 and "regressor chunks:   0%" in err and f"0/{chunks} [" in err

@@ -28,10 +28,11 @@ from robot_id_excitation.criteria import CRITERIA
 from robot_id_excitation.design import DesignError, DesignInterrupted, DesignResult, design_excitation
 from robot_id_excitation.design_problem import DesignOptions
 from robot_id_excitation.fourier import KINDS, FourierTrajectory
-from robot_id_excitation.plot import plot_trajectory
+from robot_id_excitation.plot import plot_trajectory  # light: matplotlib is imported when a figure is drawn
 from robot_id_excitation.sweeps import FrictionSweep
 from robot_id_excitation.trajectory_file import load_trajectory, recorded_friction, save_trajectory
 from robot_id_excitation.urdf_config import urdf_robot_config
+from robot_id_model.command_line import HelpFormatter, check_writable_directory, check_writable_file
 from robot_id_model.robot_config import RobotConfig, load_robot_config
 from robot_id_model.robot_model import DEFAULT_FRICTION, ModelError, RobotModel
 
@@ -67,23 +68,27 @@ def _add_robot_options(parser: argparse.ArgumentParser, required: bool, robot_he
     source = parser.add_mutually_exclusive_group(required=required)
     source.add_argument("--robot", help=robot_help)
     source.add_argument("--urdf", help="URDF of a serial arm; position, velocity and torque limits from its <limit> "
-                                       "tags (needs --acceleration-limit, --flange-speed, --floor-z)")
+                                       "tags (needs --acceleration-limit, --flange-speed, --floor-z)"
+                                       + ("" if required else "; default: the trajectory's robot config"))
     group = parser.add_argument_group("with --urdf")
     group.add_argument("--joints", nargs="+", help="arm joints base to tip, space- or comma-separated "
                                                    "(default: every movable joint, for check the trajectory's)")
-    group.add_argument("--acceleration-limit", help="rad/s², one value or comma-separated per joint")
+    group.add_argument("--acceleration-limit", help="acceleration limit [rad/s²], one value or comma-separated per "
+                                                    "joint (required with --urdf)")
     group.add_argument("--flange-frame", help="frame whose speed is limited (default: the last joint's link)")
 
 
 def _add_limit_options(parser: argparse.ArgumentParser, margin_default: float) -> None:
     group = parser.add_argument_group("limits (from the robot config, then tightened)")
-    group.add_argument("--position-margin", type=float, default=margin_default, help="rad inside each position limit")
+    group.add_argument("--position-margin", type=float, default=margin_default,
+                       help="margin inside each position limit [rad]")
     group.add_argument("--velocity-scale", type=float, default=1.0, help="fraction of the velocity limits")
     group.add_argument("--acceleration-scale", type=float, default=1.0, help="fraction of the acceleration limits")
     group.add_argument("--torque-scale", type=float, default=1.0, help="fraction of the torque limits")
-    group.add_argument("--flange-speed", type=float, default=None, help="m/s (default: the config's)")
-    group.add_argument("--floor-z", type=float, default=None, help="m, lowest height of link origins and flange "
-                                                                   "(default: the config's)")
+    group.add_argument("--flange-speed", type=float, default=None,
+                       help="speed limit of the flange [m/s] (default: the config's; required with --urdf)")
+    group.add_argument("--floor-z", type=float, default=None, help="lowest height of link origins and flange [m] "
+                                                                   "(default: the config's; required with --urdf)")
 
 
 def _check_limit_options(args: argparse.Namespace) -> None:
@@ -162,9 +167,9 @@ def _design(args: argparse.Namespace) -> int:
     options = _design_options(args)
     _check_limit_options(args)
     config = _robot_config(args)
+    out = check_writable_directory(args.out)  # after the input checks: a refused run leaves no directory
     robot = config.load_model(_terms(args.friction))
     limits = _limits(config, args)
-    out = pathlib.Path(args.out)
     try:
         result = design_excitation(robot, limits, options, config.robot)
     except DesignError as err:
@@ -190,6 +195,7 @@ def _check(args: argparse.Namespace) -> int:
     if args.samples is not None and args.samples < 1:
         raise ValueError(f"--samples must be >= 1, got {args.samples}")
     trajectory = load_trajectory(args.trajectory)
+    png = check_writable_file(args.plot or pathlib.Path(args.trajectory).with_suffix(".png"), "--plot")
     config = _robot_config(args, trajectory.robot, tuple(trajectory.joint_names))
     friction = _terms(args.friction) if args.friction else recorded_friction(args.trajectory) or DEFAULT_FRICTION
     robot = config.load_model(friction)
@@ -201,7 +207,6 @@ def _check(args: argparse.Namespace) -> int:
         values = trajectory_criteria(robot, trajectory)
         print(f"cond(Yb) = {values.condition_number:.2f}, log det = {values.log_det:.2f}, Hadamard = "
               f"{values.hadamard:.2f} ({values.n_base} base parameters, friction {list(robot.friction)})")
-    png = args.plot or pathlib.Path(args.trajectory).with_suffix(".png")
     plot_trajectory(trajectory, png, limits, design_limits(config), robot=robot)
     print(f"wrote {png}")
     return 0 if report.feasible else INFEASIBLE
@@ -241,6 +246,7 @@ def _sweep(args: argparse.Namespace) -> int:
         _sweep_velocities(args.velocities), travel_rad=args.travel, pass_time_s=args.pass_time,
         blend_acceleration_rad_s2=args.blend_acceleration, simultaneous=args.simultaneous,
     )
+    out = check_writable_directory(args.out)
     report = check_trajectory(robot, limits, sweep)
     order = "together" if sweep.simultaneous else "one at a time"
     print(f"friction sweep of {list(sweep.joints)} ({order}): {len(sweep.velocities_rad_s)} speeds "
@@ -248,7 +254,6 @@ def _sweep(args: argparse.Namespace) -> int:
     print("\n".join(report.lines()))
     if not report.feasible:
         return INFEASIBLE
-    out = pathlib.Path(args.out)
     path = save_trajectory(sweep, out / "friction_sweep.yaml")
     png = plot_trajectory(sweep, out / "friction_sweep.png", limits, design_limits(config),
                           samples=int(sweep.period_s * 50), robot=robot)
@@ -256,57 +261,68 @@ def _sweep(args: argparse.Namespace) -> int:
     return 0
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m robot_id_excitation", description=__doc__,
-                                     formatter_class=argparse.RawDescriptionHelpFormatter)
-    sub = parser.add_subparsers(dest="command", required=True)
+def parser() -> argparse.ArgumentParser:
+    """The command line's parser: design, check and sweep."""
+    p = argparse.ArgumentParser(prog="python -m robot_id_excitation", description=__doc__,
+                                formatter_class=HelpFormatter)
+    sub = p.add_subparsers(dest="command", required=True)
 
-    design = sub.add_parser("design", help="design an optimal excitation trajectory")
+    design = sub.add_parser("design", help="design an optimal excitation trajectory", formatter_class=HelpFormatter)
     _add_robot_options(design, required=True, robot_help="robot config YAML or installed robot name")
-    design.add_argument("--kind", choices=KINDS, default="modified_fourier")
-    design.add_argument("--harmonics", type=int, default=5)
-    design.add_argument("--base-frequency", type=float, default=0.05, help="Hz; the period is its inverse")
-    design.add_argument("--criterion", choices=CRITERIA, default="cond")
+    design.add_argument("--kind", choices=KINDS, default="modified_fourier", help="trajectory family")
+    design.add_argument("--harmonics", type=int, default=5, help="number of harmonics L per joint")
+    design.add_argument("--base-frequency", type=float, default=0.05,
+                        help="base frequency f_f [Hz]; the period is its inverse")
+    design.add_argument("--criterion", choices=CRITERIA, default="cond", help="criterion to minimise")
     design.add_argument("--friction", default=",".join(DEFAULT_FRICTION),
-                        help="friction columns of the regressor, of FV,FC,FO,IA (default %(default)s as estimated)")
+                        help="friction columns of the regressor, of FV,FC,FO,IA (default %(default)s, as estimated)")
     design.add_argument("--samples", type=int, default=200, help="regressor samples per period")
-    design.add_argument("--starts", type=int, default=4)
-    design.add_argument("--seed", type=int, default=0)
+    design.add_argument("--starts", type=int, default=4, help="random starts of the optimiser")
+    design.add_argument("--seed", type=int, default=0, help="seed of the random starts")
     design.add_argument("--max-iterations", type=int, default=600, help="SLSQP iterations per start")
     design.add_argument("--time-limit", type=float, default=None,
-                        help="s of wall time for the whole design; at it, the best feasible design so far is written")
-    design.add_argument("--noise-std", default=None, help="per-joint torque noise std (Nm) for D-opt/Hadamard")
+                        help="wall time for the whole design [s]; at it, the best feasible design so far is written "
+                             "(default: no limit)")
+    design.add_argument("--noise-std", default=None,
+                        help="torque noise std per joint [Nm], comma-separated, weighting D-opt/Hadamard "
+                             "(default: the same on every joint)")
     design.add_argument("--out", default="excitation", help="output directory")
     _add_limit_options(design, margin_default=0.1)
 
-    check = sub.add_parser("check", help="check a trajectory file against the limits; criteria and a plot")
-    check.add_argument("trajectory")
+    check = sub.add_parser("check", help="check a trajectory file against the limits; criteria and a plot",
+                           formatter_class=HelpFormatter)
+    check.add_argument("trajectory", help="trajectory file, or the name of a shipped one such as iiwa14")
     _add_robot_options(check, required=False, robot_help="robot config (default: the trajectory's robot)")
     check.add_argument("--friction", default=None, help="friction columns of the regressor (default: those the "
                                                          "trajectory was designed for, else the estimator's)")
-    check.add_argument("--samples", type=int, default=None, help="grid size (default: 200 Hz)")
+    check.add_argument("--samples", type=int, default=None,
+                       help="samples of the check grid over one period (default: one every 5 ms)")
     check.add_argument("--plot", default=None, help="PNG path (default: next to the trajectory)")
     _add_limit_options(check, margin_default=0.0)
 
-    sweep = sub.add_parser("sweep", help="constant-velocity friction sweeps (Luo et al. 2024)")
-    sweep.add_argument("--robot", required=True)
+    sweep = sub.add_parser("sweep", help="constant-velocity friction sweeps (Luo et al. 2024)",
+                           formatter_class=HelpFormatter)
+    sweep.add_argument("--robot", required=True, help="robot config YAML or installed robot name")
     sweep.add_argument("--joints", required=True, help="comma-separated joints, or all")
     sweep.add_argument("--simultaneous", action="store_true",
                        help="sweep the joints together on one schedule (default: one at a time)")
     sweep.add_argument("--velocities", required=True,
-                       help="comma-separated speeds in rad/s, or MIN:MAX:N for N geometrically spaced speeds")
-    sweep.add_argument("--hold", default=None,
-                       help="comma-separated hold pose, or a trajectory whose start pose to hold (default: mid-range)")
-    sweep.add_argument("--travel", type=float, default=0.6, help="rad of constant-speed travel per pass")
-    sweep.add_argument("--pass-time", type=float, default=8.0, help="s, longest constant-speed pass")
-    sweep.add_argument("--blend-acceleration", type=float, default=1.0, help="rad/s² of the blends")
+                       help="joint speeds [rad/s], comma-separated, or MIN:MAX:N for N geometrically spaced speeds")
+    sweep.add_argument("--hold", default=None, help="hold pose [rad], comma-separated, or a trajectory whose start "
+                                                    "pose to hold (default: mid-range)")
+    sweep.add_argument("--travel", type=float, default=0.6, help="constant-speed travel per pass [rad]")
+    sweep.add_argument("--pass-time", type=float, default=8.0, help="longest constant-speed pass [s]")
+    sweep.add_argument("--blend-acceleration", type=float, default=1.0, help="acceleration of the blends [rad/s²]")
     sweep.add_argument("--out", default="friction_sweep", help="output directory")
     _add_limit_options(sweep, margin_default=0.1)
+    return p
 
-    args = parser.parse_args(argv)
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
     try:
         return {"design": _design, "check": _check, "sweep": _sweep}[args.command](args)
-    except (ModelError, ValueError, FileNotFoundError) as err:
+    except (ModelError, ValueError, OSError) as err:
         print(f"error: {err}", file=sys.stderr)
         return BAD_INPUT
 

@@ -16,7 +16,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import pinocchio as pin
 
 from robot_id_model.robot_config import JointLimits, RobotConfig
 from robot_id_model.robot_model import RobotModel
@@ -99,6 +98,8 @@ class ConstraintGroup:
 
 def nominal_torque_nm(robot: RobotModel, q_rad: np.ndarray, dq_rad_s: np.ndarray, ddq_rad_s2: np.ndarray) -> np.ndarray:
     """τ (K, n) of the URDF model: RNEA plus its viscous (damping) and Coulomb (friction) terms."""
+    import pinocchio as pin  # here, not at the top: the command line starts without pinocchio
+
     model, data = robot.model, robot.model.createData()
     tau = np.empty_like(np.asarray(q_rad, dtype=float))
     for k in range(len(q_rad)):
@@ -114,6 +115,8 @@ def _frame_id(robot: RobotModel, frame: str) -> int:
 
 def _kinematics(robot: RobotModel, flange: int, q: np.ndarray, dq: np.ndarray, ddq: np.ndarray, partials: bool):
     """Per sample: τ, flange velocity (world axes), heights of the link origins and the flange; with partials."""
+    import pinocchio as pin
+
     model, data = robot.model, robot.model.createData()
     k_samples, n = q.shape
     tau = np.empty((k_samples, n))

@@ -26,19 +26,18 @@ The problem itself (variables, criterion, KS-aggregated constraints, gradients) 
 
 from __future__ import annotations
 
-import sys
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import numpy as np
-import scipy.optimize
 
 from robot_id_excitation import criteria as crit
 from robot_id_excitation.constraints import CheckReport, DesignLimits, check_samples, constraint_groups
 from robot_id_excitation.design_problem import VERIFY_FACTOR, DesignOptions, DesignProblem
 from robot_id_excitation.fourier import FourierTrajectory
 from robot_id_model.base_parameters import BaseParameters, base_parameters
+from robot_id_model.command_line import progress_bar, say
 from robot_id_model.robot_model import RobotModel
 
 START_MARGIN = 0.05
@@ -85,10 +84,6 @@ class DesignInterrupted(KeyboardInterrupt):
     def __init__(self, result: DesignResult | None) -> None:
         super().__init__()
         self.result = result
-
-
-def _progress(message: str) -> None:
-    print(message, file=sys.stderr, flush=True)
 
 
 def _score(problem: DesignProblem, x: np.ndarray) -> float:
@@ -143,7 +138,7 @@ class _Search:
 
     def run(self, rng: np.random.Generator) -> None:
         problem, o, progress = self.problem, self.problem.options, self.progress
-        for s in range(o.starts):
+        for s in progress_bar(range(o.starts), description="design starts", unit="start"):
             if self.past_deadline():
                 self.stopped = "time limit"
                 progress(f"design: time limit reached after {s} start(s)")
@@ -220,6 +215,8 @@ def _minimise(
     search: _Search, x0: np.ndarray, objective: str, label: str, d_bound: float | None = None
 ) -> tuple[np.ndarray, int]:
     """SLSQP from x0; returns the last iterate and the iteration count (stops at the time limit)."""
+    import scipy.optimize  # here, not at the top: the command line starts without scipy
+
     problem = search.problem
 
     def timed(function: Callable[[np.ndarray], np.ndarray]) -> Callable[[np.ndarray], np.ndarray]:
@@ -321,7 +318,7 @@ def design_excitation(
     options: DesignOptions | None = None,
     robot_name: str = "",
     base: BaseParameters | None = None,
-    progress: Callable[[str], None] = _progress,
+    progress: Callable[[str], None] = say,
 ) -> DesignResult:
     """Design an excitation trajectory; raises DesignError (with the binding constraints) if none is feasible,
     DesignInterrupted (with the best feasible design so far) on Ctrl-C."""

@@ -1,5 +1,8 @@
 """Excitation design: feasible on a 10x finer grid, cond far below a random feasible start, clear failures."""
 
+import dataclasses
+import sys
+
 import numpy as np
 import pytest
 
@@ -97,3 +100,12 @@ def test_bad_options_are_rejected(panda, panda_config):
         design_excitation(panda, limits, DesignOptions(criterion="a_optimal"))
     with pytest.raises(ValueError, match="noise_std_nm"):
         design_excitation(panda, limits, DesignOptions(noise_std_nm=(1.0, 2.0)))
+
+
+def test_design_shows_a_progress_bar_over_its_starts_on_a_terminal(panda, panda_config, monkeypatch, capsys):
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    options = dataclasses.replace(SMALL, starts=2, max_iterations=3)
+    design_excitation(panda, design_limits(panda_config, position_margin_rad=0.1), options, "panda",
+                      progress=lambda _: None)
+    err = capsys.readouterr().err
+    assert "design starts:   0%" in err and "0/2 [" in err

@@ -1,4 +1,4 @@
-"""Command line: `python -m robot_id_model base-parameters --config iiwa14` prints the base-parameter table."""
+"""Command line: `python -m robot_id_model base-parameters --robot iiwa14` prints the base-parameter table."""
 
 from __future__ import annotations
 
@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from robot_id_model.base_parameters import base_parameters
+from robot_id_model.command_line import HelpFormatter
 from robot_id_model.parameters import nominal_parameters
 from robot_id_model.robot_config import load_robot_config
 from robot_id_model.robot_model import DEFAULT_FRICTION, ModelError, RobotModel, load_robot_model
@@ -13,9 +14,11 @@ from robot_id_model.robot_model import DEFAULT_FRICTION, ModelError, RobotModel,
 
 def _robot(args: argparse.Namespace) -> RobotModel:
     friction = tuple(t for t in args.friction.split(",") if t)
-    if args.config:
-        return load_robot_config(args.config).load_model(friction)
-    joints = args.joints.split(",") if args.joints else None
+    if args.robot:
+        if args.joints:
+            raise ModelError("--joints goes with --urdf; a robot config states them")
+        return load_robot_config(args.robot).load_model(friction)
+    joints = [name for value in args.joints for name in value.split(",") if name] if args.joints else None
     return load_robot_model(args.urdf, joints, friction=friction)
 
 
@@ -30,18 +33,24 @@ def print_base_table(robot: RobotModel) -> None:
         print(f"{i:>3}  {name:<7} {value:>12.6g}  {expr}")
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m robot_id_model", description=__doc__)
-    sub = parser.add_subparsers(dest="command", required=True)
-    table = sub.add_parser("base-parameters", help="print the base parameters of a robot")
+def parser() -> argparse.ArgumentParser:
+    """The command line's parser."""
+    p = argparse.ArgumentParser(prog="python -m robot_id_model", description=__doc__, formatter_class=HelpFormatter)
+    sub = p.add_subparsers(dest="command", required=True)
+    table = sub.add_parser("base-parameters", help="print the base parameters of a robot",
+                           formatter_class=HelpFormatter)
     source = table.add_mutually_exclusive_group(required=True)
-    source.add_argument("--config", help="robot config YAML, or a robot name such as iiwa14")
+    source.add_argument("--robot", help="robot config YAML, or the name of an installed one such as iiwa14")
     source.add_argument("--urdf", help="URDF file of the arm")
-    table.add_argument("--joints", help="comma-separated arm joints, base to tip (with --urdf)")
-    table.add_argument(
-        "--friction", default=",".join(DEFAULT_FRICTION), help="comma-separated friction terms of FV,FC,FO,IA"
-    )
-    args = parser.parse_args(argv)
+    table.add_argument("--joints", nargs="+", help="arm joints base to tip, space- or comma-separated, with --urdf "
+                                                   "(default: every movable joint)")
+    table.add_argument("--friction", default=",".join(DEFAULT_FRICTION),
+                       help="comma-separated friction terms, of FV,FC,FO,IA")
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
     try:
         print_base_table(_robot(args))
     except ModelError as err:

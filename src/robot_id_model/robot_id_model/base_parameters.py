@@ -11,7 +11,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import scipy.linalg
 
 from robot_id_model.parameters import parameter_names
 from robot_id_model.regressor import regressor, stack
@@ -62,6 +61,8 @@ def random_states(robot: RobotModel, n_samples: int, seed: int = 0) -> tuple[np.
 
 def base_parameters(robot: RobotModel, n_samples: int = 200, seed: int = 0) -> BaseParameters:
     """Base parameters of `robot`, deterministic for a given seed."""
+    import scipy.linalg  # here, not at the top: robot_id_model's imports stay light for the command lines
+
     w = stack(regressor(robot, *random_states(robot, n_samples, seed)))
     norms = np.linalg.norm(w, axis=0)
     nonzero = norms > RANK_TOL * norms.max()
@@ -87,6 +88,8 @@ def base_parameters(robot: RobotModel, n_samples: int = 200, seed: int = 0) -> B
 
 
 def _rank_pivoted(w_unit: np.ndarray) -> int:
+    import scipy.linalg
+
     r = scipy.linalg.qr(w_unit, mode="r", pivoting=True)[0]
     return int(np.sum(np.abs(np.diag(r)) > RANK_TOL))
 

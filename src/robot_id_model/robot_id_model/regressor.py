@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import numpy as np
-import pinocchio as pin
 
 from robot_id_model.parameters import PIN_INDEX, friction_columns, inertial_columns
 from robot_id_model.robot_model import RobotModel
@@ -20,6 +19,8 @@ def joint_torque_regressor(robot: RobotModel, q_rad: np.ndarray, dq_rad_s: np.nd
                            ddq_rad_s2: np.ndarray) -> np.ndarray:
     """pinocchio.computeJointTorqueRegressor of K samples, (K, n, 10n) in pinocchio's parameter order, no
     friction; the one loop over pinocchio that every regressor here is built from."""
+    import pinocchio as pin  # here, not at the top: robot_id_model's imports stay light for the command lines
+
     n = robot.n_joints
     q = _as_batch(q_rad, n, "q_rad")
     dq = _as_batch(dq_rad_s, n, "dq_rad_s")

@@ -6,9 +6,12 @@ import pathlib
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
-import pinocchio as pin
+
+if TYPE_CHECKING:  # pinocchio is imported where a model is built: command lines start without it
+    import pinocchio as pin
 
 FRICTION_TERMS = ("FV", "FC", "FO", "IA")
 """Per-joint friction/drive terms the model knows: viscous Fv·dq, Coulomb Fc·sign(dq), constant offset,
@@ -127,6 +130,8 @@ def load_robot_model(
     unknown = [t for t in friction if t not in FRICTION_TERMS]
     if unknown or len(set(friction)) != len(friction):
         raise ModelError(f"friction terms must be distinct, from {FRICTION_TERMS}; got {tuple(friction)}")
+    import pinocchio as pin
+
     try:
         full = pin.buildModelFromXML(text)
     except (RuntimeError, ValueError) as err:
@@ -165,6 +170,8 @@ def load_robot_model(
 
 def _child_link(model: pin.Model, jid: int) -> str:
     """Name of the URDF link that moves with joint `jid` (its body frame)."""
+    import pinocchio as pin
+
     for frame in model.frames:
         if frame.parentJoint == jid and frame.type == pin.FrameType.BODY:
             return frame.name

@@ -11,10 +11,14 @@ from __future__ import annotations
 import argparse
 import pathlib
 import sys
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from robot_id_recorder.bag_tools import BagError, BagIndex, bag_index, repair
+from robot_id_model.command_line import HelpFormatter, check_writable_directory
+
+if TYPE_CHECKING:
+    from robot_id_recorder.bag_tools import BagIndex
 
 
 def _quality_lines(index: BagIndex) -> list[str]:
@@ -37,18 +41,33 @@ def _quality_lines(index: BagIndex) -> list[str]:
     return lines
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="python -m robot_id_recorder", description=__doc__.splitlines()[0],
-                                     epilog="exit codes: 0 done; 2 bad input; 3 (info) some periods are flagged")
-    commands = parser.add_subparsers(dest="command", required=True)
-    info = commands.add_parser("info", help="period table and data quality of a bag")
+def parser() -> argparse.ArgumentParser:
+    """The command line's parser: info and repair."""
+    p = argparse.ArgumentParser(prog="python -m robot_id_recorder", description=__doc__.splitlines()[0],
+                                epilog="exit codes: 0 done; 2 bad input; 3 (info) some periods are flagged",
+                                formatter_class=HelpFormatter)
+    commands = p.add_subparsers(dest="command", required=True)
+    info = commands.add_parser("info", help="period table and data quality of a bag", formatter_class=HelpFormatter)
     info.add_argument("bag", type=pathlib.Path, help="bag directory")
-    fix = commands.add_parser("repair", help="make a bag readable whose recorder was killed (keeps <bag>.damaged)")
+    fix = commands.add_parser("repair", help="make a bag readable whose recorder was killed (keeps <bag>.damaged)",
+                              formatter_class=HelpFormatter)
     fix.add_argument("bag", type=pathlib.Path, help="bag directory")
-    args = parser.parse_args(argv)
+    return p
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parser().parse_args(argv)
     if not args.bag.is_dir():
         print(f"error: {args.bag}: no such bag directory", file=sys.stderr)
         return 2
+    try:
+        if args.command == "repair":  # the repaired bag is written beside the damaged one, which is renamed
+            check_writable_directory(args.bag.resolve().parent, "repair: the bag's directory")
+    except OSError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 2
+    from robot_id_recorder.bag_tools import BagError, bag_index, repair  # rosbags: imported once the input is checked
+
     try:
         if args.command == "repair":
             print(repair(args.bag))

@@ -15,6 +15,7 @@ from mcap.records import Channel, Message, Schema
 from mcap.stream_reader import StreamReader
 from rosbags.rosbag2 import Reader, ReaderError, StoragePlugin, Writer
 
+from robot_id_model.command_line import progress_bar
 from robot_id_recorder.message_types import typestore_for, typestore_from_definition
 from robot_id_recorder.period_index import PeriodEntry, PeriodMarkerStamp, index_yaml, period_entries, stored_index
 from robot_id_recorder.recording_session import INDEX_FILE, header_stamp_ns
@@ -47,7 +48,9 @@ def bag_index(bag: pathlib.Path) -> BagIndex:
             if not states:
                 raise BagError(f"{bag}: no {JOINT_STATE} topic")
             topic = max(states, key=lambda c: c.msgcount)
-            stamps = np.array([header_stamp_ns(raw) for _, _, raw in reader.messages([topic])], dtype=np.int64)
+            messages = progress_bar(reader.messages([topic]), total=topic.msgcount, description="joint states",
+                                    unit="msg")
+            stamps = np.array([header_stamp_ns(raw) for _, _, raw in messages], dtype=np.int64)
             marker_connections = [c for c in reader.connections if c.msgtype == PERIOD_MARKER]
             store = typestore_for([PERIOD_MARKER]) if marker_connections else None
             markers = []

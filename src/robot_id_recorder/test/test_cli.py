@@ -3,8 +3,12 @@ exit 2 with one line (no traceback) for what is not a bag."""
 
 from __future__ import annotations
 
+import sys
+
 import pytest
 from recorder_bags import STATES_TOPIC, run_cli, write_recording
+
+from robot_id_recorder.bag_tools import bag_index
 
 COLUMNS = ["period", "start [s]", "end [s]", "samples", "expected", "missing", "gaps", "dup", "flag"]
 
@@ -92,3 +96,13 @@ def test_a_bag_without_joint_states_exits_2_with_one_line(tmp_path):
     result = run_cli("info", str(tmp_path / "bag"))
     assert result.returncode == 2
     assert _one_error_line(result) == f"error: {tmp_path / 'bag'}: fewer than two joint states on {STATES_TOPIC}"
+
+
+def test_reading_a_bag_shows_a_progress_bar_on_a_terminal_only(tmp_path, monkeypatch, capsys):
+    write_recording(tmp_path / "bag")
+    assert len(bag_index(tmp_path / "bag").stamps_ns) == 750
+    assert capsys.readouterr().err == ""  # not a terminal: no bar characters in logs
+    monkeypatch.setattr(sys.stderr, "isatty", lambda: True)
+    bag_index(tmp_path / "bag")
+    err = capsys.readouterr().err
+    assert "joint states:   0%" in err and "0/750 [" in err

@@ -4,6 +4,7 @@ the original is kept as <bag>.damaged, and at most one flush period (plus schedu
 
 from __future__ import annotations
 
+import pathlib
 import signal
 import subprocess
 import sys
@@ -16,6 +17,7 @@ from mcap_ros2.decoder import DecoderFactory
 from recorder_bags import STATES_TOPIC, child_env, run_cli, write_recording
 from rosbags.rosbag2 import Reader, ReaderError
 
+from robot_id_recorder.__main__ import main as recorder_main
 from robot_id_recorder.bag_tools import bag_index
 from robot_id_recorder.period_index import index_yaml, parse_index
 from robot_id_recorder.recording_session import header_stamp_ns
@@ -168,3 +170,19 @@ def test_repair_of_a_missing_directory_exits_2_with_one_line(tmp_path):
     assert result.returncode == 2
     assert _one_error_line(result) == f"error: {tmp_path / 'nowhere'}: no such bag directory"
 
+
+
+def test_repair_where_the_bag_directory_is_not_writable_exits_2_before_touching_the_bag(tmp_path, monkeypatch,
+                                                                                        capsys):
+    bag = tmp_path / "bag"
+    bag.mkdir()
+    (bag / "recording_0.mcap").write_bytes(b"")  # a killed recorder's bag: storage file, no metadata.yaml
+
+    def read_only(path, data):  # root writes anywhere, so a read-only file system is simulated
+        raise PermissionError(13, "Permission denied", str(path))
+
+    monkeypatch.setattr(pathlib.Path, "write_bytes", read_only)
+    assert recorder_main(["repair", str(bag)]) == 2
+    assert capsys.readouterr().err == f"error: repair: the bag's directory {tmp_path} is not writable " \
+                                      "(Permission denied)\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bag"]  # no .damaged, no .repairing
