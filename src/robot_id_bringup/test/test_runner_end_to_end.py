@@ -104,7 +104,7 @@ def test_a_hold_ends_the_run_at_once_naming_its_reason(tmp_path):
     domain_id = 151 + (os.getpid() + 25) % 50
     log = tmp_path / "runner.log"
     with log.open("w") as out:
-        runner = subprocess.Popen([*RUNNER, "--periods", "2", "--output-dir", str(tmp_path / "run"),
+        runner = subprocess.Popen([*RUNNER, "--periods", "2", "--out", str(tmp_path / "run"),
                                    "--timeout", "120"], env=_environment(domain_id), stdout=out,
                                   stderr=subprocess.STDOUT, text=True)
     context = rclpy.Context()
