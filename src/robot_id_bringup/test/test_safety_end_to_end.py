@@ -1,9 +1,10 @@
-"""Safety end to end (docs/safety.md, guarantees 1 and 2): the excitation node commands the simulated iiwa14
-(robot_id_sim's node, use_sim_time as in the sim graph) through a relay that injects one fault into what the node
-receives: a dropout of the joint states, the clock leaping ahead, the clock going back, or a joint blocked in the
-simulated plant (a tracking error). On the robot's side, in sim time: the stop arrives within the stated time, the
-true joint velocities fall to rest within the stated stop bound and stay within their limits, nothing is commanded
-after the stop, and every message the node published passes command_check.
+"""Safety end to end (docs/safety.md, guarantees 1 and 2): the excitation node commands the simulated iiwa14 and
+Panda (robot_id_sim's node, use_sim_time as in the sim graph) through a relay that injects one fault into what the
+node receives: a dropout of the joint states, joint states falling behind (a growing queue), the clock leaping
+ahead, the clock going back, or a joint blocked in the simulated plant (a tracking error). On the robot's side, in
+sim time: the stop arrives within the stated time, the true joint velocities fall to rest within the stated stop
+bound and stay within their limits, nothing is commanded after the stop, and every message the node published
+passes command_check.
 
 The node runs with its defaults (state_timeout_s 0.2 s, max_tracking_error_rad 0.3 rad, max_step_gap_s 0.5 s: the
 simulator here keeps pace with the wall clock and with the relay, so its clock does not leap)."""
@@ -26,6 +27,7 @@ from sensor_msgs.msg import JointState, TimeReference
 from trajectory_msgs.msg import JointTrajectory
 
 from robot_id_bringup.runner import free_domain_id
+from robot_id_excitation.check import check_trajectory
 from robot_id_excitation.command_check import check_command
 from robot_id_excitation.constraints import design_limits
 from robot_id_excitation.fourier import FourierTrajectory
@@ -36,15 +38,34 @@ from robot_id_msgs.msg import ExcitationTrajectory
 from robot_id_sim.node import ACK_TOPIC, SimNode
 from robot_id_sim.simulated_robot import SimulatedRobot
 
-CONFIG_PATH = config_directory() / "iiwa14.yaml"
-CONFIG = load_robot_config(CONFIG_PATH)
-LIMITS = design_limits(CONFIG)
-START_POSE_RAD = np.array([0.3, 0.5, -0.2, -1.0, 0.4, 0.8, 0.1])
-TRAJECTORY = FourierTrajectory(
-    "modified_fourier", "iiwa14", CONFIG.joint_names, 0.25,
-    np.array([[3.0], [2.0], [3.0], [8.0], [4.0], [4.0], [12.0]]), np.zeros((7, 1)), START_POSE_RAD)
-"""One harmonic, period 4 s: up to 1.5 rad/s (A7) and 1 rad/s (A4, 0.93 rad of travel), within every limit."""
-BLOCKED_JOINT = "lbr_A4"
+
+@dataclass(frozen=True)
+class Arm:
+    """A robot of the test: its config, a one-harmonic excitation (period 4 s) within every limit, the joint to
+    block."""
+
+    name: str
+    start_pose_rad: tuple[float, ...]
+    amplitudes: tuple[float, ...]
+    """coefficients a of the modified Fourier series: up to 1.5 rad/s (iiwa14 A7), 1.25 rad/s (Panda joint 7)"""
+    blocked_joint: str
+
+    @property
+    def config(self):
+        return load_robot_config(config_directory() / f"{self.name}.yaml")
+
+    @property
+    def limits(self):
+        return design_limits(self.config)
+
+    @property
+    def trajectory(self) -> FourierTrajectory:
+        return FourierTrajectory("modified_fourier", self.name, self.config.joint_names, 0.25,
+                                 np.array(self.amplitudes)[:, None], np.zeros((7, 1)), np.array(self.start_pose_rad))
+
+
+ARMS = (Arm("iiwa14", (0.3, 0.5, -0.2, -1.0, 0.4, 0.8, 0.1), (3.0, 2.0, 3.0, 8.0, 4.0, 4.0, 12.0), "lbr_A4"),
+        Arm("panda", (0.0, -0.5, 0.0, -2.0, 0.0, 1.8, 0.8), (3.0, 2.0, 3.0, 6.0, 4.0, 4.0, 10.0), "fer_joint4"))
 RELAY = "fault_relay"
 LOCKSTEP_WINDOW_S = 0.01
 """The simulator runs at most this far ahead of the relay's acknowledgements (and no faster than real time): a
@@ -64,8 +85,16 @@ DROPOUT_S = 1.0
 JUMP_S = 1.0
 STATE_TIMEOUT_S, MAX_TRACKING_ERROR_RAD, STEP_S = 0.2, 0.3, 0.02
 """The node's defaults and its step."""
-STOP_BOUND_S = 3.0 * float(np.max(LIMITS.velocity_rad_s / LIMITS.acceleration_rad_s2))
-"""At rest within this of the hold (docs/safety.md: 0.71 s for the iiwa14)."""
+LATE_RATE = 0.5
+"""Falling behind: from the onset the relay forwards the state measured at onset + (1 − LATE_RATE)·(t − onset)."""
+
+
+def stop_bound_s(arm: Arm) -> float:
+    """At rest within this of the hold (docs/safety.md: 0.71 s for the iiwa14, 0.87 s for the Panda)."""
+    return 3.0 * float(np.max(arm.limits.velocity_rad_s / arm.limits.acceleration_rad_s2))
+
+
+
 REST_SPEED_RAD_S = 1e-2
 """At rest below this on every joint: the simulated static friction (MuJoCo's soft friction loss) lets a joint that
 the controller holds creep at a few mrad/s for seconds (measured ≤ 4e-3 rad/s); the node's own start check takes
@@ -87,6 +116,7 @@ class Fault:
 
 
 FAULTS = (Fault("dropout", 0.0, "joint states stopped arriving", STATE_TIMEOUT_S + STEP_S),
+          Fault("late", 0.0, "fell behind", STATE_TIMEOUT_S / LATE_RATE + STEP_S),
           Fault("clock_leap", JUMP_S, "time jumped ahead", STEP_S),
           Fault("clock_back", -JUMP_S, "time jumped back|out of order", STEP_S),  # whichever the node sees first
           Fault("blocked_joint", 0.0, "tracking error .* exceeds", STEP_S))
@@ -105,21 +135,24 @@ class Relay(Node):
     """Forwards the simulator's joint states and clock to the excitation node with the fault injected, and records
     the true joint velocities and every command with its arrival at the robot (both in sim time)."""
 
-    def __init__(self, robot: SimulatedRobot, fault: Fault, **kwargs) -> None:
+    def __init__(self, arm: Arm, robot: SimulatedRobot, fault: Fault, **kwargs) -> None:
         super().__init__(RELAY, **kwargs)
-        self.robot, self.fault = robot, fault
+        self.arm, self.robot, self.fault = arm, robot, fault
+        self.trajectory = arm.trajectory
         self.t0_s: float | None = None          # the excitation's start (its description)
         self.onset_s: float | None = None       # the fault is on from this sim time
         self.blocked = False
         self.velocities: list[tuple[float, np.ndarray]] = []   # every sample: stamp, true dq
         self.forwarded: list[tuple[float, np.ndarray]] = []    # what the node got: stamp (unshifted), q
+        self.received: list[JointState] = []                    # from the onset of a late fault: to pick from
         self.commands: list[tuple[float, JointTrajectory]] = []
-        self.state_pub = self.create_publisher(JointState, CONFIG.joint_states_topic, RELIABLE)
+        config = arm.config
+        self.state_pub = self.create_publisher(JointState, config.joint_states_topic, RELIABLE)
         self.clock_pub = self.create_publisher(Clock, "/clock", 10)
         self.ack_pub = self.create_publisher(TimeReference, ACK_TOPIC, RELIABLE)
         self.create_subscription(JointState, RAW_STATES, self._on_state, RELIABLE)
         self.create_subscription(Clock, RAW_CLOCK, self._on_clock, 10)
-        self.create_subscription(JointTrajectory, CONFIG.joint_trajectory_topic,
+        self.create_subscription(JointTrajectory, config.joint_trajectory_topic,
                                  lambda msg: self.commands.append((robot.t_s, msg)), RELIABLE)
         latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                              durability=DurabilityPolicy.TRANSIENT_LOCAL)
@@ -138,9 +171,18 @@ class Relay(Node):
         stamp_s = _seconds(stamp)
         self.velocities.append((stamp_s, np.array(msg.velocity)))
         if self._active(stamp_s) and self.fault.name == "blocked_joint" and not self.blocked:
-            self.robot.block_joint(BLOCKED_JOINT)
+            self.robot.block_joint(self.arm.blocked_joint)
             self.blocked = True
-        if not (self.fault.name == "dropout" and self._active(stamp_s) and stamp_s < self.onset_s + DROPOUT_S):
+        if self.fault.name == "late" and self._active(stamp_s):  # forward the state measured a growing while ago
+            self.received.append(msg)
+            due_s = self.onset_s + (1.0 - LATE_RATE) * (stamp_s - self.onset_s)
+            while len(self.received) > 1 and _seconds(self.received[1].header.stamp) <= due_s:
+                self.received.pop(0)
+            late = self.received[0]
+            if not self.forwarded or _seconds(late.header.stamp) > self.forwarded[-1][0]:
+                self.state_pub.publish(late)
+                self.forwarded.append((_seconds(late.header.stamp), np.array(late.position)))
+        elif not (self.fault.name == "dropout" and self._active(stamp_s) and stamp_s < self.onset_s + DROPOUT_S):
             if self._active(stamp_s):
                 msg.header.stamp = _shifted(stamp, self.fault.clock_shift_s)
             self.state_pub.publish(msg)
@@ -154,12 +196,15 @@ class Relay(Node):
 
     def reference_s(self) -> float:
         """What the hold bound counts from: the last good state before a dropout, the first state a blocked joint
-        left further than the bound from the node's command, else the first sample of the fault."""
+        left further than the bound from the node's command, else the first sample of the fault (falling behind:
+        the onset, the bound being the time its delay takes to reach state_timeout_s)."""
         if self.fault.name == "dropout":
             return max(t for t, _ in self.forwarded if t < self.onset_s)
         if self.fault.name == "blocked_joint":
             return next(t for t, q in self.forwarded if t >= self.onset_s and np.abs(
-                TRAJECTORY.evaluate(np.array([t - self.t0_s]))[0][0] - q).max() > MAX_TRACKING_ERROR_RAD)
+                self.trajectory.evaluate(np.array([t - self.t0_s]))[0][0] - q).max() > MAX_TRACKING_ERROR_RAD)
+        if self.fault.name == "late":
+            return self.onset_s
         return next(t for t, _ in self.forwarded if t >= self.onset_s)
 
     def rest_s(self) -> float:
@@ -175,7 +220,7 @@ class Relay(Node):
         return arrived_s is not None and bool(self.velocities) and self.velocities[-1][0] >= arrived_s + AFTER_HOLD_S
 
 
-def _run(fault: Fault, trajectory_file: str) -> tuple[Relay, ExcitationNode]:
+def _run(arm: Arm, fault: Fault, trajectory_file: str) -> tuple[Relay, ExcitationNode]:
     """Start the simulator, the relay and the excitation node in one rclpy context of a free domain; run until the
     stop arrived and AFTER_HOLD_S passed; end every node."""
     context = rclpy.Context()
@@ -183,18 +228,18 @@ def _run(fault: Fault, trajectory_file: str) -> tuple[Relay, ExcitationNode]:
     nodes: list[Node] = []
     executor = SingleThreadedExecutor(context=context)
     try:
-        remap = ["--ros-args", "-r", f"{CONFIG.joint_states_topic}:={RAW_STATES}", "-r", f"/clock:={RAW_CLOCK}"]
+        remap = ["--ros-args", "-r", f"{arm.config.joint_states_topic}:={RAW_STATES}", "-r", f"/clock:={RAW_CLOCK}"]
         sim = SimNode(context=context, cli_args=remap, parameter_overrides=[
-            Parameter("robot", value="iiwa14"), Parameter("start_position_rad", value=START_POSE_RAD.tolist()),
+            Parameter("robot", value=arm.name), Parameter("start_position_rad", value=list(arm.start_pose_rad)),
             Parameter("real_time_factor", value=1.0), Parameter("state_rate_hz", value=STATE_RATE_HZ),
             Parameter("clock_rate_hz", value=STATE_RATE_HZ), Parameter("lockstep_subscribers", value=[RELAY]),
             Parameter("lockstep_window_s", value=LOCKSTEP_WINDOW_S)])
         nodes.append(sim)
-        relay = Relay(sim.robot, fault, context=context)
+        relay = Relay(arm, sim.robot, fault, context=context)
         nodes.append(relay)
         excitation = ExcitationNode(context=context, parameter_overrides=[
             Parameter(name, value=value) for name, value in (
-                ("robot", str(CONFIG_PATH)), ("trajectory_file", trajectory_file), ("num_periods", 2),
+                ("robot", arm.name), ("trajectory_file", trajectory_file), ("num_periods", 2),
                 ("start_delay_s", 0.3), ("use_sim_time", True))])
         nodes.append(excitation)
         for node in nodes:
@@ -210,19 +255,22 @@ def _run(fault: Fault, trajectory_file: str) -> tuple[Relay, ExcitationNode]:
         rclpy.shutdown(context=context)
 
 
-@pytest.fixture(scope="module")
-def trajectory_file(tmp_path_factory) -> str:
-    return str(save_trajectory(TRAJECTORY, tmp_path_factory.mktemp("safety") / "excitation.yaml"))
+@pytest.fixture(scope="module", params=ARMS, ids=[a.name for a in ARMS])
+def arm_and_trajectory(request, tmp_path_factory) -> tuple[Arm, str]:
+    arm = request.param
+    assert check_trajectory(arm.config.load_model(("FV", "FC")), arm.limits, arm.trajectory).feasible
+    return arm, str(save_trajectory(arm.trajectory, tmp_path_factory.mktemp(arm.name) / "excitation.yaml"))
 
 
 @pytest.mark.parametrize("fault", FAULTS, ids=[f.name for f in FAULTS])
-def test_a_fault_stops_the_simulated_arm_in_time_within_the_limits(fault, trajectory_file):
+def test_a_fault_stops_the_simulated_arm_in_time_within_the_limits(fault, arm_and_trajectory):
     """Measured in sim time, 5 runs on the 2-core machine (the last beside a busy process). Hold: from the reference
     to the stop's arrival at the robot (bound in brackets, + ROBOT_AHEAD_S); rest: from then until every |dq| stays
     below 0.01 rad/s (bound 0.71 s). Dropout 0.205-0.230 s (0.235 s), rest 0.315-0.325 s; clock leap 0-0.010 s
     (0.035 s), rest 0.135-0.170 s; clock back 0.020-0.030 s (0.035 s), rest 0.155-0.165 s; blocked joint
     0.010-0.020 s (0.035 s), rest 0.375-0.385 s. Fastest measured joint: 0.64 of its velocity limit."""
-    relay, excitation = _run(fault, trajectory_file)
+    arm, trajectory_file = arm_and_trajectory
+    relay, excitation = _run(arm, fault, trajectory_file)
     assert relay.onset_s is not None and relay.stop_arrived_s() is not None, "no fault injected or no stop"
     assert excitation.state == "holding" and re.search(fault.reason, excitation.reason), excitation.reason
 
@@ -231,12 +279,12 @@ def test_a_fault_stops_the_simulated_arm_in_time_within_the_limits(fault, trajec
     assert len(stop.points) == 1 and _seconds(stop.header.stamp) == 0.0  # due on arrival, and nothing after it
     assert np.all(np.array(stop.points[0].velocities) == 0.0)
     assert excitation_commands and all(len(msg.points) > 1 for msg in excitation_commands)
-    robot = CONFIG.load_model(("FV", "FC"))
-    assert all(check_command(msg, robot, LIMITS) == [] for msg in commands)
+    limits = arm.limits
+    assert all(check_command(msg, arm.config.load_model(("FV", "FC")), limits) == [] for msg in commands)
 
     arrived_s = relay.stop_arrived_s()
     hold_s, rest_s = arrived_s - relay.reference_s(), relay.rest_s() - arrived_s
     assert hold_s <= fault.hold_bound_s + ROBOT_AHEAD_S + 1e-9, hold_s
-    assert 0.0 < rest_s <= STOP_BOUND_S and relay.velocities[-1][0] >= arrived_s + AFTER_HOLD_S, rest_s
+    assert 0.0 < rest_s <= stop_bound_s(arm) and relay.velocities[-1][0] >= arrived_s + AFTER_HOLD_S, rest_s
     speeds = np.abs([dq for _, dq in relay.velocities])
-    assert np.all(speeds <= LIMITS.velocity_rad_s), speeds.max(axis=0)
+    assert np.all(speeds <= limits.velocity_rad_s), speeds.max(axis=0)
