@@ -18,13 +18,11 @@ import numpy as np
 import scipy.optimize
 
 from robot_id_estimator.physical_lmi import retrieve_lmi
+from robot_id_estimator.physical_constraints import box_bounds, constraint_violations, linear_constraints
 from robot_id_estimator.physical_problem import (
     PhysicalBounds,
     RetrievalError,
     RetrievalResult,
-    box_bounds,
-    constraint_violations,
-    linear_constraints,
     reduce_problem,
     residual_norm,
     retrieval_result,

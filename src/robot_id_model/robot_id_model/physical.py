@@ -96,6 +96,17 @@ def pseudo_inertia(pi_link: np.ndarray) -> np.ndarray:
     return j
 
 
+def relative_margin(inertia_com_kg_m2: np.ndarray) -> float:
+    """λ_min(Σ_C)/tr(Σ_C) of an inertia about the CoM, Σ_C = ½tr(I_C)E − I_C the mass's second moments along
+    the axes (the 3×3 block of the pseudo-inertia about the CoM, Wensing et al. 2017): ≥ ε ⟺ every principal moment
+    is at most the sum of the other two minus ε·tr(I_C), the triangle inequality with a relative margin; 1/3 at most
+    (a uniform ball)."""
+    sigma = sigma_matrix(inertia_six(inertia_com_kg_m2))
+    values = np.linalg.eigvalsh(sigma)
+    trace = float(values.sum())
+    return float(values[0]) / trace if trace > 0.0 else -np.inf
+
+
 def consistency_violations(link: LinkInertial) -> list[str]:
     """Reasons why a link is not physically consistent; empty when it is.
 
