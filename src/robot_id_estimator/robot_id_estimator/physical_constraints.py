@@ -99,37 +99,54 @@ def body_pi(bounds: PhysicalBounds, j: int, pi_link: np.ndarray) -> np.ndarray:
     return pi_link if fixed is None else pi_link - fixed
 
 
+class ConstraintSet:
+    """Every configured constraint of one robot and bounds, built once, to check many parameter vectors."""
+
+    def __init__(self, robot: RobotModel, bounds: PhysicalBounds, tol: float = TOLERANCE) -> None:
+        self.robot, self.bounds, self.tol = robot, bounds, tol
+        self.names = list(mu_index(robot))
+        self.lower, self.upper = box_bounds(robot, bounds)
+        scale = np.maximum(np.abs(self.upper), np.abs(self.lower))
+        self.box_scale = np.where(np.isfinite(scale), np.maximum(scale, 1e-3), 1.0)
+        self.g, self.h, self.labels = linear_constraints(robot, bounds)
+
+    def violations(self, pi: np.ndarray) -> list[str]:
+        """Every constraint that π does not meet, with the amount, in words; empty when all hold."""
+        robot, tol = self.robot, self.tol
+        if not np.all(np.isfinite(pi)):
+            return ["parameters are not finite"]
+        masses = pi[inertial_columns(robot)[:, 0]]
+        if np.any(masses <= 0.0):
+            return [f"link {robot.link_names[j]}: mass {masses[j]:g} kg is not positive"
+                    for j in np.flatnonzero(masses <= 0)]
+        mu, lower, upper = mu_from_pi(robot, pi), self.lower, self.upper
+        out = [
+            f"{self.names[i]} = {mu[i]:.6g} outside [{lower[i]:.6g}, {upper[i]:.6g}] by "
+            f"{max(lower[i] - mu[i], mu[i] - upper[i]):.3g}"
+            for i in np.flatnonzero((mu < lower - tol * self.box_scale) | (mu > upper + tol * self.box_scale))
+        ]
+        slack = self.g @ mu - self.h
+        for k in np.flatnonzero(slack > tol * np.maximum(1.0, np.abs(self.g) @ np.abs(mu))):
+            out.append(f"{self.labels[k]} violated by {slack[k]:.3g}")
+        for j, cols in enumerate(inertial_columns(robot)):
+            out += [f"link {robot.link_names[j]}: {r}" for r in self._link_reasons(j, pi[cols])]
+        return out
+
+    def _link_reasons(self, j: int, pi_link: np.ndarray) -> list[str]:
+        """Why link j's body is not consistent or too near the boundary (own part when something is lumped)."""
+        reasons = consistency_violations(link_from_standard(pi_link))
+        own = body_pi(self.bounds, j, pi_link)
+        if lumped_part(self.bounds, j) is not None and not reasons:
+            reasons = [f"own part: {r}" for r in consistency_violations(link_from_standard(own))]
+        if not reasons and self.bounds.margin > 0.0:
+            margin = relative_margin(link_from_standard(own).inertia_com_kg_m2)
+            if margin < self.bounds.margin - self.tol:
+                reasons.append(f"relative margin λ_min(Σ_C)/tr(Σ_C) = {margin:.4g} below {self.bounds.margin:g} "
+                               f"by {self.bounds.margin - margin:.3g}")
+        return reasons
+
+
 def constraint_violations(robot: RobotModel, bounds: PhysicalBounds, pi: np.ndarray,
                           tol: float = TOLERANCE) -> list[str]:
     """Every configured constraint that π does not meet, with the amount, in words; empty when all hold."""
-    if not np.all(np.isfinite(pi)):
-        return ["parameters are not finite"]
-    masses = pi[inertial_columns(robot)[:, 0]]
-    if np.any(masses <= 0.0):
-        return [f"link {robot.link_names[j]}: mass {masses[j]:g} kg is not positive" for j in np.flatnonzero(masses <= 0)]
-    mu = mu_from_pi(robot, pi)
-    names = list(mu_index(robot))
-    lower, upper = box_bounds(robot, bounds)
-    scale = np.maximum(np.abs(upper), np.abs(lower))
-    scale = np.where(np.isfinite(scale), np.maximum(scale, 1e-3), 1.0)
-    out = [
-        f"{names[i]} = {mu[i]:.6g} outside [{lower[i]:.6g}, {upper[i]:.6g}] by {max(lower[i] - mu[i], mu[i] - upper[i]):.3g}"
-        for i in range(len(mu))
-        if mu[i] < lower[i] - tol * scale[i] or mu[i] > upper[i] + tol * scale[i]
-    ]
-    g, h, labels = linear_constraints(robot, bounds)
-    slack = g @ mu - h
-    for k in np.flatnonzero(slack > tol * np.maximum(1.0, np.abs(g) @ np.abs(mu))):
-        out.append(f"{labels[k]} violated by {slack[k]:.3g}")
-    for j, cols in enumerate(inertial_columns(robot)):
-        reasons = consistency_violations(link_from_standard(pi[cols]))
-        own = body_pi(bounds, j, pi[cols])
-        if lumped_part(bounds, j) is not None and not reasons:
-            reasons = [f"own part: {r}" for r in consistency_violations(link_from_standard(own))]
-        if not reasons and bounds.margin > 0.0:
-            margin = relative_margin(link_from_standard(own).inertia_com_kg_m2)
-            if margin < bounds.margin - tol:
-                reasons.append(f"relative margin λ_min(Σ_C)/tr(Σ_C) = {margin:.4g} below {bounds.margin:g} "
-                               f"by {bounds.margin - margin:.3g}")
-        out += [f"link {robot.link_names[j]}: {r}" for r in reasons]
-    return out
+    return ConstraintSet(robot, bounds, tol).violations(pi)

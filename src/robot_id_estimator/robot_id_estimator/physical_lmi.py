@@ -112,7 +112,8 @@ def _program(robot, bounds, problem, pi0, rows, regularizer, weight, epsilon) ->
         t = cp.Variable(len(rows.convex_mass))
         m = scipy.sparse.csr_matrix(rows.convex_mass) @ pi
         u = cp.reshape(scipy.sparse.csr_matrix(rows.convex_u) @ pi, (3, len(rows.convex_mass)), order="F")
-        constraints.append(cp.SOC(t + m, cp.vstack([2.0 * u, cp.reshape(t - m, (1, len(rows.convex_mass)), order="F")]), axis=0))
+        diff = cp.reshape(t - m, (1, len(rows.convex_mass)), order="F")
+        constraints.append(cp.SOC(t + m, cp.vstack([2.0 * u, diff]), axis=0))
         lhs = lhs + scipy.sparse.csr_matrix(rows.convex_rows) @ t
     constraints.append(lhs <= rows.rhs + row_slack)
     eps = bounds.margin

@@ -23,7 +23,6 @@ from robot_id_model.parameters import inertial_columns
 from robot_id_model.physical import inertia_matrix
 from robot_id_model.robot_model import RobotModel
 
-
 _TRIANGLE = re.compile(r"I\w+ ≤ I\w+ \+ I\w+")
 
 

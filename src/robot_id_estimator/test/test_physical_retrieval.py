@@ -4,8 +4,8 @@
 import numpy as np
 import pytest
 
-from robot_id_estimator.physical_lmi import retrieve_lmi
 from robot_id_estimator.physical_constraints import constraint_violations
+from robot_id_estimator.physical_lmi import retrieve_lmi
 from robot_id_estimator.physical_problem import PhysicalBounds, default_bounds
 from robot_id_estimator.physical_retrieval import retrieve_multistart
 from robot_id_estimator.synthetic import centred_motion, scaled_links

@@ -81,6 +81,22 @@ def standard_vector(robot: RobotModel, links: Sequence[LinkInertial], friction: 
     return pi
 
 
+def com_inertia_jacobian(pi_link: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The inertia about the CoM (xx, xy, xz, yy, yz, zz) of one link's standard parameters [M, MX, ..., ZZ] and its
+    derivative (6, 10): I_C = I_O − (hᵀh·E − h·hᵀ)/m (Xu et al. 2020, eq. 14 inverted)."""
+    m, h = pi_link[0], np.asarray(pi_link[1:4], dtype=float)
+    s = _skew_sq(h) / m
+    jac = np.zeros((6, 10))
+    jac[:, 0] = inertia_six(s) / m
+    for c in range(3):
+        ds = 2.0 * h[c] * np.eye(3)
+        ds[c, :] -= h
+        ds[:, c] -= h
+        jac[:, 1 + c] = -inertia_six(ds) / m
+    jac[:, 4:10] = np.eye(6)
+    return np.asarray(pi_link[4:10], dtype=float) - inertia_six(s), jac
+
+
 def physical_from_vector(robot: RobotModel, pi: np.ndarray) -> tuple[list[LinkInertial], np.ndarray]:
     """Per-link physical parameters and the friction values (n, len(robot.friction)) of π."""
     links = [link_from_standard(pi[cols]) for cols in inertial_columns(robot)]
