@@ -132,6 +132,27 @@ class ConstraintSet:
             out += [f"link {robot.link_names[j]}: {r}" for r in self._link_reasons(j, pi[cols])]
         return out
 
+    def active(self, pi: np.ndarray, fraction: float) -> list[str]:
+        """The constraints π lies on: a bound within `fraction` of its range, a row within `fraction` of its terms,
+        a margin within `fraction` of its largest value (1/3)."""
+        mu = mu_from_pi(self.robot, pi)
+        span = self.upper - self.lower
+        out = [
+            f"{self.names[i]} = {mu[i]:.6g} at its {word} bound {bound:.6g} (eq. 16)"
+            for i in np.flatnonzero(np.isfinite(span) & (span > 0.0))
+            for bound, word in ((self.lower[i], "lower"), (self.upper[i], "upper"))
+            if abs(mu[i] - bound) <= fraction * span[i]
+        ]
+        slack = self.h - self.g @ mu
+        out += [f"{self.labels[k]} (slack {slack[k]:.3g})"
+                for k in np.flatnonzero(slack <= fraction * np.maximum(np.abs(self.g) @ np.abs(mu), 1e-12))]
+        for j, cols in enumerate(inertial_columns(self.robot)):
+            margin = relative_margin(link_from_standard(body_pi(self.bounds, j, pi[cols])).inertia_com_kg_m2)
+            if margin - self.bounds.margin <= fraction / 3.0:
+                out.append(f"link {self.robot.link_names[j]}: relative margin {margin:.4g} at its bound "
+                           f"{self.bounds.margin:g}")
+        return out
+
     def _link_reasons(self, j: int, pi_link: np.ndarray) -> list[str]:
         """Why link j's body is not consistent or too near the boundary (own part when something is lumped)."""
         reasons = consistency_violations(link_from_standard(pi_link))
