@@ -33,10 +33,11 @@ PENALTY = (1.0, 1e7)
 """Slack penalty of the first iteration and its cap (×10 per iteration; Lipp and Boyd 2016, algorithm 3.1)."""
 SLACK_TOL = 1e-9
 """Slacks (relative to each row's scale) below this count as zero."""
-CONVERGED = 1e-4
-SOLVER_GAP = 1e-8
+CONVERGED = 1e-6
+SOLVER_GAP = 1e-9
 """The procedure stops when no slack is left and the objective changes by less than CONVERGED of itself plus
-SOLVER_GAP, Clarabel's absolute duality gap (the objective is normalised by ‖τ‖²)."""
+SOLVER_GAP (the objective is scaled so that the unconstrained fit's is about one). Clarabel runs on one thread: its results are then the same
+from run to run."""
 
 
 def retrieve_lmi(
@@ -90,7 +91,7 @@ def _solve(program: cp.Problem) -> None:
     try:
         with warnings.catch_warnings():  # an inaccurate solution is reported in the notes and checked
             warnings.simplefilter("ignore", UserWarning)
-            program.solve(solver=cp.CLARABEL)
+            program.solve(solver=cp.CLARABEL, max_threads=1)
     except cp.error.SolverError as err:
         raise RetrievalError(f"the convex program's solver failed ({err})") from None
 
@@ -129,7 +130,9 @@ def _program(robot, bounds, problem, pi0, rows, regularizer, weight, epsilon) ->
         constraints.append(block >> epsilon * np.eye(4))
     fit = cp.sum_squares(problem.r @ pi - problem.z) / max(problem.c, 1e-12)
     divergence = sum(_divergence(pi, cols, pi0[cols], regularizer) for cols in inertial_columns(robot))
-    objective = fit + weight * divergence + penalty * (cp.sum(row_slack) + cp.sum(link_slack))
+    # scaled so that the unconstrained fit is about 1 (Clarabel misreads tiny objectives as unbounded problems)
+    scale = 1.0 / max(problem.unconstrained_residual**2 / max(problem.c, 1e-12), 1e-6)
+    objective = scale * (fit + weight * divergence + penalty * (cp.sum(row_slack) + cp.sum(link_slack)))
     params = {"tangent": tangent, "margin": (margin_a, margin_b), "penalty": penalty,
               "slack": (row_slack, link_slack)}
     return cp.Problem(cp.Minimize(objective), constraints), pi, params

@@ -68,7 +68,7 @@ class Projection:
         try:
             with warnings.catch_warnings():
                 warnings.simplefilter("ignore", UserWarning)
-                self.program.solve(solver=cp.CLARABEL)
+                self.program.solve(solver=cp.CLARABEL, max_threads=1)
         except cp.error.SolverError:
             return None
         return None if self.mu.value is None else np.asarray(self.mu.value)
