@@ -36,8 +36,8 @@ SLACK_TOL = 1e-9
 CONVERGED = 1e-6
 SOLVER_GAP = 1e-9
 """The procedure stops when no slack is left and the objective changes by less than CONVERGED of itself plus
-SOLVER_GAP (the objective is scaled so that the unconstrained fit's is about one). Clarabel runs on one thread: its results are then the same
-from run to run."""
+SOLVER_GAP (the objective is scaled so that the unconstrained fit's is about one). Clarabel runs on one thread:
+its results are then the same from run to run."""
 
 
 def retrieve_lmi(
