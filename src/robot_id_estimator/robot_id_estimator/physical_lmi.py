@@ -30,7 +30,8 @@ from robot_id_model.robot_model import RobotModel
 
 MAX_ITERATIONS = 30
 PENALTY = (1.0, 1e7)
-"""Slack penalty of the first iteration and its cap (×10 per iteration; Lipp and Boyd 2016, algorithm 3.1)."""
+"""Slack penalty of the first iteration and its cap (×10 per iteration while a slack is left; Lipp and Boyd 2016,
+algorithm 3.1)."""
 SLACK_TOL = 1e-9
 """Slacks (relative to each row's scale) below this count as zero."""
 CONVERGED = 1e-6
@@ -66,20 +67,34 @@ def retrieve_lmi(
     pi0 = nominal_parameters(robot)
     rows = convex_rows(robot, bounds, np.maximum(np.abs(pi0), 1e-3))
     program, pi, params = _program(robot, bounds, problem, pi0, rows, regularizer, weight, epsilon)
-    point, value, iterations, slack = pi0, np.inf, 0, np.inf
+    point, value, slack, penalty, iterations, status = pi0, np.inf, np.inf, PENALTY[0], 0, None
     for iterations in range(1, MAX_ITERATIONS + 1):
-        _linearise(robot, bounds, rows, params, point, min(PENALTY[0] * 10.0 ** (iterations - 1), PENALTY[1]))
-        _solve(program)
+        _linearise(robot, bounds, rows, params, point, penalty)
+        try:
+            _solve(program)
+        except RetrievalError:
+            if iterations == 1:
+                raise
+            status = f"the solver failed on convex program {iterations}; the result is that of the one before"
+            break
         if pi.value is None:
-            raise RetrievalError(f"the convex program has no solution: solver status {program.status}")
+            if iterations == 1:
+                raise RetrievalError(f"the convex program has no solution: solver status {program.status}")
+            status = (f"convex program {iterations} has solver status {program.status}; the result is that of the "
+                      "one before")
+            break
         point, previous = np.asarray(pi.value), value
         value, slack = float(program.value), max(float(params["slack"][0].value.max(initial=0.0)),
                                                  float(params["slack"][1].value.max(initial=0.0)))
         if slack <= SLACK_TOL and abs(previous - value) <= CONVERGED * abs(value) + SOLVER_GAP:
             break
+        if slack > SLACK_TOL:
+            penalty = min(10.0 * penalty, PENALTY[1])
     violations = constraint_violations(robot, bounds, point)
     notes = [f"{regularizer} regulariser, weight {weight:g}; convex-concave procedure: {iterations} convex programs"]
-    if program.status != cp.OPTIMAL:
+    if status is not None:
+        notes.append(status)
+    elif program.status != cp.OPTIMAL:
         notes.append(f"the solver reports status {program.status}: the solution may be inaccurate")
     if slack > SLACK_TOL:
         notes.append(f"the penalised slack did not vanish ({slack:.3g} of a constraint's scale)")
