@@ -100,7 +100,7 @@ def test_violations_are_named():
     pi[inertial_columns(robot)[2, 9]] += 1.0  # ZZ3 far too large: breaks triangle and ratio
     violations = constraint_violations(robot, bounds, pi)
     assert any(v.startswith("Izz3 = ") and "outside" in v for v in violations)
-    assert any("Izz3 ≤ Ixx3 + Iyy3 − 0.01·tr (eq. 18) violated by " in v for v in violations)
+    assert any("Izz3 ≤ Ixx3 + Iyy3 − 0.001·tr (eq. 18) violated by " in v for v in violations)
     assert any(v.startswith("link lbr_link_3: triangle inequality violated") for v in violations)
 
 
