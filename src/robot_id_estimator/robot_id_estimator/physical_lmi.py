@@ -14,7 +14,7 @@ import cvxpy as cp
 import numpy as np
 import scipy.sparse
 
-from robot_id_estimator.physical_constraints import body_pi, constraint_violations, lumped_part
+from robot_id_estimator.physical_constraints import body_pi, box_bounds, constraint_violations, lumped_part
 from robot_id_estimator.physical_lmi_rows import convex_rows
 from robot_id_estimator.physical_problem import (
     PhysicalBounds,
@@ -90,6 +90,8 @@ def retrieve_lmi(
             break
         if slack > SLACK_TOL:
             penalty = min(10.0 * penalty, PENALTY[1])
+    lower, upper = box_bounds(robot, bounds)
+    point = np.where(lower == upper, lower, point)  # held parameters exactly at their value, not to solver precision
     violations = constraint_violations(robot, bounds, point)
     notes = [f"{regularizer} regulariser, weight {weight:g}; convex-concave procedure: {iterations} convex programs"]
     if status is not None:
