@@ -27,7 +27,6 @@ from robot_id_estimator.physical_constraints import (
 from robot_id_estimator.physical_lmi import retrieve_lmi
 from robot_id_estimator.physical_problem import (
     PhysicalBounds,
-    Problem,
     RetrievalError,
     RetrievalResult,
     reduce_problem,
@@ -85,13 +84,6 @@ def _euclidean_weights(robot: RobotModel, pi0: np.ndarray) -> np.ndarray:
     for cols in inertial_columns(robot):
         weights[cols] = 1.0 / max(float(np.sum(pi0[cols] ** 2)), 1e-12)
     return weights
-
-
-def objective_value(robot: RobotModel, problem: Problem, pi: np.ndarray, weight: float) -> float:
-    """‖τ − Aπ‖²/‖τ‖² + weight·D(π, π_nominal): the objective of the local solves and of the choice among them."""
-    pi0 = nominal_parameters(robot)
-    fit = (pi @ problem.q @ pi - 2.0 * problem.b @ pi + problem.c) / (problem.c if problem.c > 0 else 1.0)
-    return float(fit + weight * _euclidean_weights(robot, pi0) @ (pi - pi0) ** 2)
 
 
 def _local_solve(args: tuple) -> tuple[np.ndarray, float, int, bool]:
