@@ -27,7 +27,8 @@ def mujoco_model(urdf_text: str, directory: str | pathlib.Path) -> mujoco.MjMode
     compiler = ET.SubElement(ET.SubElement(root, "mujoco"), "compiler")
     compiler.set("discardvisual", "true")
     compiler.set("fusestatic", "false")
-    compiler.set("meshdir", str(directory))
+    if root.find(".//mesh") is not None:  # only then: the MJCF would otherwise carry a path of this machine
+        compiler.set("meshdir", str(directory))
     try:
         return mujoco.MjModel.from_xml_string(ET.tostring(root, encoding="unicode"))
     except ValueError as err:
