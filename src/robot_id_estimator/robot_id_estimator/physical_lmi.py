@@ -1,27 +1,44 @@
 """Physical parameters by a convex program on the pseudo-inertias (Wensing et al. 2017), with a regulariser
-towards the nominal model, Euclidean or entropic (log-det Bregman divergence, Lee, Wensing and Park 2019)."""
+towards the nominal model, Euclidean or entropic (log-det Bregman divergence, Lee, Wensing and Park 2019), under
+every constraint of physical_constraints: eq. (18) and the margin are not convex in the standard parameters, so the
+program is solved by the penalty convex-concave procedure (Lipp and Boyd 2016; physical_lmi_rows), a few convex
+programs of the same structure (compiled once) whose solutions meet every constraint once the penalised slacks
+vanish."""
 
 from __future__ import annotations
 
-import dataclasses
 import time
 import warnings
 
 import cvxpy as cp
 import numpy as np
+import scipy.sparse
 
+from robot_id_estimator.physical_constraints import body_pi, box_bounds, constraint_violations, lumped_part
+from robot_id_estimator.physical_lmi_rows import convex_rows
 from robot_id_estimator.physical_problem import (
     PhysicalBounds,
     RetrievalError,
     RetrievalResult,
-    constraint_violations,
     reduce_problem,
     residual_norm,
     retrieval_result,
 )
-from robot_id_model.parameters import friction_columns, inertial_columns, nominal_parameters
+from robot_id_model.parameters import inertial_columns, nominal_parameters
 from robot_id_model.physical import pseudo_inertia
 from robot_id_model.robot_model import RobotModel
+
+MAX_ITERATIONS = 30
+PENALTY = (1.0, 1e7)
+"""Slack penalty of the first iteration and its cap (×10 per iteration while a slack is left; Lipp and Boyd 2016,
+algorithm 3.1)."""
+SLACK_TOL = 1e-9
+"""Slacks (relative to each row's scale) below this count as zero."""
+CONVERGED = 1e-6
+SOLVER_GAP = 1e-9
+"""The procedure stops when no slack is left and the objective changes by less than CONVERGED of itself plus
+SOLVER_GAP (the objective is scaled so that the unconstrained fit's is about one). Clarabel runs on one thread:
+its results are then the same from run to run."""
 
 
 def retrieve_lmi(
@@ -35,66 +52,120 @@ def retrieve_lmi(
     epsilon: float = 1e-6,
     outside_sq_nm2: float = 0.0,
 ) -> RetrievalResult:
-    """min ‖τ − W·E·π‖² + weight·‖τ‖²·D(π, π_nominal) s.t. J_i(π) ⪰ ε·I, mass, CoM and friction bounds.
+    """min ‖τ − W·E·π‖² + weight·‖τ‖²·D(π, π_nominal) under every constraint of physical_constraints, and
+    J_i(π) ⪰ ε·I for each link body's pseudo-inertia.
 
     W, τ may be a reduced system, with `outside_sq_nm2` the torque's part it cannot explain
-    (physical_problem.reduce_problem).
-
-    D is `euclidean` (relative squared distance) or `entropic` (the log-det Bregman divergence of the
-    pseudo-inertias, which is invariant to the choice of link frame). Solved with Clarabel.
+    (physical_problem.reduce_problem). D is `euclidean` (relative squared distance) or `entropic` (the log-det
+    Bregman divergence of the pseudo-inertias, which is invariant to the choice of link frame). Solved with Clarabel.
+    The result lists every constraint it does not meet (physical_constraints.constraint_violations).
     """
     if regularizer not in ("euclidean", "entropic"):
         raise ValueError(f"regularizer must be 'euclidean' or 'entropic', not {regularizer!r}")
     t0 = time.perf_counter()
     problem = reduce_problem(w_target, tau_nm, target_from_pi, outside_sq_nm2)
     pi0 = nominal_parameters(robot)
-    pi = cp.Variable(robot.n_params)
-    fit = cp.sum_squares(problem.r @ pi - problem.z) / max(problem.c, 1e-12)
-    constraints = []
-    divergence = 0
-    for j, cols in enumerate(inertial_columns(robot)):
-        constraints += _link_constraints(pi, cols, j, bounds, epsilon)
-        divergence += _divergence(pi, cols, pi0[cols], regularizer)
-    masses = pi[inertial_columns(robot)[:, 0]]
-    constraints += [cp.sum(masses) >= bounds.total_mass_kg[0], cp.sum(masses) <= bounds.total_mass_kg[1]]
-    friction = pi[friction_columns(robot).ravel()]
-    constraints += [friction >= bounds.friction_lower.ravel(), friction <= bounds.friction_upper.ravel()]
-    program = cp.Problem(cp.Minimize(fit + weight * divergence), constraints)
+    rows = convex_rows(robot, bounds, np.maximum(np.abs(pi0), 1e-3))
+    program, pi, params = _program(robot, bounds, problem, pi0, rows, regularizer, weight, epsilon)
+    point, value, slack, penalty, iterations, status = pi0, np.inf, np.inf, PENALTY[0], 0, None
+    for iterations in range(1, MAX_ITERATIONS + 1):
+        _linearise(robot, bounds, rows, params, point, penalty)
+        try:
+            _solve(program)
+        except RetrievalError:
+            if iterations == 1:
+                raise
+            status = f"the solver failed on convex program {iterations}; the result is that of the one before"
+            break
+        if pi.value is None:
+            if iterations == 1:
+                raise RetrievalError(f"the convex program has no solution: solver status {program.status}")
+            status = (f"convex program {iterations} has solver status {program.status}; the result is that of the "
+                      "one before")
+            break
+        point, previous = np.asarray(pi.value), value
+        value, slack = float(program.value), max(float(params["slack"][0].value.max(initial=0.0)),
+                                                 float(params["slack"][1].value.max(initial=0.0)))
+        if slack <= SLACK_TOL and abs(previous - value) <= CONVERGED * abs(value) + SOLVER_GAP:
+            break
+        if slack > SLACK_TOL:
+            penalty = min(10.0 * penalty, PENALTY[1])
+    lower, upper = box_bounds(robot, bounds)
+    point = np.where(lower == upper, lower, point)  # held parameters exactly at their value, not to solver precision
+    violations = constraint_violations(robot, bounds, point)
+    notes = [f"{regularizer} regulariser, weight {weight:g}; convex-concave procedure: {iterations} convex programs"]
+    if status is not None:
+        notes.append(status)
+    elif program.status != cp.OPTIMAL:
+        notes.append(f"the solver reports status {program.status}: the solution may be inaccurate")
+    if slack > SLACK_TOL:
+        notes.append(f"the penalised slack did not vanish ({slack:.3g} of a constraint's scale)")
+    return retrieval_result(robot, f"lmi-{regularizer}", point, residual_norm(problem, point), problem, violations,
+                            t0, 1, tuple(notes))
+
+
+def _solve(program: cp.Problem) -> None:
     try:
-        with warnings.catch_warnings():  # an inaccurate solution is reported in the notes and checked below
+        with warnings.catch_warnings():  # an inaccurate solution is reported in the notes and checked
             warnings.simplefilter("ignore", UserWarning)
-            program.solve(solver=cp.CLARABEL)
+            program.solve(solver=cp.CLARABEL, max_threads=1)
     except cp.error.SolverError as err:
         raise RetrievalError(f"the convex program's solver failed ({err})") from None
-    if pi.value is None:
-        raise RetrievalError(f"the convex program has no solution: solver status {program.status}")
-    value = np.asarray(pi.value)
-    lmi_bounds = dataclasses.replace(bounds, max_inertia_ratio=np.inf, max_off_diagonal_ratio=np.inf, orderings=())
-    violations = constraint_violations(robot, lmi_bounds, value)
-    notes = [f"{regularizer} regulariser, weight {weight:g}; eq. (18) ratio/off-diagonal limits not imposed"]
-    if program.status != cp.OPTIMAL:
-        notes.append(f"the solver reports status {program.status}: the solution may be inaccurate")
-    return retrieval_result(
-        robot, f"lmi-{regularizer}", value, residual_norm(problem, value), problem, violations, t0, 1, tuple(notes)
-    )
 
 
-def _link_constraints(pi: cp.Variable, cols: np.ndarray, j: int, bounds: PhysicalBounds,
-                      epsilon: float) -> list[cp.Constraint]:
-    """Link j's own pseudo-inertia ⪰ ε·I (what it carries known, e.g. a gripper, taken off), its mass and CoM
-    bounds, and eq. (16) on the inertia about the CoM through I_C,ii ≤ I_O,ii (sufficient, linear in π)."""
-    j_link = _pseudo_inertia_expr(pi, cols)
-    fixed = bounds.fixed_inertials[j] if j < len(bounds.fixed_inertials) else None
-    own = j_link - pseudo_inertia(fixed) if fixed is not None else j_link
-    m, h = pi[cols[0]], pi[cols[1:4]]
-    return [
-        own >> epsilon * np.eye(4),
-        m >= bounds.mass_lower_kg[j],
-        m <= bounds.mass_upper_kg[j],
-        h >= m * bounds.com_lower_m[j],
-        h <= m * bounds.com_upper_m[j],
-        pi[cols[[4, 7, 9]]] <= bounds.inertia_diag_upper_kg_m2[j],
-    ]
+def _program(robot, bounds, problem, pi0, rows, regularizer, weight, epsilon) -> tuple[cp.Problem, cp.Variable, dict]:
+    """The convex subproblem with the tangents, the margin's linear part and the penalty as parameters."""
+    n_links = robot.n_joints
+    pi = cp.Variable(robot.n_params)
+    row_slack, link_slack = cp.Variable(len(rows.rhs), nonneg=True), cp.Variable(n_links, nonneg=True)
+    tangent_rows, tangent_cols = rows.tangent_entries(robot)
+    tangent = cp.Parameter(len(tangent_rows))
+    scatter = scipy.sparse.csr_matrix((np.ones(len(tangent_rows)), (tangent_rows, np.arange(len(tangent_rows)))),
+                                      shape=(len(rows.rhs), len(tangent_rows)))
+    margin_a, margin_b = cp.Parameter((n_links, 3)), cp.Parameter(n_links)
+    penalty = cp.Parameter(nonneg=True)
+    lhs = scipy.sparse.csr_matrix(rows.linear) @ pi - scatter @ cp.multiply(tangent, pi[tangent_cols])
+    constraints = []
+    if len(rows.convex_mass):
+        t = cp.Variable(len(rows.convex_mass))
+        m = scipy.sparse.csr_matrix(rows.convex_mass) @ pi
+        u = cp.reshape(scipy.sparse.csr_matrix(rows.convex_u) @ pi, (3, len(rows.convex_mass)), order="F")
+        diff = cp.reshape(t - m, (1, len(rows.convex_mass)), order="F")
+        constraints.append(cp.SOC(t + m, cp.vstack([2.0 * u, diff]), axis=0))
+        lhs = lhs + scipy.sparse.csr_matrix(rows.convex_rows) @ t
+    constraints.append(lhs <= rows.rhs + row_slack)
+    eps = bounds.margin
+    for j, cols in enumerate(inertial_columns(robot)):
+        fixed = lumped_part(bounds, j)
+        j_body = _pseudo_inertia_expr(pi, cols) - (pseudo_inertia(fixed) if fixed is not None else 0.0)
+        sigma, h, m = j_body[:3, :3], j_body[:3, 3], j_body[3, 3]  # Σ_O, h, m of the body
+        # Σ_C − ε·tr(Σ_C)E ⪰ 0 with Σ_C = Σ_O − h·hᵀ/m: Schur complement of
+        # [[Σ_O − ε·tr(Σ_O)E + ε·(hᵀh/m)E, h], [hᵀ, m]], the convex hᵀh/m replaced by its tangent
+        scale = bounds.inertia_diag_upper_kg_m2[j]
+        shift = eps * (margin_a[j] @ h - margin_b[j] * m) - eps * cp.trace(sigma) + scale * link_slack[j]
+        block = cp.bmat([[j_body[a, b] + (shift if a == b < 3 else 0.0) for b in range(4)] for a in range(4)])
+        constraints.append(block >> epsilon * np.eye(4))
+    fit = cp.sum_squares(problem.r @ pi - problem.z) / max(problem.c, 1e-12)
+    divergence = sum(_divergence(pi, cols, pi0[cols], regularizer) for cols in inertial_columns(robot))
+    # scaled so that the unconstrained fit is about 1 (Clarabel misreads tiny objectives as unbounded problems)
+    scale = 1.0 / max(problem.unconstrained_residual**2 / max(problem.c, 1e-12), 1e-6)
+    objective = scale * (fit + weight * divergence + penalty * (cp.sum(row_slack) + cp.sum(link_slack)))
+    params = {"tangent": tangent, "margin": (margin_a, margin_b), "penalty": penalty,
+              "slack": (row_slack, link_slack)}
+    return cp.Problem(cp.Minimize(objective), constraints), pi, params
+
+
+def _linearise(robot: RobotModel, bounds: PhysicalBounds, rows, params: dict, point: np.ndarray,
+               penalty: float) -> None:
+    """Set the subproblem's tangents at `point`."""
+    params["tangent"].value = rows.tangent(robot, point)
+    a, b = np.zeros((robot.n_joints, 3)), np.zeros(robot.n_joints)
+    for j, cols in enumerate(inertial_columns(robot)):
+        body = body_pi(bounds, j, point[cols])
+        m, h = body[0], body[1:4]
+        a[j], b[j] = 2.0 * h / m, float(h @ h) / m**2
+    params["margin"][0].value, params["margin"][1].value = a, b
+    params["penalty"].value = penalty
 
 
 def _divergence(pi: cp.Variable, cols: np.ndarray, pi0_link: np.ndarray, regularizer: str) -> cp.Expression:

@@ -10,6 +10,7 @@ the data flow one way. Validation on other data is robot_id_estimator.validation
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -24,8 +25,9 @@ from robot_id_estimator.friction_sweeps import extrapolation_notes, friction_swe
 from robot_id_estimator.model_side import Progress, concatenated_times, say
 from robot_id_estimator.motion_summary import motion_summary
 from robot_id_estimator.physical_lmi import retrieve_lmi
-from robot_id_estimator.physical_problem import RetrievalError, default_bounds
+from robot_id_estimator.physical_problem import PhysicalBounds, RetrievalError, RetrievalResult, default_bounds
 from robot_id_estimator.physical_retrieval import retrieve_multistart
+from robot_id_estimator.plausibility import plausibility
 from robot_id_estimator.recording import DataError, Recording
 from robot_id_estimator.reduction import weighted_rows
 from robot_id_estimator.regression_data import RegressionData, regression_data
@@ -36,7 +38,7 @@ from robot_id_estimator.validation import predict_torque
 from robot_id_model.base_parameters import BaseParameters, base_parameters
 from robot_id_model.parameters import nominal_parameters, parameter_names
 from robot_id_model.robot_model import RobotModel
-from robot_id_model.urdf_inertials import lumped_known_parts
+from robot_id_model.urdf_inertials import all_link_inertials, lumped_known_parts
 
 
 @dataclass(frozen=True)
@@ -199,7 +201,8 @@ def _assemble(
         traces=_traces(data, values),
         physical=outcome.physical,
         checks=checks,
-        warnings=(*data.warnings, *(f for c in checks.values() for f in c.failures)),
+        warnings=(*data.warnings, *(f for c in checks.values() for f in c.failures),
+                  *(outcome.physical.plausibility.warnings() if outcome.physical is not None else ())),
     )
 
 
@@ -269,7 +272,8 @@ def retrieve_physical(
     w = w[:, target_columns]
     target_from_pi = base.beta_from_pi[target_columns]
     with open(setup.urdf_path) as f:
-        lumped = lumped_known_parts(robot, f.read())
+        urdf_text = f.read()
+    lumped = lumped_known_parts(robot, urdf_text)
     bounds = default_bounds(
         robot,
         mass_factor=config.mass_factor,
@@ -280,15 +284,12 @@ def retrieve_physical(
         max_inertia_ratio=config.max_inertia_ratio,
         max_off_diagonal_ratio=config.max_off_diagonal_ratio,
         orderings=config.orderings,
+        margin=config.margin,
     )
     det = determination(robot, target_from_pi, nominal_parameters(robot))
     bounds = hold_friction(robot, bounds, det)
-    if config.method == "lmi":
-        result = retrieve_lmi(robot, w, z_nm, target_from_pi, bounds, config.regularizer,
-                              config.weight(config.regularizer), outside_sq_nm2=outside_sq_nm2)
-    else:
-        result = retrieve_multistart(robot, w, z_nm, target_from_pi, bounds, config.starts, config.seed,
-                                     weight=config.weight("euclidean"), outside_sq_nm2=outside_sq_nm2)
+    result = _retrieve_checked(robot, w, z_nm, outside_sq_nm2, target_from_pi, bounds, config)
+    urdf_mass_kg = sum(inertial.mass_kg for inertial in all_link_inertials(urdf_text))
     return Physical(
         method=result.method,
         link_names=robot.link_names,
@@ -304,7 +305,31 @@ def retrieve_physical(
         violations=result.violations,
         wall_time_s=result.wall_time_s,
         notes=result.notes,
+        plausibility=plausibility(robot, bounds, result.pi, urdf_mass_kg, setup.datasheet_mass_kg),
     )
+
+
+def _retrieve_checked(robot: RobotModel, w: np.ndarray, z_nm: np.ndarray, outside_sq_nm2: float,
+                      target_from_pi: np.ndarray, bounds: PhysicalBounds, config: PhysicalConfig) -> RetrievalResult:
+    """The configured method's result if it meets every constraint, else the other method's, else RetrievalError
+    naming what each could not meet and by how much: a violating set is never the answer."""
+    def run(method: str) -> RetrievalResult:
+        if method == "lmi":
+            return retrieve_lmi(robot, w, z_nm, target_from_pi, bounds, config.regularizer,
+                                config.weight(config.regularizer), outside_sq_nm2=outside_sq_nm2)
+        return retrieve_multistart(robot, w, z_nm, target_from_pi, bounds, config.starts, config.seed,
+                                   weight=config.weight("euclidean"), outside_sq_nm2=outside_sq_nm2)
+
+    first = run(config.method)
+    if not first.violations:
+        return first
+    other = "multistart" if config.method == "lmi" else "lmi"
+    second = run(other)
+    if second.violations:
+        raise RetrievalError(f"no method met every constraint: {config.method}: {'; '.join(first.violations)}; "
+                             f"{other}: {'; '.join(second.violations)}")
+    note = f"{config.method} did not meet every constraint ({'; '.join(first.violations)}); {other} did"
+    return dataclasses.replace(second, notes=(note, *second.notes))
 
 
 def _friction(names, joint_names, values, stribeck, stribeck_rms) -> Friction:

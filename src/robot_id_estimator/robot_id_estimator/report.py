@@ -17,6 +17,7 @@ import numpy as np
 
 from robot_id_estimator.determination import HELD
 from robot_id_estimator.output_files import atomic_path, write_text
+from robot_id_estimator.plausibility import plausibility_lines
 from robot_id_estimator.results import Identification, Physical, Traces
 from robot_id_estimator.set_checks import RULE
 from robot_id_estimator.urdf_export import model_friction
@@ -230,6 +231,7 @@ def _physical_section(result: Identification) -> list[str]:
                   " ".join(_fmt(x) for x in inertia_six(link.inertia_com_kg_m2))]
                  for name, link in zip(p.link_names, p.links, strict=True)]),
         "",
+        *(plausibility_lines(p.plausibility) if p.plausibility is not None else []),
     ]
 
 

@@ -17,6 +17,7 @@ import numpy as np
 
 from robot_id_estimator.friction import STRIBECK_NAMES
 from robot_id_estimator.output_files import write_text
+from robot_id_estimator.plausibility import Plausibility, plausibility_from_dict, plausibility_to_dict
 from robot_id_estimator.set_checks import RULE, SetCheck
 from robot_id_estimator.settings import ConfigError, EstimatorConfig, config_from_dict, config_to_dict
 from robot_id_model.physical import LinkInertial
@@ -36,11 +37,12 @@ class RobotSetup:
     gravity_m_s2: tuple[float, float, float] = (0.0, 0.0, -9.81)
     torque_filter_time_constant_s: float = 0.0
     """First-order filter the robot applies to measured torque before publishing (LBR); 0 = none."""
+    datasheet_mass_kg: float | None = None
 
     @classmethod
     def from_config(cls, config: RobotConfig) -> RobotSetup:
         return cls(config.robot, str(config.urdf_path), config.joint_names, config.gravity_m_s2,
-                   config.torque_filter_time_constant_s)
+                   config.torque_filter_time_constant_s, config.datasheet_mass_kg)
 
     def model(self, friction: Sequence[str]) -> RobotModel:
         return load_robot_model(self.urdf_path, self.joint_names, self.gravity_m_s2, friction)
@@ -127,6 +129,7 @@ class Physical:
     violations: tuple[str, ...]
     wall_time_s: float
     notes: tuple[str, ...]
+    plausibility: Plausibility | None = None
 
     @property
     def residual_increase_percent(self) -> float:
@@ -228,6 +231,7 @@ def identification_to_dict(result: Identification) -> dict:
             "joint_names": list(s.joint_names),
             "gravity_m_s2": list(s.gravity_m_s2),
             "torque_filter_time_constant_s": s.torque_filter_time_constant_s,
+            "datasheet_mass_kg": s.datasheet_mass_kg,
             "friction_terms": list(result.friction_terms),
         },
         "base": {
@@ -265,15 +269,9 @@ def _physical_to_dict(p: Physical) -> dict:
     return {
         "method": p.method,
         "target": p.target,
-        "links": [
-            {
-                "link_name": name,
-                "mass_kg": link.mass_kg,
-                "com_m": json_list(link.com_m),
-                "inertia_com_kg_m2": [json_list(row) for row in link.inertia_com_kg_m2],
-            }
-            for name, link in zip(p.link_names, p.links, strict=True)
-        ],
+        "links": [{"link_name": name, "mass_kg": link.mass_kg, "com_m": json_list(link.com_m),
+                   "inertia_com_kg_m2": [json_list(row) for row in link.inertia_com_kg_m2]}
+                  for name, link in zip(p.link_names, p.links, strict=True)],
         "standard": {"names": list(p.standard_names), "values": json_list(p.standard_values), "status": list(p.status),
                      "held_at": json_list(p.held_values)},
         "base_values": json_list(p.base_values),
@@ -283,6 +281,7 @@ def _physical_to_dict(p: Physical) -> dict:
         "violations": list(p.violations),
         "wall_time_s": p.wall_time_s,
         "notes": list(p.notes),
+        "plausibility": plausibility_to_dict(p.plausibility),
     }
 
 
@@ -305,6 +304,7 @@ def _physical_from_dict(raw: dict) -> Physical:
         violations=tuple(raw["violations"]),
         wall_time_s=float(raw["wall_time_s"]),
         notes=tuple(raw["notes"]),
+        plausibility=plausibility_from_dict(raw.get("plausibility")),
     )
 
 
@@ -326,7 +326,7 @@ def identification_from_dict(raw: dict, label: str = "identification") -> Identi
         )
         result = Identification(
             setup=RobotSetup(r["name"], r["urdf"], tuple(r["joint_names"]), tuple(r["gravity_m_s2"]),
-                             float(r["torque_filter_time_constant_s"])),
+                             float(r["torque_filter_time_constant_s"]), r.get("datasheet_mass_kg")),
             friction_terms=tuple(r["friction_terms"]),
             columns=np.array(b["columns"], dtype=int),
             base=ParameterSet(tuple(b["names"]), _array(b["values"]), _array(b["rsd_percent"])),

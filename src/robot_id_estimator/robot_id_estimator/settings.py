@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 import yaml
 
+from robot_id_estimator.physical_problem import DEFAULT_MARGIN
 from robot_id_estimator.processing import ProcessingConfig
 from robot_id_model.robot_model import DEFAULT_FRICTION, FRICTION_TERMS
 
@@ -22,7 +23,8 @@ class PhysicalConfig:
 
     method: str = "lmi"
     """"lmi": convex program on the pseudo-inertias (Wensing et al.), seconds; "multistart": Xu et al.'s (2020)
-    multi-start of a constrained local solver (eqs. 15–18); "none": skip."""
+    multi-start of a constrained local solver (eqs. 15–18); "none": skip. Both impose every constraint below; a set
+    that violates one is never the answer: the other method is tried, then the stage fails."""
     target: str = "base"
     """Parameters whose regressor columns form the objective of eq. (15): "base" or "essential". On the Gaz et al.
     Panda log and on simulated different motions the base target predicts at least as well (benchmarks/physical.py,
@@ -50,6 +52,9 @@ class PhysicalConfig:
     """Off-diagonal over smallest diagonal (eq. 18); None: 0.1 or twice the URDF model's, if larger."""
     orderings: tuple[str, ...] = ()
     """Robot-specific orderings such as "Izz3 <= Ixx3" (names m, cx, cy, cz, Ixx ... Izz, FV ... + joint)."""
+    margin: float = DEFAULT_MARGIN
+    """Relative margin from the consistency boundary: every link body's λ_min(Σ_C) ≥ margin·tr(Σ_C), so that its
+    principal moments meet the triangle inequality by margin·tr(I_C) (a body simulators integrate well)."""
 
     def weight(self, regularizer: str) -> float:
         """The pull weight of `regularizer`: the configured one if it is the chosen regularizer, else its default."""
@@ -65,6 +70,8 @@ class PhysicalConfig:
             wrong.append(f"physical target must be 'essential' or 'base', not '{self.target}'")
         if self.regularizer not in ("entropic", "euclidean"):
             wrong.append(f"regularizer must be 'entropic' or 'euclidean', not '{self.regularizer}'")
+        if not 0.0 <= self.margin < 1.0 / 3.0:
+            wrong.append(f"margin must be in [0, 1/3), got {self.margin}")
         if self.starts < 1:
             wrong.append(f"starts must be at least 1, got {self.starts}")
         for name in ("mass_factor", "total_mass_factor"):

@@ -10,6 +10,7 @@ import numpy as np
 import yaml
 
 from robot_id_estimator.friction import STRIBECK_NAMES
+from robot_id_estimator.mjcf_export import MJCF_NAME, write_mjcf
 from robot_id_estimator.output_files import write_text
 from robot_id_estimator.results import Identification
 from robot_id_model.parameters import inertial_columns
@@ -103,12 +104,14 @@ REJECTED_URDF_NAME = "identified.rejected.urdf"
 YAML_NAME = "identified.yaml"
 
 
-def write_identified_model(result: Identification, out_dir: str | pathlib.Path) -> tuple[pathlib.Path, pathlib.Path]:
-    """identified.urdf (input URDF with the retrieved inertials and joint friction) and identified.yaml beside
-    it (friction model, base parameters with their uncertainty, retrieval figures). Needs result.physical.
+def write_identified_model(result: Identification, out_dir: str | pathlib.Path) -> tuple[pathlib.Path, ...]:
+    """identified.urdf (input URDF with the retrieved inertials and joint friction), identified.yaml beside
+    it (friction model, base parameters with their uncertainty, retrieval figures) and identified.xml (the URDF as
+    MJCF, mjcf_export); their paths, URDF and YAML first. Needs result.physical.
 
     When the physical set failed its check against the data, the URDF is written as identified.rejected.urdf,
-    headed by a comment with the failures, and an identified.urdf of an earlier run there is removed.
+    headed by a comment with the failures, no MJCF is written, and the model files of an earlier run there are
+    removed.
     """
     if result.physical is None:
         raise ValueError("the identification has no physical parameters to export")
@@ -123,19 +126,22 @@ def write_identified_model(result: Identification, out_dir: str | pathlib.Path) 
         damping = [(terms["FV"][0], terms["FC"][0]) for terms in friction.values()]
     text = identified_urdf(urdf_text, robot, pi, lumped_known_parts(robot, urdf_text), damping)
     passed = result.passed("physical")
+    written = []
     if passed:
         urdf_path = write_text(out / URDF_NAME, text)
         (out / REJECTED_URDF_NAME).unlink(missing_ok=True)
+        written.append(write_mjcf(urdf_path, out / MJCF_NAME))
     else:
         failures = "\n".join(f"  - {f}" for f in result.checks["physical"].failures).replace("--", "- -")
         comment = ("<!-- REJECTED by robot_id: these physical parameters failed their check against the data:\n"
                    f"{failures}\n-->\n")
         urdf_path = write_text(out / REJECTED_URDF_NAME, _after_declaration(text, comment))
         (out / URDF_NAME).unlink(missing_ok=True)
+        (out / MJCF_NAME).unlink(missing_ok=True)
 
     model = _model_yaml(result, urdf_path.name, friction, passed)
     yaml_path = write_text(out / YAML_NAME, yaml.safe_dump(model, sort_keys=False, allow_unicode=True))
-    return urdf_path, yaml_path
+    return (urdf_path, yaml_path, *written)
 
 
 def _model_yaml(result: Identification, urdf_name: str, friction: dict, passed: bool) -> dict:
@@ -184,7 +190,7 @@ def _model_yaml(result: Identification, urdf_name: str, friction: dict, passed: 
 
 def remove_stale_model(out_dir: str | pathlib.Path) -> None:
     """Remove the model files of an earlier run from `out_dir` when this run retrieved no physical parameters."""
-    for name in (URDF_NAME, REJECTED_URDF_NAME, YAML_NAME):
+    for name in (URDF_NAME, REJECTED_URDF_NAME, YAML_NAME, MJCF_NAME):
         (pathlib.Path(out_dir) / name).unlink(missing_ok=True)
 
 

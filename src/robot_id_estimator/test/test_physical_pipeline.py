@@ -75,6 +75,10 @@ def test_bounds_from_the_config_bind(arm):
     assert masses.sum() == pytest.approx(0.9 * total, rel=1e-6)
     assert physical.residual_increase_percent > 2.0
     assert physical.violations == ()
+    # the data push against the total mass bound: the plausibility report lists it and the user is warned
+    assert any(a.startswith("total mass ≤") for a in physical.plausibility.active)
+    assert any(w.startswith("physical parameters on a bound (the data pushed against it): total mass ≤")
+               for w in identify([data], setup, config).warnings)
 
 
 def test_the_physical_section_can_be_switched_off(arm):
@@ -82,3 +86,31 @@ def test_the_physical_section_can_be_switched_off(arm):
     config = dataclasses.replace(EstimatorConfig(), physical=PhysicalConfig(method="none"))
     result = identify([data], setup, config)
     assert result.physical is None and result.parameter_sets == ("base", "essential")
+
+
+def test_a_method_whose_set_violates_a_constraint_is_replaced_by_the_other(arm, monkeypatch):
+    import robot_id_estimator.pipeline as pipeline
+
+    setup, _robot, _pi, data = arm
+    real = pipeline.retrieve_lmi
+
+    def violating(*args, **kwargs):
+        return dataclasses.replace(real(*args, **kwargs), violations=("Izz3 ≤ Ixx3 + Iyy3 (eq. 18) violated by 0.1",))
+
+    monkeypatch.setattr(pipeline, "retrieve_lmi", violating)
+    result = identify([data], setup, EstimatorConfig(physical=PhysicalConfig(starts=2)))
+    assert result.physical.method == "multistart" and result.physical.violations == ()
+    assert result.physical.notes[0] == ("lmi did not meet every constraint (Izz3 ≤ Ixx3 + Iyy3 (eq. 18) violated by "
+                                        "0.1); multistart did")
+    assert result.passed("physical")
+
+
+def test_constraints_no_method_can_meet_fail_the_stage_loudly_with_the_amounts(arm):
+    setup, _robot, _pi, data = arm
+    config = EstimatorConfig(physical=PhysicalConfig(mass_factor=(0.9, 2.0), total_mass_factor=(0.5, 0.6), starts=2))
+    result = identify([data], setup, config)
+    assert result.physical is None and not result.passed("physical")
+    failure = result.checks["physical"].failures[0]
+    assert failure.startswith("physical parameters not retrieved: no method met every constraint: lmi: total mass ≤")
+    assert "; multistart: " in failure and " violated by " in failure
+    assert failure in result.warnings

@@ -88,7 +88,8 @@ def test_with_the_default_target_a_joint_that_does_not_move_has_its_friction_hel
 
 def test_the_urdf_report_and_yaml_carry_the_same_friction(undetermined, tmp_path):
     result = undetermined
-    urdf_path, yaml_path = write_identified_model(result, tmp_path)
+    urdf_path, yaml_path, mjcf_path = write_identified_model(result, tmp_path)
+    assert mjcf_path.name == "identified.xml"
     assert urdf_path.name == "identified.urdf"
     values = {n: float(v) for n, v in zip(result.physical.standard_names, result.physical.standard_values,
                                            strict=True)}

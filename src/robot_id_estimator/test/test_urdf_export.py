@@ -2,16 +2,19 @@
 
 import re
 
+import mujoco
 import numpy as np
 import pinocchio as pin
 import pytest
 
+from robot_id_estimator.mjcf_export import mujoco_model, write_mjcf
 from robot_id_estimator.physical_lmi import retrieve_lmi
 from robot_id_estimator.physical_problem import default_bounds
 from robot_id_estimator.urdf_export import identified_urdf
 from robot_id_model import base_parameters, load_robot_model, nominal_parameters, regressor, stack
 from robot_id_model.base_parameters import random_states
 from robot_id_model.parameters import inertial_columns
+from robot_id_model.physical import link_from_standard
 from robot_id_model.robot_config import description_directory
 from robot_id_model.urdf_inertials import lumped_known_parts, read_link_inertial
 
@@ -93,3 +96,30 @@ def test_missing_inertial_is_inserted_and_dynamics_written():
     out = identified_urdf(text, robot, pi, friction_damping=[(0.5, 0.25)])
     assert read_link_inertial(out, "l1").mass_kg == 2.0
     assert '<dynamics damping="0.5" friction="0.25"/>' in out
+
+
+def test_the_identified_model_loads_in_mujoco_as_identified_and_a_2_s_simulation_stays_bounded(retrieved, tmp_path):
+    text, robot, result, lumped = retrieved
+    urdf = tmp_path / "identified.urdf"
+    urdf.write_text(identified_urdf(text, robot, result.pi, lumped))
+    assert pin.buildModelFromUrdf(str(urdf)).nv == 7  # pinocchio loads it (the fingers are fixed in this URDF)
+    mjcf = write_mjcf(urdf, tmp_path / "identified.xml")
+    assert "balanceinertia" not in mjcf.read_text()
+    for model in (mujoco_model(urdf.read_text(), tmp_path), mujoco.MjModel.from_xml_path(str(mjcf))):
+        for j, (name, cols) in enumerate(zip(robot.link_names, inertial_columns(robot), strict=True)):
+            own = link_from_standard(result.pi[cols] - lumped[j] if lumped[j] is not None else result.pi[cols])
+            body = model.body(name).id  # MuJoCo simulates the identified body unchanged (nothing balanced) up to
+            # the 6 significant digits MuJoCo writes MJCF numbers with
+            assert model.body_mass[body] == pytest.approx(own.mass_kg, rel=1e-5)
+            np.testing.assert_allclose(np.sort(model.body_inertia[body]), np.linalg.eigvalsh(own.inertia_com_kg_m2),
+                                       rtol=1e-5)
+        model.opt.disableflags |= mujoco.mjtDisableBit.mjDSBL_CONTACT
+        model.opt.enableflags |= mujoco.mjtEnableBit.mjENBL_ENERGY
+        data = mujoco.MjData(model)
+        data.qpos[:7] = [0.0, -0.3, 0.0, -2.0, 0.0, 1.6, 0.8]  # inside the joint limits, falling under gravity
+        mujoco.mj_forward(model, data)
+        energy_j = data.energy.sum()
+        for _ in range(round(2.0 / model.opt.timestep)):
+            mujoco.mj_step(model, data)
+            assert data.energy.sum() <= energy_j + 1e-6  # unactuated and damped: energy never grows
+        assert np.all(np.isfinite(data.qpos)) and data.warning[mujoco.mjtWarning.mjWARN_BADQACC].number == 0

@@ -81,6 +81,22 @@ def standard_vector(robot: RobotModel, links: Sequence[LinkInertial], friction: 
     return pi
 
 
+def com_inertia_jacobian(pi_link: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The inertia about the CoM (xx, xy, xz, yy, yz, zz) of one link's standard parameters [M, MX, ..., ZZ] and its
+    derivative (6, 10): I_C = I_O − (hᵀh·E − h·hᵀ)/m (Xu et al. 2020, eq. 14 inverted)."""
+    m, h = pi_link[0], np.asarray(pi_link[1:4], dtype=float)
+    s = _skew_sq(h) / m
+    jac = np.zeros((6, 10))
+    jac[:, 0] = inertia_six(s) / m
+    for c in range(3):
+        ds = 2.0 * h[c] * np.eye(3)
+        ds[c, :] -= h
+        ds[:, c] -= h
+        jac[:, 1 + c] = -inertia_six(ds) / m
+    jac[:, 4:10] = np.eye(6)
+    return np.asarray(pi_link[4:10], dtype=float) - inertia_six(s), jac
+
+
 def physical_from_vector(robot: RobotModel, pi: np.ndarray) -> tuple[list[LinkInertial], np.ndarray]:
     """Per-link physical parameters and the friction values (n, len(robot.friction)) of π."""
     links = [link_from_standard(pi[cols]) for cols in inertial_columns(robot)]
@@ -94,6 +110,17 @@ def pseudo_inertia(pi_link: np.ndarray) -> np.ndarray:
     j[:3, 3] = j[3, :3] = pi_link[1:4]
     j[3, 3] = pi_link[0]
     return j
+
+
+def relative_margin(inertia_com_kg_m2: np.ndarray) -> float:
+    """λ_min(Σ_C)/tr(Σ_C) of an inertia about the CoM, Σ_C = ½tr(I_C)E − I_C the mass's second moments along
+    the axes (the 3×3 block of the pseudo-inertia about the CoM, Wensing et al. 2017): ≥ ε ⟺ every principal moment
+    is at most the sum of the other two minus ε·tr(I_C), the triangle inequality with a relative margin; 1/3 at most
+    (a uniform ball)."""
+    sigma = sigma_matrix(inertia_six(inertia_com_kg_m2))
+    values = np.linalg.eigvalsh(sigma)
+    trace = float(values.sum())
+    return float(values[0]) / trace if trace > 0.0 else -np.inf
 
 
 def consistency_violations(link: LinkInertial) -> list[str]:

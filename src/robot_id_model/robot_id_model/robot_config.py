@@ -37,6 +37,8 @@ class RobotConfig:
     joint_states_topic: str
     joint_trajectory_topic: str
     torque_filter_time_constant_s: float
+    datasheet_mass_kg: float | None = None
+    """The arm's mass as its datasheet states it (base included, no gripper); None: not stated."""
 
     def load_model(self, friction: Sequence[str] = DEFAULT_FRICTION) -> RobotModel:
         """The RobotModel of this robot's URDF, joints and gravity."""
@@ -97,6 +99,7 @@ def load_robot_config(name_or_path: str | pathlib.Path) -> RobotConfig:
             joint_states_topic=raw["topics"]["joint_states"],
             joint_trajectory_topic=raw["topics"]["joint_trajectory"],
             torque_filter_time_constant_s=float(raw["torque_filter_time_constant_s"]),
+            datasheet_mass_kg=None if raw.get("datasheet_mass_kg") is None else float(raw["datasheet_mass_kg"]),
         )
     except (KeyError, TypeError) as err:
         raise ModelError(f"{path}: missing or malformed entry {err}") from None

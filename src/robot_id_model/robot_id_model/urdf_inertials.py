@@ -43,3 +43,9 @@ def lumped_known_parts(robot: RobotModel, urdf_text: str) -> tuple[np.ndarray | 
         rest = pi0[cols] - own_pi
         parts.append(rest if np.abs(rest).max() > 1e-12 else None)
     return tuple(parts)
+
+
+def all_link_inertials(urdf_text: str) -> list[LinkInertial]:
+    """The <inertial> of every URDF link that states one (moving or not)."""
+    names = [link.get("name") for link in ET.fromstring(urdf_text).iter("link")]
+    return [inertial for inertial in (read_link_inertial(urdf_text, name) for name in names) if inertial is not None]

@@ -10,7 +10,14 @@ from robot_id_model import (
     physical_from_vector,
     standard_vector,
 )
-from robot_id_model.physical import link_from_standard, link_standard_parameters, pseudo_inertia
+from robot_id_model.physical import (
+    com_inertia_jacobian,
+    inertia_matrix,
+    link_from_standard,
+    link_standard_parameters,
+    pseudo_inertia,
+    relative_margin,
+)
 
 
 def _random_link(rng) -> LinkInertial:
@@ -70,3 +77,27 @@ def test_broken_links_are_reported_with_the_reason(link, reason):
 def test_pseudo_inertia_is_indefinite_for_a_triangle_violation():
     link = LinkInertial(1.0, np.zeros(3), np.diag([0.1, 0.01, 0.01]))
     assert np.linalg.eigvalsh(pseudo_inertia(link_standard_parameters(link)))[0] < 0
+
+
+def test_relative_margin_is_a_third_for_a_ball_and_zero_for_a_rod():
+    assert relative_margin(0.4 * 2.0 * 0.1**2 * np.eye(3)) == pytest.approx(1.0 / 3.0)
+    assert relative_margin(np.diag([0.02, 0.02, 0.0])) == pytest.approx(0.0, abs=1e-15)
+    # a box 0.1 × 0.2 × 0.4 m: Σ_C holds the second moments m·l²/12 along each axis
+    m, sides = 2.0, np.array([0.1, 0.2, 0.4])
+    second = m * sides**2 / 12.0
+    inertia = np.diag([second[1] + second[2], second[0] + second[2], second[0] + second[1]])
+    assert relative_margin(inertia) == pytest.approx(second.min() / second.sum())
+
+
+def test_com_inertia_jacobian_is_the_inverse_parallel_axis_theorem_and_its_derivative():
+    rng = np.random.default_rng(4)
+    link = _random_link(rng)
+    pi_link = link_standard_parameters(link)
+    six, jac = com_inertia_jacobian(pi_link)
+    np.testing.assert_allclose(inertia_matrix(six), link.inertia_com_kg_m2, atol=1e-14)
+    numeric = np.empty((6, 10))
+    for k in range(10):
+        step = np.zeros(10)
+        step[k] = 1e-6
+        numeric[:, k] = (com_inertia_jacobian(pi_link + step)[0] - com_inertia_jacobian(pi_link - step)[0]) / 2e-6
+    np.testing.assert_allclose(jac, numeric, atol=1e-7)

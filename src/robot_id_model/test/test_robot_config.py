@@ -34,6 +34,9 @@ def test_config_urdf_is_relative_to_the_config_file(tmp_path: pathlib.Path):
     config = load_robot_config(tmp_path / "config" / "arm.yaml")
     assert config.urdf_path == (tmp_path / "urdf" / "arm.urdf").resolve()
     assert config.load_model(friction=()).joint_names == ("j1", "j2", "j3")
+    assert config.datasheet_mass_kg is None  # optional
+    (tmp_path / "config" / "arm.yaml").write_text(CONFIG + "datasheet_mass_kg: 18.0\n")
+    assert load_robot_config(tmp_path / "config" / "arm.yaml").datasheet_mass_kg == 18.0
 
 
 def test_robot_names_without_the_description_package_give_one_error(monkeypatch):
