@@ -10,14 +10,12 @@ in parallel processes; the result does not depend on their number.
 from __future__ import annotations
 
 import os
-import sys
 import time
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from concurrent.futures.process import BrokenProcessPool
 
 import numpy as np
 import scipy.optimize
-from tqdm import tqdm
 
 from robot_id_estimator.physical_constraints import (
     ConstraintSet,
@@ -34,6 +32,7 @@ from robot_id_estimator.physical_problem import (
     retrieval_result,
 )
 from robot_id_estimator.physical_starts import feasible_starts
+from robot_id_model.command_line import progress_bar
 from robot_id_model.parameters import inertial_columns, nominal_parameters
 from robot_id_model.physical import com_inertia_jacobian, sigma_basis, sigma_matrix
 from robot_id_model.physical_vector import link_pi, mu_from_pi, pi_from_mu, pi_jacobian
@@ -193,7 +192,7 @@ def retrieve_multistart(
 def _run(jobs: list[tuple], workers: int) -> list[tuple[np.ndarray, float, int, bool]]:
     """The local solves of `jobs` in start order, in `workers` processes, with a progress bar on a terminal."""
     results: list = [None] * len(jobs)
-    bar = tqdm(total=len(jobs), desc="multi-start", unit="start", disable=not sys.stderr.isatty(), leave=False)
+    bar = progress_bar(total=len(jobs), description="multi-start", unit="start")
     try:
         if workers > 1:
             with ProcessPoolExecutor(max_workers=workers) as pool:
