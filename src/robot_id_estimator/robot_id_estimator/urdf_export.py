@@ -87,15 +87,27 @@ def identified_urdf(
     return text
 
 
+STRIBECK_LINEAR = {"FV": ("fv1", STRIBECK_NAMES.index("fv1")), "FC": ("fc", STRIBECK_NAMES.index("fc"))}
+"""The linear terms a joint with a Stribeck fit takes from it: eq. (7) far above its Stribeck velocities."""
+
+
 def model_friction(result: Identification) -> dict[str, dict[str, tuple[float, str]]]:
     """Per joint, each linear friction term of the physical model as (value, determination): the one source of
-    the friction in identified.urdf, identified.yaml and the report."""
+    the friction in identified.urdf, identified.yaml and the report. A joint with a Stribeck fit (friction sweep)
+    has no viscous and Coulomb columns in the regression: it takes them from the fit (fv1 and fc, Luo et al.
+    2024, eq. 7, beyond the Stribeck velocities), so that the URDF's <dynamics> carry its friction."""
     p = result.physical
     values = dict(zip(p.standard_names, zip(p.standard_values, p.status, strict=True), strict=True))
-    return {
-        joint: {term: values[f"{term}{j}"] for term in result.friction_terms if f"{term}{j}" in values}
-        for j, joint in enumerate(result.setup.joint_names, 1)
-    }
+    stribeck = result.friction.stribeck
+    out = {}
+    for j, joint in enumerate(result.setup.joint_names, 1):
+        terms = {term: values[f"{term}{j}"] for term in result.friction_terms if f"{term}{j}" in values}
+        if stribeck is not None and not np.isnan(stribeck[j - 1]).all():
+            for term, (name, k) in STRIBECK_LINEAR.items():
+                if term in terms:
+                    terms[term] = (float(stribeck[j - 1][k]), f"{name} of the Stribeck fit")
+        out[joint] = terms
+    return out
 
 
 FRICTION_KEYS = {"FV": "viscous_nm_s_rad", "FC": "coulomb_nm", "FO": "offset_nm", "IA": "rotor_inertia_kg_m2"}

@@ -2,9 +2,11 @@
 
 import dataclasses
 from types import SimpleNamespace
+from xml.etree import ElementTree
 
 import numpy as np
 import pytest
+import yaml
 from estimator_synthetic import (
     STRIBECK_TRUE,
     SWEEP_POSE_RAD,
@@ -20,6 +22,7 @@ from robot_id_estimator.friction_sweeps import extrapolation_notes, friction_swe
 from robot_id_estimator.pipeline import identify
 from robot_id_estimator.processing import ProcessingConfig, first_order_lowpass
 from robot_id_estimator.synthetic import random_motion, urdf_with_friction
+from robot_id_estimator.urdf_export import write_identified_model
 from robot_id_estimator.validation_run import validate
 from robot_id_model import regressor
 
@@ -267,9 +270,10 @@ def test_extrapolation_is_noted_with_the_friction_it_gives():
         f"at 0.3 rad/s, {at_fastest:.3g} Nm at 0.73 rad/s)"]
 
 
-def test_stribeck_model_from_sweeps_improves_predictions(arm):
+def test_stribeck_model_from_sweeps_improves_predictions(arm, tmp_path):
     """Excitation data whose friction is Stribeck: with the sweeps the model predicts the torque of another
-    trajectory several times better than with linear viscous + Coulomb friction."""
+    trajectory several times better than with linear viscous + Coulomb friction; the exported URDF and MJCF carry
+    the fit's viscous and Coulomb terms (they had zeros: the regression has no such columns then)."""
     setup, robot, pi = arm
     setup = dataclasses.replace(setup, torque_filter_time_constant_s=0.0)
     friction = np.tile(STRIBECK_TRUE, (7, 1))
@@ -296,3 +300,16 @@ def test_stribeck_model_from_sweeps_improves_predictions(arm):
     assert np.all(rms_stribeck < 0.5 * rms_linear), (rms_stribeck, rms_linear)
     y = regressor(robot, *random_motion(robot, 10.0, 5, np.arange(0, 10, 0.005), 7))
     assert np.all(rms_stribeck < 0.03 * np.sqrt(np.mean((y @ pi) ** 2, axis=0)))
+
+    urdf, model, mjcf = write_identified_model(stribeck, tmp_path)
+    dynamics = [(float(d.get("damping")), float(d.get("friction")))
+                for d in ElementTree.parse(urdf).getroot().iter("dynamics")]
+    fitted = stribeck.friction.stribeck[:, [0, 5]]  # fv1, fc of eq. (7)
+    np.testing.assert_allclose(dynamics, fitted, rtol=1e-12)
+    np.testing.assert_allclose(fitted, np.tile(STRIBECK_TRUE[[0, 5]], (7, 1)), rtol=0.15)
+    joints = {j.get("name"): j for j in ElementTree.parse(mjcf).getroot().iter("joint")}
+    np.testing.assert_allclose([(float(joints[n].get("damping")), float(joints[n].get("frictionloss")))
+                                for n in robot.joint_names], fitted, rtol=1e-5)  # MJCF: 6 digits
+    friction = yaml.safe_load(model.read_text())["friction"]["lbr_A1"]
+    assert friction["viscous_nm_s_rad"] == pytest.approx(fitted[0, 0], rel=1e-12)
+    assert friction["determination"]["coulomb_nm"] == "fc of the Stribeck fit"
