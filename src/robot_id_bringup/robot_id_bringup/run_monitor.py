@@ -16,8 +16,6 @@ from robot_id_msgs.srv import IdentifyBag
 STATUS_TOPIC = "/robot_id/recording_status"
 RESULT_TOPIC = "/robot_id/identification_result"
 EXCITATION_TOPIC = "/robot_id/excitation_status"
-STOPPED_STATES = ("holding", "refused", "aborted")
-"""Excitation states after which the arm moves no more: the run cannot record what it was started for."""
 SERVICE = "/robot_id/identify_bag"
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
@@ -81,7 +79,7 @@ class RunMonitor:
               f"flagged ({elapsed:.0f} s{left})", flush=True)
 
     def _on_excitation(self, msg: ExcitationStatus) -> None:
-        if msg.state in STOPPED_STATES and self.excitation_stopped is None:
+        if msg.stopped and self.excitation_stopped is None:  # the run cannot record what it was started for
             self.excitation_stopped = (f"{msg.state} ({msg.reason}) after {msg.periods_started} of {msg.num_periods} "
                                        "periods started")
 

@@ -53,6 +53,7 @@ from robot_id_excitation.excitation_state import (
     ExcitationSettings,
     ExcitationStateMachine,
     LogLine,
+    Phase,
     Severity,
     Step,
 )
@@ -65,6 +66,8 @@ from robot_id_msgs.msg import ExcitationStatus, ExcitationTrajectory, PeriodMark
 TRAJECTORY_TOPIC = "robot_id/excitation_trajectory"
 MARKER_TOPIC = "robot_id/period_marker"
 STATUS_TOPIC = "robot_id/excitation_status"
+STOPPED = (Phase.HOLDING, Phase.REFUSED, Phase.ABORTED)
+"""Phases after which the arm moves no more before its last period (ExcitationStatus.stopped)."""
 ACK_TOPIC = "robot_id/sim_ack"
 MODES = ("sim", "hardware")
 STOP_ACK_TIMEOUT_S = 1.0
@@ -284,8 +287,8 @@ class ExcitationNode(Node):
         if status == self._status_sent:
             return
         self._status_sent = status
-        msg = ExcitationStatus(state=status[0], reason=status[1], periods_started=status[2],
-                               num_periods=self.machine.settings.num_periods)
+        msg = ExcitationStatus(state=status[0], reason=status[1], stopped=self.machine.phase in STOPPED,
+                               periods_started=status[2], num_periods=self.machine.settings.num_periods)
         msg.header.stamp = self.get_clock().now().to_msg()
         self.status_pub.publish(msg)
 

@@ -162,7 +162,8 @@ def test_streams_periods_within_limits_and_holds_on_abort(ros_context, trajector
         changes = [s for i, s in enumerate(states) if i == 0 or s != states[i - 1]]
         assert changes == ["waiting_for_joint_states", "approaching", "exciting", "holding"], states
         last = arm.statuses[-1]
-        assert (last.state, last.reason, last.num_periods) == ("holding", "abort requested", 4)
+        assert (last.state, last.reason, last.num_periods, last.stopped) == ("holding", "abort requested", 4, True)
+        assert not any(m.stopped for m in arm.statuses[:-1])
         assert last.periods_started == len(arm.markers)
     finally:
         _stop(node, arm, executor)
@@ -178,6 +179,7 @@ def test_refuses_when_joint_states_are_stale(ros_context, trajectory_file, iiwa1
         assert arm.received == []
         _spin(executor, 1.0, until=lambda: arm.statuses and arm.statuses[-1].state == "refused")
         assert arm.statuses[-1].state == "refused" and arm.statuses[-1].reason == node.reason
+        assert arm.statuses[-1].stopped
     finally:
         _stop(node, arm, executor)
 

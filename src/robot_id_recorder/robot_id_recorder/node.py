@@ -41,8 +41,6 @@ ACK_TOPIC = "robot_id/sim_ack"
 MARKER_TOPIC = "robot_id/period_marker"
 TRAJECTORY_TOPIC = "robot_id/excitation_trajectory"
 EXCITATION_STATUS_TOPIC = "robot_id/excitation_status"
-STOPPED_STATES = ("holding", "refused", "aborted")
-"""Excitation states after which the arm moves no more: the bag is closed with what was recorded."""
 ACK_EVERY = 10
 DEPTH = 1000
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
@@ -126,7 +124,7 @@ class RecorderNode(Node):
                     marker.period_index, header_stamp_ns(raw), marker.period_s, marker.num_periods))
             elif topic == self.excitation_status_topic:
                 status = deserialize_message(raw, ExcitationStatus)
-                if status.state in STOPPED_STATES:
+                if status.stopped:  # no more periods will come: the bag is closed with what was recorded
                     self.get_logger().error(f"the excitation node stopped the arm ({status.state}: {status.reason})")
                     self._finish(f"the excitation stopped ({status.state})")
         return on_message

@@ -197,7 +197,8 @@ def test_a_hold_of_the_excitation_closes_the_bag_with_its_status_in_it(probe, re
     status_pub = node.create_publisher(ExcitationStatus, "/robot_id/excitation_status", LATCHED)
     statuses: list[RecordingStatus] = []
     node.create_subscription(RecordingStatus, "/robot_id/recording_status", statuses.append, LATCHED)
-    status_pub.publish(ExcitationStatus(state="holding", reason="abort requested", periods_started=1, num_periods=3))
+    status_pub.publish(ExcitationStatus(state="holding", reason="abort requested", stopped=True, periods_started=1,
+                                       num_periods=3))
     spin(10.0, until=lambda: bool(statuses) and statuses[-1].finished)
     assert statuses and statuses[-1].finished
     ks, _ = _recorded(tmp_path / "bag")
