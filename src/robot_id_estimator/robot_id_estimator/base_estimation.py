@@ -116,12 +116,13 @@ def _unidentified(
     static = estimation.static_joints(q_all)
     if static.any():
         blocks = []
+        min_speeds = min_speeds_rad_s(processed, config.min_speed_rad_s)
         for data in processed:
             q, dq, ddq = _sanitised_motion(data, static)
             still = replace(data, q_rad=q, dq_rad_s=dq, ddq_rad_s2=ddq)
             blocks.append(stream_recording(robot, base.independent, still, np.zeros_like(q), np.zeros(base.n_base),
                                            config.processing, setup.torque_filter_time_constant_s,
-                                           min_speeds_rad_s(processed, config.min_speed_rad_s)).blocks)
+                                           min_speeds).blocks)
         system = estimation.reduce_system(*weighted_rows(blocks, [np.ones(robot.n_joints)] * len(blocks)))
     reasons = estimation.unexcited_reasons(system, base.names, q_all, dq_all, ddq_all)
     return {base.names[j]: reason for j, reason in sorted(reasons.items())}

@@ -88,8 +88,8 @@ def regression_data(
         tau_parts.append(data.tau_nm - torque_side(friction, data, config.processing, time_constant_s))
         streamed.append(stream_recording(robot, base.independent, data, tau_parts[-1], nominal, config.processing,
                                          time_constant_s, min_speeds))
-        left_out = 1.0 - streamed[-1].blocks.n_rows / len(data.t_s)
         if config.min_speed_rad_s > 0.0:
+            left_out = 1.0 - streamed[-1].blocks.n_rows / len(data.t_s)
             notes.append(f"{rec.source}: equations left out where a joint moves slower than {config.min_speed_rad_s:g} "
                          f"rad/s (static friction): {np.array2string(100 * left_out, precision=1)} % per joint")
         if not allow_implausible_torque:

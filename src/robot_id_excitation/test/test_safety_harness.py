@@ -223,7 +223,7 @@ class Record:
     tracking_rad: list[float] = field(default_factory=list)
     """per tick from a tracking fault on: how far its joint is from where the controller takes it"""
     history: list[tuple[float, np.ndarray, np.ndarray]] = field(default_factory=list)
-    """(true time, q, dq) of every joint state measured"""
+    """(true time, q, dq) of every joint state measured, kept for a late fault"""
 
 
 def node_time(fault: Fault, t_s: float) -> float:
@@ -253,11 +253,12 @@ def simulate(sc: Scenario, confirm_at_s: float | None = 0.0, extra_s: float = 0.
             if first:
                 _note_fault(rec, t)
             q, dq, _ = true_state(rec, arm, t)
-            rec.history.append((t, q, dq))
             measured_s = t
-            if f.kind == "late" and active:  # the state measured this long ago arrives now
-                measured_s = f.t_s + (1.0 - f.size) * (t - f.t_s)
-                q, dq = _measured(rec.history, measured_s)
+            if f.kind == "late":
+                rec.history.append((t, q, dq))
+                if active:  # the state measured this long ago arrives now
+                    measured_s = f.t_s + (1.0 - f.size) * (t - f.t_s)
+                    q, dq = _measured(rec.history, measured_s)
             if f.kind == "dropout" and active and t < f.t_s + f.size:
                 continue
             new_stamp = not (f.kind == "stale_stamps" and active) and not (f.kind == "out_of_order" and first)
