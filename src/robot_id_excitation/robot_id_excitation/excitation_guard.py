@@ -60,8 +60,10 @@ def _inside(robot: RobotModel, limits: DesignLimits, q_rad: np.ndarray) -> bool:
 def hold_point(robot: RobotModel, limits: DesignLimits, q_rad: np.ndarray,
                dq_rad_s: np.ndarray) -> tuple[np.ndarray, float]:
     """The stop of a hold from (q, dq): stop_point if its target is inside the limits and above the floor,
-    else the longest of STOP_CANDIDATES shorter stops (down to the full acceleration limits) whose target is;
-    if none is, the full-acceleration stop clamped to the position limits (to q itself if that is below the floor).
+    else the longest of STOP_CANDIDATES shorter stops (down to the full acceleration limits) whose target is.
+    If none is, the full-acceleration stop with the limits first: clamped to the position limits, or q itself if
+    that is below the floor; but an arm something pushed outside already is not pulled back (no joint beyond its
+    limits is clamped, nor the arm below the floor held at q): it stops where that stop takes it.
     """
     a = limits.acceleration_rad_s2
     slow_s = stop_duration_s(dq_rad_s, a, STOP_ACCELERATION_FRACTION)
@@ -70,11 +72,12 @@ def hold_point(robot: RobotModel, limits: DesignLimits, q_rad: np.ndarray,
         target = q_rad + 0.5 * dq_rad_s * duration_s
         if _inside(robot, limits, target):
             return target, float(duration_s)
-    for target in (q_rad + 0.5 * dq_rad_s * fast_s, q_rad):
-        target = np.clip(target, limits.position_lower_rad, limits.position_upper_rad)
-        if _inside(robot, limits, target):
-            break
-    return target, fast_s
+    lower, upper = limits.position_lower_rad, limits.position_upper_rad
+    within = (q_rad >= lower) & (q_rad <= upper)
+    target = np.where(within, np.clip(q_rad + 0.5 * dq_rad_s * fast_s, lower, upper), q_rad + 0.5 * dq_rad_s * fast_s)
+    if _inside(robot, limits, target) or not _inside(robot, limits, q_rad):
+        return target, fast_s
+    return q_rad, fast_s
 
 
 def hold_state(t_s: float, states: JointStateStream, commanded: Callable[[float], tuple[np.ndarray, ...] | None],

@@ -143,8 +143,9 @@ class Fault:
     kind: str
     t_s: float
     size: float
-    """seconds of a dropout or time jump; nan: 1 in the velocity, 0 in the position; tracking: rad/s at which the
-    joint is pushed away from the command; late: how fast the states fall behind (s per s: a growing queue)"""
+    """seconds of a dropout or time jump; nan: 1 in the velocity, 0 in the position; tracking: the velocity [rad/s]
+    at which something stronger than its drive drags the joint from where it is at the onset, whatever is commanded;
+    late: how fast the states fall behind (s per s: a growing queue)"""
     joint: int = 0
 
 
@@ -167,8 +168,8 @@ class Scenario:
 def faults(draw, kinds: tuple[str, ...] = FAULTS, end_s: float = 3.0) -> Fault:
     kind = draw(st.sampled_from(kinds))
     size = {"dropout": st.floats(0.0, 1.0), "time_back": st.floats(0.06, 5.0), "time_ahead": st.floats(0.6, 5.0),
-            "nan": st.sampled_from([0.0, 1.0]),
-            "tracking": st.floats(0.3, 1.0), "late": st.floats(0.2, 0.9)}.get(kind, st.just(0.0))
+            "nan": st.sampled_from([0.0, 1.0]), "tracking": st.one_of(st.floats(0.3, 1.0), st.floats(-1.0, -0.3)),
+            "late": st.floats(0.2, 0.9)}.get(kind, st.just(0.0))
     return Fault(kind, draw(st.floats(0.2, end_s)), draw(size), draw(st.integers(0, 6)))
 
 
@@ -220,8 +221,12 @@ class Record:
     fault_s: float | None = None
     """true time the fault took effect (None: it never did)"""
     moving_at_fault: bool = False
-    tracking_rad: list[float] = field(default_factory=list)
-    """per tick from a tracking fault on: how far its joint is from where the controller takes it"""
+    unfaulted: ControllerModel | None = None
+    """the arm as the commands would move it without the fault"""
+    dragged_from_rad: float = 0.0
+    """where a tracking fault's joint was at the onset"""
+    tracking_rad: dict[float, float] = field(default_factory=dict)
+    """per tick from a tracking fault on: how far its joint is from where the commands would have moved it"""
     history: list[tuple[float, np.ndarray, np.ndarray]] = field(default_factory=list)
     """(true time, q, dq) of every joint state measured, kept for a late fault"""
 
@@ -239,7 +244,7 @@ def simulate(sc: Scenario, confirm_at_s: float | None = 0.0, extra_s: float = 0.
     moving for good."""
     s = setup(sc.name)
     machine = ExcitationStateMachine(sc.trajectory, s.robot, s.limits, sc.settings)
-    rec = Record(sc, machine)
+    rec = Record(sc, machine, unfaulted=ControllerModel(sc.start_rad))
     arm = ControllerModel(sc.start_rad)
     f = sc.fault
     state_dt = 1.0 / sc.state_hz
@@ -251,7 +256,7 @@ def simulate(sc: Scenario, confirm_at_s: float | None = 0.0, extra_s: float = 0.
             first = active and rec.fault_s is None and f.kind in JOINT_STATE_FAULTS and (
                 sc.stamped or f.kind not in STAMPED_FAULTS)
             if first:
-                _note_fault(rec, t)
+                _note_fault(rec, arm, t)
             q, dq, _ = true_state(rec, arm, t)
             measured_s = t
             if f.kind == "late":
@@ -272,14 +277,14 @@ def simulate(sc: Scenario, confirm_at_s: float | None = 0.0, extra_s: float = 0.
                 rec.states.append(t)
         t = round(k * sc.tick_s, 9)
         if f.kind in ("abort", "sigint") and rec.fault_s is None and t >= f.t_s:
-            _note_fault(rec, t)
+            _note_fault(rec, arm, t)
             if f.kind == "abort":
                 step, _ = machine.abort(node_time(f, t))
             else:
                 step = machine.hold(node_time(f, t), "shutting down") if machine.moving else None
             _deliver(rec, arm, t, step)
         if f.kind == "tracking" and rec.fault_s is not None:
-            rec.tracking_rad.append(f.size * (t - rec.fault_s))
+            rec.tracking_rad[t] = abs(true_state(rec, arm, t)[0][f.joint] - rec.unfaulted.state(t)[0][f.joint])
         confirmed = confirm_at_s is not None and t >= confirm_at_s
         _deliver(rec, arm, t, machine.step(node_time(f, t), confirmed))
         rec.ticks.append((t, machine.phase))
@@ -293,10 +298,11 @@ def simulate(sc: Scenario, confirm_at_s: float | None = 0.0, extra_s: float = 0.
 
 
 def _state_times(k: int, sc: Scenario, fault_s: float) -> list[float]:
-    """Joint states (every 1/state_hz) the machine gets before tick k: only the latest matters to it, and the
-    ones just before and after the fault."""
+    """Joint states (every 1/state_hz) the machine gets before tick k: only the latest two matter to it (the
+    latest, and the one before for a finite-difference velocity), and the ones just before and after the fault."""
     dt, t0, t1 = 1.0 / sc.state_hz, (k - 1) * sc.tick_s, k * sc.tick_s
-    times = {math.floor(t1 / dt + 1e-9) * dt}
+    latest = math.floor(t1 / dt + 1e-9) * dt
+    times = {latest, latest - dt}
     if t0 < fault_s <= t1:
         times |= {math.ceil(fault_s / dt - 1e-9) * dt, math.ceil(fault_s / dt - 1e-9) * dt - dt}
     return sorted(round(t, 9) for t in times if t0 < t <= t1 + 1e-12)
@@ -310,18 +316,19 @@ def _measured(history: list[tuple[float, np.ndarray, np.ndarray]], t_s: float) -
     return q0 + w * (q1 - q0), dq0 + w * (dq1 - dq0)
 
 
-def _note_fault(rec: Record, t_s: float) -> None:
+def _note_fault(rec: Record, arm: ControllerModel, t_s: float) -> None:
     rec.fault_s = t_s
     rec.moving_at_fault = rec.machine.moving
+    rec.dragged_from_rad = arm.state(t_s)[0][rec.scenario.fault.joint]
 
 
 def true_state(rec: Record, arm: ControllerModel, t_s: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-    """Where the arm is: where the controller takes it, but for a joint pushed away by a tracking fault."""
+    """Where the arm is: where the controller takes it, but for a joint that a tracking fault drags."""
     q, dq, ddq = arm.state(t_s)
     f = rec.scenario.fault
     if f.kind == "tracking" and rec.fault_s is not None:
-        q[f.joint] += f.size * (t_s - rec.fault_s)
-        dq[f.joint] += f.size
+        q[f.joint] = rec.dragged_from_rad + f.size * (t_s - rec.fault_s)
+        dq[f.joint], ddq[f.joint] = f.size, 0.0
     return q, dq, ddq
 
 
@@ -342,7 +349,15 @@ def _send(rec: Record, arm: ControllerModel, t_s: float, command, stop: bool, s:
     if points.stamp_s > 0:  # stamped in the machine's time: back to true time for the arm
         points = replace(points, stamp_s=points.stamp_s - (node_time(rec.scenario.fault, t_s) - t_s))
     state = true_state(rec, arm, t_s)
+    rec.unfaulted.receive(t_s, points)
     rec.sent.append(Sent(t_s, points, stop, state, check_transition(arm, t_s, points, s.limits, state)))
+
+
+def outside(s: Setup, q_rad: np.ndarray) -> bool:
+    """The pose is beyond a position limit or below the floor, by the checker (an arm a tracking fault dragged)."""
+    zeros = np.zeros((1, len(q_rad)))
+    return check_points(CommandPoints(s.config.joint_names, 0.0, np.array([0.1]), q_rad[None], zeros, zeros),
+                        s.robot, s.limits) != []
 
 
 def stop_bound_s(limits: DesignLimits) -> float:

@@ -11,7 +11,7 @@ import pytest
 from test_safety_harness import Fault, Scenario, setup, simulate, stop_bound_s
 from test_safety_hold import hold_deadline_s
 
-from robot_id_excitation.command_check import check_points
+from robot_id_excitation.command_check import CommandPoints, ControllerModel, check_points, check_transition
 from robot_id_excitation.excitation_guard import hold_point, trajectory_refusal
 from robot_id_excitation.excitation_state import ExcitationSettings, Phase
 from robot_id_excitation.fourier import FourierTrajectory
@@ -210,3 +210,20 @@ def test_joint_states_that_fall_behind_hold_from_the_command():
     assert rec.holds[0][0] - sc.fault.t_s <= settings.state_timeout_s / sc.fault.size + 0.05
     assert "fell behind" in rec.holds[0][1]
     _assert_all_commands_and_the_stop_within_limits(rec)
+
+
+def test_a_hold_of_an_arm_dragged_beyond_a_limit_does_not_pull_it_back():
+    """A2 dragged 0.16 rad below its limit at 0.5 rad/s (the hold property at 5000 cases, once the harness let a
+    tracking fault drag the joint whatever the controller did): the hold clamped the stop point to the limit, and
+    the controller went back to it in 0.1 s at 3.1 rad/s and 98 rad/s² (limits 1.48 and 10); now an arm already
+    outside stops where a stop within the full acceleration limits takes it."""
+    s = setup("iiwa14")
+    lim = s.limits
+    q, dq = OFFSETS.copy(), np.zeros(7)
+    q[1], dq[1] = lim.position_lower_rad[1] - 0.16, -0.5
+    target, duration_s = hold_point(s.robot, lim, q, dq)
+    assert target[1] == pytest.approx(q[1] + 0.5 * dq[1] * duration_s) and target[1] < lim.position_lower_rad[1]
+    zeros = np.zeros((1, 7))
+    stop = CommandPoints(s.config.joint_names, 0.0, np.array([duration_s]), target[None], zeros, zeros)
+    problems = check_transition(ControllerModel(q), 0.0, stop, lim, (q, dq))
+    assert problems and all("position below limit on lbr_A2" in p for p in problems)
