@@ -48,7 +48,7 @@ def main() -> int:
     args = parser.parse_args()
     env = dict(os.environ, ROBOT_ID_SAFETY_EXAMPLES=str(args.examples))
     started = time.monotonic()
-    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+    result = subprocess.run([sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--timeout=0",
                              "--hypothesis-show-statistics", *sorted(str(p) for p in TESTS.glob("test_safety_*.py"))],
                             cwd=TESTS, env=env, capture_output=True, text=True, check=False)
     wall_s = time.monotonic() - started

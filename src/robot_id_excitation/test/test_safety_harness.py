@@ -222,7 +222,7 @@ class Record:
     """true time the fault took effect (None: it never did)"""
     moving_at_fault: bool = False
     unfaulted: ControllerModel | None = None
-    """the arm as the commands would move it without the fault"""
+    """the arm as the commands before a hold would move it without the fault"""
     dragged_from_rad: float = 0.0
     """where a tracking fault's joint was at the onset"""
     tracking_rad: dict[float, float] = field(default_factory=dict)
@@ -349,7 +349,8 @@ def _send(rec: Record, arm: ControllerModel, t_s: float, command, stop: bool, s:
     if points.stamp_s > 0:  # stamped in the machine's time: back to true time for the arm
         points = replace(points, stamp_s=points.stamp_s - (node_time(rec.scenario.fault, t_s) - t_s))
     state = true_state(rec, arm, t_s)
-    rec.unfaulted.receive(t_s, points)
+    if not stop:  # where the motion would have gone: a hold's stop is planned from the faulty state
+        rec.unfaulted.receive(t_s, points)
     rec.sent.append(Sent(t_s, points, stop, state, check_transition(arm, t_s, points, s.limits, state)))
 
 

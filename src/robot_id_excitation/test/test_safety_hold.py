@@ -6,6 +6,8 @@ deceleration within the acceleration limits; and after it, nothing moves again, 
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from hypothesis import event, given
 from test_safety_harness import FAULTS, SAFETY, Record, outside, scenarios, setup, simulate, stop_bound_s
@@ -42,10 +44,11 @@ def hold_deadline_s(rec: Record) -> float | None:
             if rec.ticks[k - 1][1] in MOVING and last is not None and t - last + delay_s > sc.settings.state_timeout_s:
                 return t
         return None
-    if f.kind == "tracking":  # the first step of a motion at which the dragged joint is clearly beyond the bound
-        bound = sc.settings.max_tracking_error_rad
-        return next((t for k, t in enumerate(ticks[1:], start=1) if bound and rec.ticks[k - 1][1] in MOVING
-                     and rec.tracking_rad.get(t, 0.0) > bound + TRACKING_MARGIN_RAD), None)
+    if f.kind == "tracking":  # the first step of a motion (or of one a hold ended) at which the dragged joint is
+        bound = sc.settings.max_tracking_error_rad  # clearly beyond the bound
+        held_s = rec.holds[0][0] if rec.holds else math.inf
+        return next((t for k, t in enumerate(ticks[1:], start=1) if bound and (rec.ticks[k - 1][1] in MOVING or
+                     t > held_s) and rec.tracking_rad.get(t, 0.0) > bound + TRACKING_MARGIN_RAD), None)
     if rec.fault_s is None or not rec.moving_at_fault:
         return None
     if f.kind in ("abort", "sigint"):
