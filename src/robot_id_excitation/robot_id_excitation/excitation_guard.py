@@ -73,8 +73,8 @@ def hold_point(robot: RobotModel, limits: DesignLimits, q_rad: np.ndarray,
         if _inside(robot, limits, target):
             return target, float(duration_s)
     lower, upper = limits.position_lower_rad, limits.position_upper_rad
-    within = (q_rad >= lower) & (q_rad <= upper)
-    target = np.where(within, np.clip(q_rad + 0.5 * dq_rad_s * fast_s, lower, upper), q_rad + 0.5 * dq_rad_s * fast_s)
+    free = q_rad + 0.5 * dq_rad_s * fast_s
+    target = np.where((q_rad >= lower) & (q_rad <= upper), np.clip(free, lower, upper), free)
     if _inside(robot, limits, target) or not _inside(robot, limits, q_rad):
         return target, fast_s
     return q_rad, fast_s
