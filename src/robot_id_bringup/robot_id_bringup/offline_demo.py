@@ -43,7 +43,7 @@ def run(robot_name: str, out: pathlib.Path) -> int:
     trajectory = load_trajectory(robot_name)
 
     step(1, f"excitation: the designed trajectory shipped for {robot_name}, checked against every limit")
-    if excitation_cli(["check", robot_name, "--robot", robot_name, "--plot", str(out / "excitation.png")]) != 0:
+    if excitation_cli(["check", robot_name, "--robot", robot_name, "--out", str(out)]) != 0:
         print("the shipped excitation does not pass its checks; stopping", file=sys.stderr)
         return 1
 

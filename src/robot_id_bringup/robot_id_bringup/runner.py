@@ -24,7 +24,7 @@ from collections.abc import Sequence
 import yaml
 
 from robot_id_bringup.graph import DEFAULT_PERIODS, MODES, SWEEP_PERIODS, NodeSpec, Run, identify_graph
-from robot_id_model.command_line import HelpFormatter, check_writable_directory
+from robot_id_model.command_line import HelpFormatter, check_writable_directory, robot_source_problems
 
 STOP_TIMEOUT_S = 10.0
 DOMAINS = range(1, 102)  # 0 is everyone's default; 101 domains keep every RTPS port below 33 000
@@ -196,11 +196,12 @@ def _input_problems(run: Run) -> list[str]:
     from robot_id_model.robot_config import load_robot_config
     from robot_id_model.robot_model import ModelError
 
-    problems = []
-    try:
-        load_robot_config(run.robot)
-    except ModelError as err:
-        problems.append(str(err))
+    problems = robot_source_problems(run.robot)
+    if not problems:
+        try:
+            load_robot_config(run.robot)  # there, but perhaps malformed
+        except ModelError as err:
+            problems.append(f"--robot: {err}")
     if run.trajectory and run.mode != "replay":
         from robot_id_excitation.trajectory_file import load_trajectory
 

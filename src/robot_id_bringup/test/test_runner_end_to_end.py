@@ -142,8 +142,8 @@ def test_a_hold_ends_the_run_at_once_naming_its_reason(tmp_path):
                                       "'iiwa14_friction_sweep', 'iiwa7', 'iiwa7_friction_sweep', 'panda', "
                                       "'panda_friction_sweep', 'panda_hand', 'panda_hand_friction_sweep']"),
     (["--friction-sweep", "/nonexistent/sweep"], "error: friction sweep bag not found: /nonexistent/sweep"),
-    (["--robot", "nosuchrobot"], "error: unknown robot 'nosuchrobot'; known robots: ['iiwa14', 'iiwa7', 'panda', "
-                                 "'panda_hand']"),
+    (["--robot", "nosuchrobot"], "error: --robot: no robot config 'nosuchrobot' (shipped: iiwa14, iiwa7, panda, "
+                                 "panda_hand; or a YAML path)"),
     (["--mode", "replay", "--bag", "/nonexistent/bag"], "error: bag not found: /nonexistent/bag"),
 ])
 def test_a_bad_request_is_one_line_and_exit_code_2(args, message):

@@ -142,12 +142,13 @@ def test_design_and_check_take_a_urdf_and_the_shared_default_friction(tmp_path, 
     # one default friction (the estimator's), recorded in the file and used by check
     assert recorded_friction(out / "excitation.yaml") == DEFAULT_FRICTION == ("FV", "FC", "FO")
     assert "(64 base parameters, friction ['FV', 'FC', 'FO'])" in printed
-    assert main(["check", str(out / "excitation.yaml"), "--urdf", PANDA_HAND_URDF, *URDF_LIMITS]) == 0
+    check = ["check", str(out / "excitation.yaml"), "--urdf", PANDA_HAND_URDF, *URDF_LIMITS, "--out", str(out)]
+    assert main(check) == 0
     printed = capsys.readouterr().out
     assert "FEASIBLE" in printed and "(64 base parameters, friction ['FV', 'FC', 'FO'])" in printed
 
 
 def test_check_uses_the_friction_a_trajectory_was_designed_for(tmp_path, capsys):
     assert recorded_friction("panda") == ("FV", "FC")
-    assert main(["check", "panda", "--plot", str(tmp_path / "panda.png")]) == 0
+    assert main(["check", "panda", "--out", str(tmp_path)]) == 0
     assert "friction ['FV', 'FC'])" in capsys.readouterr().out
