@@ -162,6 +162,8 @@ UNKNOWN_SOURCES = [
     ("robot_id", ["identify", "--robot", "nosuch", "--out", "{tmp}/out"], NO_ROBOT),
     ("robot_id", ["identify", "--robot", "{tmp}/robot.yaml", "--out", "{tmp}/out"],
      "--robot: no robot config file '{tmp}/robot.yaml'"),
+    ("demo", ["--robot", "nosuch", "--out", "{tmp}/out"], NO_ROBOT),
+    ("offline", ["--robot", "nosuch", "--out", "{tmp}/out"], NO_ROBOT),
 ]
 
 
@@ -170,7 +172,7 @@ UNKNOWN_SOURCES = [
 def test_an_unknown_robot_or_urdf_is_one_line_naming_the_option(tmp_path, capsys, command, argv, expected):
     (tmp_path / "data").write_text("t\n")
     main = {"model": model_cli.main, "excitation": excitation_cli.main, "estimator": estimator_cli.main,
-            "robot_id": bringup_main}[command]
+            "robot_id": bringup_main, "demo": demo.main, "offline": offline_demo.main}[command]
     argv = [a.replace("{tmp}", str(tmp_path)) for a in argv]
     assert main(argv) == 2
     captured = capsys.readouterr()
