@@ -25,7 +25,7 @@ import numpy as np
 from robot_id_bringup.graph import DEFAULT_PERIODS, Run
 from robot_id_bringup.runner import RunnerError, run_graph
 from robot_id_bringup.truth_check import check_against_truth
-from robot_id_model.command_line import HelpFormatter, check_writable_directory
+from robot_id_model.command_line import HelpFormatter, check_writable_directory, robot_source_problems
 
 LABELS = {"urdf": "nominal URDF", "base": "base", "essential": "essential", "physical": "physical"}
 
@@ -71,6 +71,10 @@ def main(argv: list[str] | None = None) -> int:
     output_dir = pathlib.Path(args.out or time.strftime("results/demo_%Y%m%d_%H%M%S"))
     sweep = Run(args.robot, "sim", str(output_dir / "friction_sweep"), trajectory=f"{args.robot}_friction_sweep")
     started = time.monotonic()
+    problems = robot_source_problems(args.robot)
+    if problems:
+        print(f"error: {'; '.join(problems)}", file=sys.stderr)
+        return 2
     try:
         check_writable_directory(output_dir)
         if not args.no_friction_sweep:

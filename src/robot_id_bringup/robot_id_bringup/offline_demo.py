@@ -25,7 +25,7 @@ from robot_id_estimator.synthetic import DEMO_FRICTION, heavier_links_with_tool,
 from robot_id_excitation.__main__ import main as excitation_cli
 from robot_id_excitation.trajectory_file import load_trajectory
 from robot_id_model import load_robot_config
-from robot_id_model.command_line import HelpFormatter, check_writable_directory
+from robot_id_model.command_line import HelpFormatter, check_writable_directory, robot_source_problems
 
 RATE_HZ = 500.0
 PERIODS = 5
@@ -43,7 +43,7 @@ def run(robot_name: str, out: pathlib.Path) -> int:
     trajectory = load_trajectory(robot_name)
 
     step(1, f"excitation: the designed trajectory shipped for {robot_name}, checked against every limit")
-    if excitation_cli(["check", robot_name, "--robot", robot_name, "--plot", str(out / "excitation.png")]) != 0:
+    if excitation_cli(["check", robot_name, "--robot", robot_name, "--out", str(out)]) != 0:
         print("the shipped excitation does not pass its checks; stopping", file=sys.stderr)
         return 1
 
@@ -99,9 +99,12 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    problems = robot_source_problems(args.robot)
     try:
+        if problems:
+            raise ValueError("; ".join(problems))
         check_writable_directory(args.out)
-    except OSError as err:
+    except (ValueError, OSError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2
     return run(args.robot, args.out)

@@ -10,6 +10,7 @@ from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
 from robot_id_bringup.graph import Run
+from robot_id_bringup.runner import console
 from robot_id_msgs.msg import ExcitationStatus, IdentificationResult, RecordingStatus
 from robot_id_msgs.srv import IdentifyBag
 
@@ -49,7 +50,7 @@ class RunMonitor:
         if self.client is not None and self._request is None and self.client.service_is_ready():
             self._request = self.client.call_async(
                 IdentifyBag.Request(bag_path=self.run.bag, output_dir=self.run.output_dir))
-            print(f"robot_id: asked the estimator to identify {self.run.bag}", flush=True)
+            console(f"robot_id: asked the estimator to identify {self.run.bag}")
         self.executor.spin_once(timeout_sec=timeout_s)
         if self._request is not None and self._request.done() and self.failure is None:
             response = self._request.result()
@@ -70,13 +71,13 @@ class RunMonitor:
         if 0 < done < planned and self._periods_announced_at is not None:
             left = f", about {(now - self._periods_announced_at) / done * (planned - done):.0f} s left"
         if msg.periods_expected == 0 and not msg.finished:
-            print(f"robot_id: recording: {msg.samples_recorded} joint states, waiting for the first period "
-                  f"({elapsed:.0f} s)", flush=True)
+            console(f"robot_id: recording: {msg.samples_recorded} joint states, waiting for the first period "
+                    f"({elapsed:.0f} s)")
             return
         state = ("recorded" if self.run.records_sweep else "recorded, identifying") if msg.finished else "recording"
-        print(f"robot_id: {state}: {msg.periods_recorded}/{msg.periods_expected} periods, "
-              f"{msg.samples_recorded} joint states, {msg.samples_missing} missing, {msg.periods_flagged} periods "
-              f"flagged ({elapsed:.0f} s{left})", flush=True)
+        console(f"robot_id: {state}: {msg.periods_recorded}/{msg.periods_expected} periods, "
+                f"{msg.samples_recorded} joint states, {msg.samples_missing} missing, {msg.periods_flagged} periods "
+                f"flagged ({elapsed:.0f} s{left})")
 
     def _on_excitation(self, msg: ExcitationStatus) -> None:
         if msg.stopped and self.excitation_stopped is None:  # the run cannot record what it was started for
@@ -86,8 +87,8 @@ class RunMonitor:
     def _on_result(self, msg: IdentificationResult) -> None:
         self.result = msg
         verdict = "identified" if msg.success else "identification FAILED its check"
-        print(f"robot_id: {verdict}: {msg.message}; results in {msg.output_dir} "
-              f"({time.monotonic() - self.started:.0f} s)", flush=True)
+        console(f"robot_id: {verdict}: {msg.message}; results in {msg.output_dir} "
+                f"({time.monotonic() - self.started:.0f} s)")
 
     def close(self) -> None:
         self.executor.shutdown()

@@ -20,15 +20,28 @@ import sys
 import threading
 import time
 from collections.abc import Sequence
+from typing import TextIO
 
 import yaml
 
 from robot_id_bringup.graph import DEFAULT_PERIODS, MODES, SWEEP_PERIODS, NodeSpec, Run, identify_graph
-from robot_id_model.command_line import HelpFormatter, check_writable_directory
+from robot_id_model.command_line import HelpFormatter, check_writable_directory, robot_source_problems
 
 STOP_TIMEOUT_S = 10.0
 DOMAINS = range(1, 102)  # 0 is everyone's default; 101 domains keep every RTPS port below 33 000
 PARTICIPANTS_PROBED = 16
+
+
+CONSOLE = threading.Lock()
+
+
+def console(text: str, stream: TextIO | None = None) -> None:
+    """One line on the runner's console (stdout unless `stream`), written whole: the nodes' output is forwarded from
+    other threads, and print() writes a line and its newline separately, so two lines could run into one."""
+    stream = stream or sys.stdout
+    with CONSOLE:
+        stream.write(f"{text}\n")
+        stream.flush()
 
 
 class RunnerError(RuntimeError):
@@ -116,7 +129,7 @@ class Child:
 
     def _forward(self) -> None:
         for line in self.popen.stdout:
-            print(f"[{self.name}] {line.rstrip()}", flush=True)
+            console(f"[{self.name}] {line.rstrip()}")
 
     def stop(self) -> int:
         """SIGINT, then SIGKILL after STOP_TIMEOUT_S; the exit code."""
@@ -136,8 +149,8 @@ def run_graph(run: Run, timeout_s: float = 0.0) -> int:
     env = ros_environment()
     os.environ.update({k: env[k] for k in ("ROS_AUTOMATIC_DISCOVERY_RANGE", "ROS_DOMAIN_ID")})
     pathlib.Path(run.output_dir).mkdir(parents=True, exist_ok=True)
-    print(f"robot_id: {run.mode} run of {run.robot}, ROS_DOMAIN_ID {env['ROS_DOMAIN_ID']}, results in "
-          f"{run.output_dir}; nodes: {', '.join(s.name for s in specs)}", flush=True)
+    console(f"robot_id: {run.mode} run of {run.robot}, ROS_DOMAIN_ID {env['ROS_DOMAIN_ID']}, results in "
+            f"{run.output_dir}; nodes: {', '.join(s.name for s in specs)}")
     children: list[Child] = []
     interrupted = threading.Event()
     previous = signal.signal(signal.SIGINT, lambda *_: interrupted.set())
@@ -149,28 +162,27 @@ def run_graph(run: Run, timeout_s: float = 0.0) -> int:
             children.append(Child(spec, env))
         while True:
             if interrupted.is_set():
-                print("robot_id: interrupted: stopping every node", flush=True)
+                console("robot_id: interrupted: stopping every node")
                 return 130
             failed = next((c for c in children if c.popen.poll() is not None), None)
             if failed is not None and monitor.result is None:
-                print(f"robot_id: error: node '{failed.name}' exited with code {failed.popen.returncode} "
-                      "before the identification was done", file=sys.stderr, flush=True)
+                console(f"robot_id: error: node '{failed.name}' exited with code {failed.popen.returncode} "
+                        "before the identification was done", sys.stderr)
                 return 1
             monitor.spin_once(0.1)
             if monitor.failure is not None:
-                print(f"robot_id: error: the estimator could not identify {run.bag}: {monitor.failure}",
-                      file=sys.stderr, flush=True)
+                console(f"robot_id: error: the estimator could not identify {run.bag}: {monitor.failure}", sys.stderr)
                 return 1
             if monitor.result is not None:
                 return 0 if monitor.result.success else 3
             if monitor.excitation_stopped is not None:
-                print(f"robot_id: error: the excitation node stopped the arm: {monitor.excitation_stopped}; "
-                      "the recording is incomplete", file=sys.stderr, flush=True)
+                console(f"robot_id: error: the excitation node stopped the arm: {monitor.excitation_stopped}; "
+                        "the recording is incomplete", sys.stderr)
                 return 1
             if run.records_sweep and monitor.status is not None and monitor.status.finished:
                 return _sweep_recorded(monitor.status)
             if timeout_s and time.monotonic() - started > timeout_s:
-                print(f"robot_id: error: no identification result after {timeout_s:g} s", file=sys.stderr)
+                console(f"robot_id: error: no identification result after {timeout_s:g} s", sys.stderr)
                 return 1
     finally:
         for child in reversed(children):
@@ -182,12 +194,11 @@ def run_graph(run: Run, timeout_s: float = 0.0) -> int:
 def _sweep_recorded(status) -> int:
     """0 when the friction sweep is in the bag whole, else 1 with the reason (the Stribeck fit needs every pass)."""
     if status.periods_flagged or status.periods_recorded < status.periods_expected:
-        print(f"robot_id: error: the friction sweep in {status.bag_path} is incomplete ({status.periods_recorded}/"
-              f"{status.periods_expected} recorded, {status.periods_flagged} flagged): record it again",
-              file=sys.stderr, flush=True)
+        console(f"robot_id: error: the friction sweep in {status.bag_path} is incomplete ({status.periods_recorded}/"
+                f"{status.periods_expected} recorded, {status.periods_flagged} flagged): record it again", sys.stderr)
         return 1
-    print(f"robot_id: friction sweep recorded in {status.bag_path}; identify with --friction-sweep "
-          f"{status.bag_path}", flush=True)
+    console(f"robot_id: friction sweep recorded in {status.bag_path}; identify with --friction-sweep "
+            f"{status.bag_path}")
     return 0
 
 
@@ -196,11 +207,12 @@ def _input_problems(run: Run) -> list[str]:
     from robot_id_model.robot_config import load_robot_config
     from robot_id_model.robot_model import ModelError
 
-    problems = []
-    try:
-        load_robot_config(run.robot)
-    except ModelError as err:
-        problems.append(str(err))
+    problems = robot_source_problems(run.robot)
+    if not problems:
+        try:
+            load_robot_config(run.robot)  # there, but perhaps malformed
+        except ModelError as err:
+            problems.append(f"--robot: {err}")
     if run.trajectory and run.mode != "replay":
         from robot_id_excitation.trajectory_file import load_trajectory
 

@@ -113,9 +113,8 @@ def _not_called(what: str):
 @pytest.mark.parametrize(("command", "argv", "target", "expected"), [
     ("excitation design", ["design", "--robot", "iiwa14", "--out", "{blocked}/out"],
      "robot_id_excitation.__main__.design_excitation", OUT_REFUSED),
-    ("excitation check", ["check", "iiwa14", "--plot", "{blocked}/check.png"],
-     "robot_id_excitation.__main__.check_trajectory", ("--plot {blocked}/check.png: its directory {blocked} is a file, "
-                                                        "not a directory")),
+    ("excitation check", ["check", "iiwa14", "--out", "{blocked}/out"],
+     "robot_id_excitation.__main__.check_trajectory", OUT_REFUSED),
     ("excitation sweep", ["sweep", "--robot", "iiwa14", "--joints", "all", "--velocities", "0.1", "--out",
                           "{blocked}/out"],
      "robot_id_excitation.__main__.check_trajectory", OUT_REFUSED),
@@ -144,12 +143,51 @@ def test_an_unwritable_output_is_refused_in_one_line_before_any_work(tmp_path, m
     assert err[0] == f"error: {expected}"
 
 
+NO_ROBOT = "--robot: no robot config 'nosuch' (shipped: iiwa14, iiwa7, panda, panda_hand; or a YAML path)"
+NO_URDF = "--urdf {tmp}/missing.urdf: no such file or directory"
+
+
+UNKNOWN_SOURCES = [
+    ("model", ["base-parameters", "--robot", "nosuch"], NO_ROBOT),
+    ("model", ["base-parameters", "--urdf", "{tmp}/missing.urdf"], NO_URDF),
+    ("excitation", ["design", "--robot", "nosuch", "--out", "{tmp}/out"], NO_ROBOT),
+    ("excitation", ["design", "--urdf", "{tmp}/missing.urdf", "--out", "{tmp}/out"], NO_URDF),
+    ("excitation", ["check", "iiwa14", "--robot", "nosuch", "--out", "{tmp}/out"], NO_ROBOT),
+    ("excitation", ["check", "iiwa14", "--urdf", "{tmp}/missing.urdf", "--out", "{tmp}/out"], NO_URDF),
+    ("excitation", ["sweep", "--robot", "nosuch", "--joints", "all", "--velocities", "0.1", "--out", "{tmp}/out"],
+     NO_ROBOT),
+    ("estimator", ["identify", "--robot", "nosuch", "--data", "{tmp}/data", "--out", "{tmp}/out"], NO_ROBOT),
+    ("estimator", ["identify", "--urdf", "{tmp}/missing.urdf", "--data", "{tmp}/data", "--out", "{tmp}/out"],
+     NO_URDF),
+    ("robot_id", ["identify", "--robot", "nosuch", "--out", "{tmp}/out"], NO_ROBOT),
+    ("robot_id", ["identify", "--robot", "{tmp}/robot.yaml", "--out", "{tmp}/out"],
+     "--robot: no robot config file '{tmp}/robot.yaml'"),
+    ("demo", ["--robot", "nosuch", "--out", "{tmp}/out"], NO_ROBOT),
+    ("offline", ["--robot", "nosuch", "--out", "{tmp}/out"], NO_ROBOT),
+]
+
+
+@pytest.mark.parametrize(("command", "argv", "expected"), UNKNOWN_SOURCES,
+                         ids=[f"{c} {' '.join(a[:3])}".replace("{tmp}/", "") for c, a, _ in UNKNOWN_SOURCES])
+def test_an_unknown_robot_or_urdf_is_one_line_naming_the_option(tmp_path, capsys, command, argv, expected):
+    (tmp_path / "data").write_text("t\n")
+    main = {"model": model_cli.main, "excitation": excitation_cli.main, "estimator": estimator_cli.main,
+            "robot_id": bringup_main, "demo": demo.main, "offline": offline_demo.main}[command]
+    argv = [a.replace("{tmp}", str(tmp_path)) for a in argv]
+    assert main(argv) == 2
+    captured = capsys.readouterr()
+    assert captured.out == "" and captured.err == f"error: {expected.replace('{tmp}', str(tmp_path))}\n"
+    assert not (tmp_path / "out").exists()
+
+
 STARTS = [
     ("robot_id_model", ["--help"], 0),
     ("robot_id_model", ["base-parameters", "--urdf", "/nonexistent/arm.urdf"], 2),
+    ("robot_id_model", ["base-parameters", "--robot", "/nonexistent/robot.yaml"], 2),
     ("robot_id_excitation", ["--help"], 0),
     ("robot_id_excitation", ["design", "--help"], 0),
     ("robot_id_excitation", ["check", "/nonexistent/excitation.yaml"], 2),
+    ("robot_id_excitation", ["design", "--urdf", "/nonexistent/arm.urdf"], 2),
     ("robot_id_recorder", ["--help"], 0),
     ("robot_id_recorder", ["info", "/nonexistent/bag"], 2),
     ("robot_id_estimator", ["--help"], 0),

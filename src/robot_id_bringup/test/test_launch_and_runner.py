@@ -8,9 +8,12 @@ against stand-ins that record what it asks for, the way launch would call it.
 from __future__ import annotations
 
 import importlib.util
+import io
 import pathlib
 import socket
 import sys
+import threading
+import time
 import types
 
 import pytest
@@ -19,6 +22,7 @@ from robot_id_bringup.graph import DEFAULT_PERIODS, SWEEP_PERIODS, Run, identify
 from robot_id_bringup.runner import (
     DOMAINS,
     command,
+    console,
     domain_in_use,
     free_domain_id,
     parameter_argument,
@@ -166,3 +170,28 @@ def test_the_time_left_counts_from_the_first_period_not_from_the_start(monkeypat
         monitor.close()
     assert "robot_id: recording: 1/5 periods, 0 joint states, 0 missing, 0 periods flagged (50 s, about 80 s left)" \
         in capsys.readouterr().out
+
+
+def test_lines_from_the_nodes_and_the_runner_stay_whole_on_the_console():
+    """The nodes' output is forwarded from a thread per node while the runner prints its own progress; print() wrote
+    a line and its newline apart ("... (148 s)[estimator] [WARN] ..." in the demo)."""
+    class SlowStream(io.StringIO):  # a character at a time, letting other threads in between
+        def write(self, text: str) -> int:
+            for character in text:
+                super().write(character)
+                time.sleep(0)
+            return len(text)
+
+    stream = SlowStream()
+    expected = [f"[node{k}] line {i} {'x' * 40}" for k in range(4) for i in range(30)]
+
+    def write(k: int) -> None:
+        for line in expected[30 * k:30 * (k + 1)]:
+            console(line, stream)
+
+    threads = [threading.Thread(target=write, args=(k,)) for k in range(4)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    assert sorted(stream.getvalue().splitlines()) == sorted(expected)

@@ -67,6 +67,21 @@ def test_a_sweep_then_one_period_through_the_graph_identify_the_truth(tmp_path):
     assert all(errors["physical"] < 3.0), errors["physical"]
     assert all(errors["physical"] < 0.1 * errors["urdf"])
     assert not _processes_in_domain(domain_id)
+    _assert_console_is_clean(result.stdout, result.stderr, json.loads(identification.read_text())["warnings"])
+
+
+def _assert_console_is_clean(stdout: str, stderr: str, warnings: list[str]) -> None:
+    """Whole lines only, each from a node or the runner; every warning of the identification once; no rosout errors
+    at shutdown; the simulator reports no waiting once the result is in."""
+    lines = stdout.splitlines()
+    assert all(line.startswith(("[", "robot_id:")) for line in lines if line), [
+        line for line in lines if line and not line.startswith(("[", "robot_id:"))]
+    for warning in warnings:
+        logged = [line for line in lines if line.startswith("[estimator] [WARN]") and line.endswith(f": {warning}")]
+        assert len(logged) == 1, (warning, stdout[-3000:])
+    assert "Failed to publish log message to rosout" not in stdout + stderr, stdout[-3000:]
+    done = next(i for i, line in enumerate(lines) if line.startswith("robot_id: identified:"))
+    assert not [line for line in lines[done:] if "waiting for" in line], lines[done:]
 
 
 def test_ctrl_c_ends_every_process_the_runner_started(tmp_path):
@@ -142,8 +157,8 @@ def test_a_hold_ends_the_run_at_once_naming_its_reason(tmp_path):
                                       "'iiwa14_friction_sweep', 'iiwa7', 'iiwa7_friction_sweep', 'panda', "
                                       "'panda_friction_sweep', 'panda_hand', 'panda_hand_friction_sweep']"),
     (["--friction-sweep", "/nonexistent/sweep"], "error: friction sweep bag not found: /nonexistent/sweep"),
-    (["--robot", "nosuchrobot"], "error: unknown robot 'nosuchrobot'; known robots: ['iiwa14', 'iiwa7', 'panda', "
-                                 "'panda_hand']"),
+    (["--robot", "nosuchrobot"], "error: --robot: no robot config 'nosuchrobot' (shipped: iiwa14, iiwa7, panda, "
+                                 "panda_hand; or a YAML path)"),
     (["--mode", "replay", "--bag", "/nonexistent/bag"], "error: bag not found: /nonexistent/bag"),
 ])
 def test_a_bad_request_is_one_line_and_exit_code_2(args, message):

@@ -23,7 +23,14 @@ from robot_id_estimator.physical_problem import RetrievalError
 from robot_id_estimator.recording import load_recording
 from robot_id_estimator.set_checks import RULE
 from robot_id_estimator.settings import METHODS, EstimatorConfig, load_estimator_config, replace_config
-from robot_id_model.command_line import HelpFormatter, check_writable_directory, missing_files, say
+from robot_id_model.command_line import (
+    HelpFormatter,
+    check_writable_directory,
+    joint_names,
+    missing_files,
+    robot_source_problems,
+    say,
+)
 from robot_id_model.robot_config import load_robot_config
 from robot_id_model.robot_model import DEFAULT_FRICTION, load_robot_model
 
@@ -43,19 +50,12 @@ def _progress(start: float):
     return timed
 
 
-def _names(values: list[str] | None) -> list[str] | None:
-    """Joint names given space- or comma-separated."""
-    if not values:
-        return None
-    return [name for value in values for name in value.split(",") if name]
-
-
 def _check_inputs(args: argparse.Namespace) -> None:
     """Every input file exists, before anything is loaded."""
     paths = [("--data", path) for path in args.data] + [("--friction-sweep", path) for path in
                                                         getattr(args, "friction_sweep", None) or []]
-    paths += [(option, getattr(args, option[2:], None)) for option in ("--urdf", "--result", "--config")]
-    missing = missing_files(paths)
+    paths += [(option, getattr(args, option[2:], None)) for option in ("--result", "--config")]
+    missing = robot_source_problems(getattr(args, "robot", None), getattr(args, "urdf", None)) + missing_files(paths)
     if missing:
         raise FileNotFoundError("; ".join(missing))
 
@@ -71,8 +71,7 @@ def _setup(args: argparse.Namespace) -> RobotSetup:
             raise ValueError(f"{' and '.join(given)} {'goes' if len(given) == 1 else 'go'} with --urdf; a robot config "
                              "states them")
         return RobotSetup.from_config(load_robot_config(args.robot))
-    joints = _names(args.joints)
-    robot = load_robot_model(args.urdf, joints)
+    robot = load_robot_model(args.urdf, joint_names(args.joints))
     text = args.gravity or DEFAULT_GRAVITY
     try:
         gravity = tuple(float(g) for g in text.split(","))

@@ -150,9 +150,8 @@ class EstimatorNode(Node):
             write_identification_report(result, out)
             urdf_path = write_identified_model(result, out)[0] if result.physical is not None else None
         msg = result_message(result, str(out))
-        self._publish(msg)
-        if urdf_path is not None and result.passed("physical"):
-            self.urdf_publisher.publish(String(data=urdf_path.read_text()))
+        # everything said before the result goes out: a runner stops the graph once it has the result, and a
+        # line logged after that would be lost with the node's context
         for warning in result.warnings:
             self.get_logger().warning(warning)
         summary = f"{msg.message}; wrote {out}"
@@ -162,6 +161,9 @@ class EstimatorNode(Node):
             self.get_logger().info(summary)
         else:
             self.get_logger().error(summary)
+        if urdf_path is not None and result.passed("physical"):
+            self.urdf_publisher.publish(String(data=urdf_path.read_text()))
+        self._publish(msg)
         return msg, summary
 
     def _friction_sweeps(self) -> list[Recording]:

@@ -3,7 +3,8 @@
     python -m robot_id_excitation design --robot iiwa14 --harmonics 5 --base-frequency 0.05 --out DIR
     python -m robot_id_excitation design --urdf ARM.urdf [--joints J1 J2 ...] --acceleration-limit 10 \\
         --flange-speed 1.0 --floor-z 0.05 --out DIR
-    python -m robot_id_excitation check DIR/excitation.yaml [--robot iiwa14 | --urdf ARM.urdf ...]
+    python -m robot_id_excitation check DIR/excitation.yaml [--robot iiwa14 | --urdf ARM.urdf ...] [--out DIR]
+    python -m robot_id_excitation check iiwa14          # a shipped trajectory: plot in excitation_check/iiwa14.png
     python -m robot_id_excitation sweep --robot panda --joints fer_joint1 --velocities 0.02,0.05,0.1,0.2 --out DIR
     python -m robot_id_excitation sweep --robot iiwa14 --joints all --simultaneous --velocities 0.005:1.17:12 --out DIR
 
@@ -32,7 +33,7 @@ from robot_id_excitation.plot import plot_trajectory  # light: matplotlib is imp
 from robot_id_excitation.sweeps import FrictionSweep
 from robot_id_excitation.trajectory_file import load_trajectory, recorded_friction, save_trajectory
 from robot_id_excitation.urdf_config import urdf_robot_config
-from robot_id_model.command_line import HelpFormatter, check_writable_directory, check_writable_file
+from robot_id_model.command_line import HelpFormatter, check_writable_directory, joint_names, robot_source_problems
 from robot_id_model.robot_config import RobotConfig, load_robot_config
 from robot_id_model.robot_model import DEFAULT_FRICTION, ModelError, RobotModel
 
@@ -118,8 +119,8 @@ def _robot_config(args: argparse.Namespace, fallback_robot: str = "", joints: tu
     acceleration = _floats(args.acceleration_limit)
     if not acceleration or not all(math.isfinite(a) and a > 0 for a in acceleration):
         raise ValueError(f"--acceleration-limit must be positive (rad/s²), got {args.acceleration_limit}")
-    names = tuple(n for value in args.joints for n in value.split(",") if n) if args.joints else joints
-    return urdf_robot_config(args.urdf, names, acceleration, args.flange_speed, args.floor_z, args.flange_frame)
+    return urdf_robot_config(args.urdf, joint_names(args.joints) or joints, acceleration, args.flange_speed,
+                             args.floor_z, args.flange_frame)
 
 
 def _limits(config: RobotConfig, args: argparse.Namespace) -> DesignLimits:
@@ -195,8 +196,8 @@ def _check(args: argparse.Namespace) -> int:
     if args.samples is not None and args.samples < 1:
         raise ValueError(f"--samples must be >= 1, got {args.samples}")
     trajectory = load_trajectory(args.trajectory)
-    png = check_writable_file(args.plot or pathlib.Path(args.trajectory).with_suffix(".png"), "--plot")
     config = _robot_config(args, trajectory.robot, tuple(trajectory.joint_names))
+    png = check_writable_directory(args.out) / f"{pathlib.Path(args.trajectory).stem}.png"
     friction = _terms(args.friction) if args.friction else recorded_friction(args.trajectory) or DEFAULT_FRICTION
     robot = config.load_model(friction)
     limits = _limits(config, args)
@@ -240,7 +241,8 @@ def _sweep(args: argparse.Namespace) -> int:
     config = load_robot_config(args.robot)
     robot = config.load_model(())
     limits = _limits(config, args)
-    joints = config.joint_names if args.joints == "all" else tuple(args.joints.split(","))
+    joints = joint_names(args.joints)
+    joints = config.joint_names if joints == ("all",) else joints
     sweep = FrictionSweep(
         config.robot, config.joint_names, _sweep_hold(args.hold, config, limits), joints,
         _sweep_velocities(args.velocities), travel_rad=args.travel, pass_time_s=args.pass_time,
@@ -297,13 +299,15 @@ def parser() -> argparse.ArgumentParser:
                                                          "trajectory was designed for, else the estimator's)")
     check.add_argument("--samples", type=int, default=None,
                        help="samples of the check grid over one period (default: one every 5 ms)")
-    check.add_argument("--plot", default=None, help="PNG path (default: next to the trajectory)")
+    check.add_argument("--out", default="excitation_check",
+                       help="output directory of the plot, <trajectory name>.png")
     _add_limit_options(check, margin_default=0.0)
 
     sweep = sub.add_parser("sweep", help="constant-velocity friction sweeps (Luo et al. 2024)",
                            formatter_class=HelpFormatter)
     sweep.add_argument("--robot", required=True, help="robot config YAML or installed robot name")
-    sweep.add_argument("--joints", required=True, help="comma-separated joints, or all")
+    sweep.add_argument("--joints", nargs="+", required=True,
+                       help="joints to sweep, space- or comma-separated, or all")
     sweep.add_argument("--simultaneous", action="store_true",
                        help="sweep the joints together on one schedule (default: one at a time)")
     sweep.add_argument("--velocities", required=True,
@@ -321,6 +325,9 @@ def parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     try:
+        problems = robot_source_problems(args.robot, getattr(args, "urdf", None))
+        if problems:
+            raise ValueError("; ".join(problems))
         return {"design": _design, "check": _check, "sweep": _sweep}[args.command](args)
     except (ModelError, ValueError, OSError) as err:
         print(f"error: {err}", file=sys.stderr)

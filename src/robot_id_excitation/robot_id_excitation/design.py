@@ -157,13 +157,16 @@ class _Search:
             report = problem.verify(x)
             final = problem.criteria_values(x, o.samples)
             self.summaries.append(StartSummary(s, initial, final, report.feasible, iterations, time.monotonic() - t0))
-            progress(f"design: start {s + 1} done in {time.monotonic() - t0:.1f} s: cond "
-                     f"{final.condition_number:.2f}, log det {final.log_det:.2f}, "
-                     f"{'feasible' if report.feasible else 'INFEASIBLE'}")
+            cut = self.past_deadline()
+            # the start's state, in words that cannot be read as the design's verdict (the final check's alone)
+            state = ("within the limits" if report.feasible
+                     else f"{len(report.violations)} limit(s) exceeded on the fine grid, not kept")
+            what = "cut by the time limit in {:.1f} s: last iterate" if cut else "done in {:.1f} s: result"
+            progress(f"design: start {s + 1} {what.format(time.monotonic() - t0)} cond {final.condition_number:.2f}, "
+                     f"log det {final.log_det:.2f}, {state}")
             self.consider(x, report)
-            if self.past_deadline():
+            if cut:
                 self.stopped = "time limit"
-                progress(f"design: time limit reached in start {s + 1}")
                 return
             self.candidates.clear()
 

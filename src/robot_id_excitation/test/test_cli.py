@@ -41,16 +41,16 @@ def test_check_reports_feasible_and_infeasible_trajectories(tmp_path, capsys, pa
     a, b = random_coefficients(7, 3, 0.05, seed=1)
     gentle = FourierTrajectory("modified_fourier", "panda", panda_config.joint_names, 0.1, a, b, np.array(POSE))
     path = save_trajectory(gentle, tmp_path / "gentle.yaml")
-    assert main(["check", str(path), "--robot", PANDA]) == 0
+    assert main(["check", str(path), "--robot", PANDA, "--out", str(tmp_path / "plots")]) == 0
     printed = capsys.readouterr().out
-    assert "FEASIBLE" in printed and "cond(Yb)" in printed and (tmp_path / "gentle.png").is_file()
+    assert "FEASIBLE" in printed and "cond(Yb)" in printed and (tmp_path / "plots" / "gentle.png").is_file()
 
     wild = FourierTrajectory("modified_fourier", "panda", panda_config.joint_names, 0.1, 20 * a, 20 * b,
                              np.array(POSE))
     path = save_trajectory(wild, tmp_path / "wild.yaml")
-    assert main(["check", str(path), "--robot", PANDA, "--plot", str(tmp_path / "wild_plot.png")]) == 3
+    assert main(["check", str(path), "--robot", PANDA, "--out", str(tmp_path / "plots")]) == 3
     printed = capsys.readouterr().out
-    assert "INFEASIBLE" in printed and "exceeds by" in printed and (tmp_path / "wild_plot.png").is_file()
+    assert "INFEASIBLE" in printed and "exceeds by" in printed and (tmp_path / "plots" / "wild.png").is_file()
 
 
 def test_sweep_command_and_bad_input(tmp_path, capsys):
@@ -60,7 +60,25 @@ def test_sweep_command_and_bad_input(tmp_path, capsys):
     assert code == 0 and load_trajectory(out / "friction_sweep.yaml").joints == ("fer_joint7",)
     assert not load_trajectory(out / "friction_sweep.yaml").simultaneous
     assert main(["design", "--robot", str(tmp_path / "missing.yaml"), "--out", str(tmp_path)]) == 2
-    assert "robot config not found" in capsys.readouterr().err
+    assert capsys.readouterr().err.strip() == f"error: --robot: no robot config file '{tmp_path / 'missing.yaml'}'"
+
+
+def test_check_of_a_shipped_name_writes_its_plot_to_out_not_the_current_directory(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["check", "panda"]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "wrote excitation_check/panda.png"
+    assert sorted(p.relative_to(tmp_path).as_posix() for p in tmp_path.rglob("*")) == [
+        "excitation_check", "excitation_check/panda.png"]
+    assert main(["check", "panda", "--out", str(tmp_path / "plots")]) == 0
+    assert (tmp_path / "plots" / "panda.png").stat().st_size > 10_000
+
+
+def test_sweep_joints_are_space_or_comma_separated_like_everywhere(tmp_path):
+    hold = ["--hold", ",".join(map(str, POSE)), "--velocities", "0.05"]
+    spellings = (["fer_joint6", "fer_joint7"], ["fer_joint6,fer_joint7"], ["fer_joint6,", "fer_joint7"])
+    for i, joints in enumerate(spellings):
+        assert main(["sweep", "--robot", PANDA, "--joints", *joints, *hold, "--out", str(tmp_path / str(i))]) == 0
+        assert load_trajectory(tmp_path / str(i) / "friction_sweep.yaml").joints == ("fer_joint6", "fer_joint7")
 
 
 def test_sweep_command_moves_all_joints_together_from_the_excitation_start(tmp_path, capsys, panda_config):

@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import yaml
 
+from robot_id_excitation import design
 from robot_id_excitation.__main__ import main
 from robot_id_excitation.check import check_trajectory
 from robot_id_excitation.constraints import design_limits
@@ -90,11 +91,34 @@ def test_time_limit_writes_the_best_feasible_design_and_exits_4(tmp_path, capsys
     code = main(["design", "--robot", "iiwa14", "--friction", "FV,FC", "--harmonics", "5", "--base-frequency", "0.1",
                  "--samples", "50", "--starts", "2", "--time-limit", str(TIME_LIMIT_S), "--out", str(out)])
     assert code == 4
-    assert capsys.readouterr().err.endswith(
+    printed = capsys.readouterr()
+    assert printed.err.endswith(
         f"time limit of {TIME_LIMIT_S:g} s reached: wrote the best feasible design found so far\n")
+    verdicts = [line for line in (printed.out + printed.err).splitlines() if "FEASIBLE" in line]
+    assert len(verdicts) == 1 and verdicts[0].startswith("FEASIBLE (checked on"), verdicts
     summary = json.loads((out / "design.json").read_text())
     assert summary["stopped"] == "time limit" and summary["wall_time_s"] <= TIME_LIMIT_S + OVERRUN_S
     _assert_feasible_file(out, iiwa14_config, "time limit")
+
+
+def test_a_start_cut_by_the_time_limit_gives_no_verdict_of_its_own(monkeypatch, panda, panda_config):
+    """The start's last iterate breaks the limits when the time runs out; the design keeps its random start. The
+    progress names the start's state in words of its own: the final check's FEASIBLE is the only verdict."""
+    def cut(search, x0, label):  # the time runs out while the iterate is outside the limits
+        search.deadline = time.monotonic() - 1.0
+        return 20.0 * x0, 3
+
+    monkeypatch.setattr(design, "_one_start", cut)
+    lines = []
+    options = DesignOptions(harmonics=2, base_frequency_hz=0.2, samples=40, constraint_samples=80, starts=2,
+                            time_limit_s=600.0)
+    result = design_excitation(panda, design_limits(panda_config), options, "panda", progress=lines.append)
+    assert result.stopped == "time limit" and result.feasible
+    assert not [line for line in lines if "FEASIBLE" in line or line.endswith("feasible")], lines
+    start = next(line for line in lines if line.startswith("design: start 1 cut"))
+    assert start.startswith("design: start 1 cut by the time limit in ") and start.endswith(
+        "limit(s) exceeded on the fine grid, not kept") and ": last iterate cond " in start
+    assert lines[-1] == "design: time limit: keeping the current start's random start"
 
 
 def test_interrupt_writes_the_best_feasible_design_and_exits_130(tmp_path, panda_config):
@@ -142,12 +166,13 @@ def test_design_and_check_take_a_urdf_and_the_shared_default_friction(tmp_path, 
     # one default friction (the estimator's), recorded in the file and used by check
     assert recorded_friction(out / "excitation.yaml") == DEFAULT_FRICTION == ("FV", "FC", "FO")
     assert "(64 base parameters, friction ['FV', 'FC', 'FO'])" in printed
-    assert main(["check", str(out / "excitation.yaml"), "--urdf", PANDA_HAND_URDF, *URDF_LIMITS]) == 0
+    check = ["check", str(out / "excitation.yaml"), "--urdf", PANDA_HAND_URDF, *URDF_LIMITS, "--out", str(out)]
+    assert main(check) == 0
     printed = capsys.readouterr().out
     assert "FEASIBLE" in printed and "(64 base parameters, friction ['FV', 'FC', 'FO'])" in printed
 
 
 def test_check_uses_the_friction_a_trajectory_was_designed_for(tmp_path, capsys):
     assert recorded_friction("panda") == ("FV", "FC")
-    assert main(["check", "panda", "--plot", str(tmp_path / "panda.png")]) == 0
+    assert main(["check", "panda", "--out", str(tmp_path)]) == 0
     assert "friction ['FV', 'FC'])" in capsys.readouterr().out

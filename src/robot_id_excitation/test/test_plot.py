@@ -41,7 +41,7 @@ def test_check_plot_shows_flange_speed_and_floor_clearance_with_their_limits(tmp
     """The shipped Panda excitation comes within 1 % of the flange speed limit and 7 mm of the floor: the plot
     shows both curves as the check evaluates them, with the design and the robot's limits at their values."""
     png = tmp_path / "panda.png"
-    assert main(["check", "panda", "--flange-speed", "0.99", "--floor-z", "0.03", "--plot", str(png)]) == 0
+    assert main(["check", "panda", "--flange-speed", "0.99", "--floor-z", "0.03", "--out", str(tmp_path)]) == 0
     assert png.stat().st_size > 10_000
     (fig,) = saved_figures
     limits = design_limits(panda_config, flange_speed_m_s=0.99, floor_z_m=0.03)

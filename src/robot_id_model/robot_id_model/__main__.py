@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from robot_id_model.base_parameters import base_parameters
-from robot_id_model.command_line import HelpFormatter
+from robot_id_model.command_line import HelpFormatter, joint_names, robot_source_problems
 from robot_id_model.parameters import nominal_parameters
 from robot_id_model.robot_config import load_robot_config
 from robot_id_model.robot_model import DEFAULT_FRICTION, ModelError, RobotModel, load_robot_model
@@ -18,8 +18,7 @@ def _robot(args: argparse.Namespace) -> RobotModel:
         if args.joints:
             raise ModelError("--joints goes with --urdf; a robot config states them")
         return load_robot_config(args.robot).load_model(friction)
-    joints = [name for value in args.joints for name in value.split(",") if name] if args.joints else None
-    return load_robot_model(args.urdf, joints, friction=friction)
+    return load_robot_model(args.urdf, joint_names(args.joints), friction=friction)
 
 
 def print_base_table(robot: RobotModel) -> None:
@@ -51,6 +50,10 @@ def parser() -> argparse.ArgumentParser:
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
+    problems = robot_source_problems(args.robot, args.urdf)
+    if problems:
+        print(f"error: {'; '.join(problems)}", file=sys.stderr)
+        return 2
     try:
         print_base_table(_robot(args))
     except ModelError as err:

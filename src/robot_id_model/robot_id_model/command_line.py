@@ -9,7 +9,7 @@ import argparse
 import os
 import pathlib
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 
 from tqdm import tqdm
 
@@ -43,15 +43,27 @@ def check_writable_directory(directory: str | pathlib.Path, label: str = "--out:
     return directory
 
 
-def check_writable_file(path: str | pathlib.Path, option: str) -> pathlib.Path:
-    """Prove that `path` can be written (its directory created if needed, an existing file replaced), before any
-    computation; OSError naming `option` and the reason otherwise. Leaves no file behind."""
-    path = pathlib.Path(path)
-    if path.is_dir():
-        raise OSError(f"{option} {path}: is a directory, not a file")
-    if path.exists() and not os.access(path, os.W_OK):
-        raise OSError(f"{option} {path}: the file is not writable")
-    return check_writable_directory(path.parent, f"{option} {path}: its directory") / path.name
+def joint_names(values: Sequence[str] | None) -> tuple[str, ...] | None:
+    """The joints of a `--joints` option (nargs="+"), given space- or comma-separated (`a b`, `a,b`, `a, b`); None
+    when the option is not given."""
+    if not values:
+        return None
+    return tuple(name.strip() for value in values for name in value.split(",") if name.strip())
+
+
+def robot_source_problems(robot: str | None = None, urdf: str | pathlib.Path | None = None) -> list[str]:
+    """One line naming the option and its value for a `--robot` that names no robot config ("--robot: no robot
+    config 'nosuch' (shipped: iiwa14, ...; or a YAML path)") and a `--urdf` that names no file."""
+    from robot_id_model.robot_config import robot_config_path
+    from robot_id_model.robot_model import ModelError
+
+    problems = missing_files([("--urdf", urdf)])
+    if robot is not None:
+        try:
+            robot_config_path(robot)
+        except ModelError as err:
+            problems.append(f"--robot: {err}")
+    return problems
 
 
 def missing_files(paths: Iterable[tuple[str, str | pathlib.Path | None]]) -> list[str]:

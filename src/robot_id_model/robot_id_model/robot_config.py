@@ -63,17 +63,24 @@ def config_directory() -> pathlib.Path:
     return description_directory() / "config"
 
 
-def load_robot_config(name_or_path: str | pathlib.Path) -> RobotConfig:
-    """Load a robot config from a YAML path, or by robot name (`iiwa14`) from the installed configs."""
+def robot_config_path(name_or_path: str | pathlib.Path) -> pathlib.Path:
+    """The file of a robot config given as a YAML path or by robot name (`iiwa14`, from the installed configs);
+    ModelError "no robot config 'nosuch' (shipped: iiwa14, ...; or a YAML path)" when it names none."""
     path = pathlib.Path(name_or_path)
     if path.suffix not in (".yaml", ".yml"):
         directory = config_directory()
         path = directory / f"{name_or_path}.yaml"
         if not path.is_file():
-            known = sorted(p.stem for p in directory.glob("*.yaml"))
-            raise ModelError(f"unknown robot '{name_or_path}'; known robots: {known}")
+            shipped = ", ".join(sorted(p.stem for p in directory.glob("*.yaml")))
+            raise ModelError(f"no robot config '{name_or_path}' (shipped: {shipped}; or a YAML path)")
     if not path.is_file():
-        raise ModelError(f"robot config not found: {path}")
+        raise ModelError(f"no robot config file '{path}'")
+    return path
+
+
+def load_robot_config(name_or_path: str | pathlib.Path) -> RobotConfig:
+    """Load a robot config from a YAML path, or by robot name (`iiwa14`) from the installed configs."""
+    path = robot_config_path(name_or_path)
     raw = yaml.safe_load(path.read_text())
     try:
         limits = raw["limits"]

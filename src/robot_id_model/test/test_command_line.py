@@ -8,7 +8,7 @@ import pytest
 from robot_id_model.command_line import (
     HelpFormatter,
     check_writable_directory,
-    check_writable_file,
+    joint_names,
     missing_files,
     progress_bar,
     say,
@@ -36,23 +36,25 @@ def test_an_output_directory_below_a_file_is_refused_with_the_option(tmp_path):
     blocker.write_text("")
     with pytest.raises(OSError, match=r"^--out: output directory .*a_file/out is not writable \(Not a directory\)$"):
         check_writable_directory(blocker / "out")
-    with pytest.raises(OSError, match=r"^--plot .*a_file/p.png: its directory .*a_file is a file, not a directory$"):
-        check_writable_file(blocker / "p.png", "--plot")
-    with pytest.raises(OSError, match=r"^--plot .*: is a directory, not a file$"):
-        check_writable_file(tmp_path, "--plot")
+    with pytest.raises(OSError, match=r"^--out: output directory .*a_file is a file, not a directory$"):
+        check_writable_directory(blocker)
 
 
 def test_a_writable_directory_is_created_and_left_clean(tmp_path):
     out = check_writable_directory(tmp_path / "new" / "out")
     assert out.is_dir() and list(out.iterdir()) == []
-    assert check_writable_file(tmp_path / "plots" / "x.png", "--plot") == tmp_path / "plots" / "x.png"
-    assert list((tmp_path / "plots").iterdir()) == []
 
 
 def test_missing_files_are_named_with_their_option(tmp_path):
     (tmp_path / "run.csv").write_text("t\n")
     found = missing_files([("--data", tmp_path / "run.csv"), ("--data", tmp_path / "gone.csv"), ("--urdf", None)])
     assert found == [f"--data {tmp_path / 'gone.csv'}: no such file or directory"]
+
+
+def test_joints_are_read_space_or_comma_separated():
+    assert joint_names(["a1", "a2,a3", "a4,", " a5"]) == ("a1", "a2", "a3", "a4", "a5")
+    assert joint_names(["a1, a2"]) == ("a1", "a2")
+    assert joint_names(None) is None and joint_names([]) is None
 
 
 def test_progress_bar_shows_on_a_terminal_and_keeps_lines_above_it(monkeypatch, capsys):

@@ -8,7 +8,9 @@ configured sensor effects), `/clock` (rosgraph_msgs/Clock) for nodes with use_si
 wall clock; the nodes named in `lockstep_subscribers` acknowledge on robot_id/sim_ack (sensor_msgs/TimeReference:
 source = their name, time_ref = the last joint state stamp they received) and the simulation never runs more than
 `lockstep_window_s` ahead of the slowest, so nothing is lost however slow they are (in lockstep the clock starts once
-the joint states have as many subscribers as lockstep names).
+the joint states have as many subscribers as lockstep names). When the recorder reports the recording finished
+(robot_id/recording_status, robot_id_msgs/RecordingStatus) the run is over: the simulation holds where it is, says so
+once and waits for nobody.
 """
 
 from __future__ import annotations
@@ -29,6 +31,7 @@ from trajectory_msgs.msg import JointTrajectory
 
 from robot_id_model.robot_config import load_robot_config
 from robot_id_model.robot_model import ModelError, load_robot_model
+from robot_id_msgs.msg import RecordingStatus
 from robot_id_sim.mujoco_plant import PlantError
 from robot_id_sim.node_parameters import TRUE_DYNAMICS, declare_parameters
 from robot_id_sim.pacing import Pacer
@@ -39,6 +42,7 @@ from robot_id_sim.true_dynamics import TRUTH_FRICTION, Perturbation, perturbed_d
 from robot_id_sim.truth_file import write_truth
 
 ACK_TOPIC = "robot_id/sim_ack"
+RECORDING_STATUS_TOPIC = "robot_id/recording_status"
 TICK_S = 0.005
 """Wall-clock period of the simulation loop."""
 TICK_BUDGET_S = 0.02
@@ -120,6 +124,7 @@ class SimNode(Node):
         self.description_pub.publish(String(data=urdf_text))
         self.create_subscription(JointTrajectory, config.joint_trajectory_topic, self._on_trajectory, 10)
         self.create_subscription(TimeReference, ACK_TOPIC, self._on_ack, STATE_QOS)
+        self.create_subscription(RecordingStatus, RECORDING_STATUS_TOPIC, self._on_recording_status, LATCHED_QOS)
         self.lockstep_subscribers = list(p["lockstep_subscribers"])
         self.state_topic = self.state_pub.topic_name  # remapped, if it is
         self.started = False
@@ -139,6 +144,12 @@ class SimNode(Node):
     def _on_ack(self, msg: TimeReference) -> None:
         self.pacer.acknowledge(msg.source, msg.time_ref.sec + 1e-9 * msg.time_ref.nanosec)
 
+    def _on_recording_status(self, msg: RecordingStatus) -> None:
+        if msg.finished and not self.pacer.finished:
+            self.pacer.finish()
+            self.get_logger().info(f"the recording is finished ({msg.bag_path}): the simulation holds at sim time "
+                                   f"{self.robot.t_s:.3f} s")
+
     def _tick(self) -> None:
         began = time.monotonic()
         if not self.started:
@@ -148,7 +159,7 @@ class SimNode(Node):
         while (self.robot.t_s + self.robot.dt_s <= allowed + 1e-12 and time.monotonic() - began < TICK_BUDGET_S
                and self.context.ok()):  # a signal shuts the context down between two samples
             self._publish(self.robot.advance())
-        if began - self.status_wall_s >= STATUS_PERIOD_S:
+        if began - self.status_wall_s >= STATUS_PERIOD_S and not self.pacer.finished:
             self._status(began)
 
     def _start(self, wall_s: float) -> None:

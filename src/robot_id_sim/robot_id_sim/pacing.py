@@ -1,5 +1,6 @@
 """How far simulated time may run: a real-time factor against the wall clock, and a lockstep mode in which the
-simulation runs at most a window ahead of the slowest declared subscriber's acknowledged stamp."""
+simulation runs at most a window ahead of the slowest declared subscriber's acknowledged stamp; once the run is over
+(finish), nowhere further."""
 
 from __future__ import annotations
 
@@ -26,10 +27,15 @@ class Pacer:
         self.acknowledged_s = dict.fromkeys(lockstep_subscribers, -math.inf)
         self.wall0_s = self.sim0_s = self.begin_s = 0.0
         self.lags = 0
+        self.finished = False
 
     def start(self, wall_s: float, sim_s: float) -> None:
         """Begin pacing: sim_s now corresponds to wall_s."""
         self.wall0_s, self.sim0_s, self.begin_s = wall_s, sim_s, sim_s
+
+    def finish(self) -> None:
+        """The run is over (its recording is finished): simulated time stays where it is and waits for nobody."""
+        self.finished = True
 
     def acknowledge(self, subscriber: str, stamp_s: float) -> None:
         """A declared subscriber has received everything up to stamp_s (others are ignored)."""
@@ -38,6 +44,8 @@ class Pacer:
 
     def allowed_s(self, wall_s: float, sim_s: float) -> float:
         """The sim time the simulation may reach at wall_s, being at sim_s now."""
+        if self.finished:
+            return sim_s
         allowed = math.inf
         if self.real_time_factor > 0.0:
             allowed = self.sim0_s + self.real_time_factor * (wall_s - self.wall0_s)
@@ -51,6 +59,8 @@ class Pacer:
         return allowed
 
     def waiting_for(self, sim_s: float) -> list[str]:
-        """Lockstep subscribers whose acknowledgements hold the simulation back at sim_s."""
+        """Lockstep subscribers whose acknowledgements hold the simulation back at sim_s (none once finished)."""
+        if self.finished:
+            return []
         return sorted(name for name, stamp in self.acknowledged_s.items()
                       if max(stamp, self.begin_s) + self.window_s <= sim_s)

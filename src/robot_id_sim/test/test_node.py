@@ -23,7 +23,8 @@ from std_msgs.msg import String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from robot_id_model.robot_config import load_robot_config
-from robot_id_sim.node import ACK_TOPIC, SimNode
+from robot_id_msgs.msg import RecordingStatus
+from robot_id_sim.node import ACK_TOPIC, RECORDING_STATUS_TOPIC, STATUS_PERIOD_S, SimNode
 from robot_id_sim.true_dynamics import TRUTH_FRICTION
 
 IIWA14 = load_robot_config("iiwa14")
@@ -150,6 +151,31 @@ def test_lockstep_waits_for_a_slow_subscriber_and_loses_nothing(graph):
     assert np.allclose(np.diff(stamps), 1.0 / IIWA14.state_rate_hz)  # every sample, in order
     acked = max(sim.pacer.acknowledged_s.values())
     assert sim.robot.t_s <= acked + window_s + 1.0 / IIWA14.state_rate_hz + 1e-9
+
+
+def test_once_the_recording_is_finished_the_simulation_holds_and_waits_for_nobody(graph):
+    """The recorder stops acknowledging once its recording is finished; the simulation used to report "waiting for
+    ['recorder']" every few seconds until it was stopped, long after the result was in."""
+    start, spin = graph
+    recorder = Probe(ack_name="recorder")
+    sim, probe = start(recorder, robot="iiwa14", real_time_factor=0.0, lockstep_subscribers=["recorder"])
+    lines: list[str] = []
+
+    class Log:
+        def info(self, text: str) -> None:
+            lines.append(text)
+
+    spin(20.0, until=lambda: len(probe.stamps) >= 200)
+    sim.get_logger = Log
+    latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
+    status = recorder.create_publisher(RecordingStatus, RECORDING_STATUS_TOPIC, latched)
+    recorder.ack_name = ""  # done: no more acknowledgements, as the recorder
+    status.publish(RecordingStatus(bag_path="run/bag", periods_recorded=1, periods_expected=1, finished=True))
+    spin(10.0, until=lambda: sim.pacer.finished)
+    held_s = sim.robot.t_s
+    spin(STATUS_PERIOD_S + 1.0)
+    assert sim.robot.t_s == held_s and sim.pacer.waiting_for(held_s) == []
+    assert lines == [f"the recording is finished (run/bag): the simulation holds at sim time {held_s:.3f} s"]
 
 
 def test_a_bad_parameter_gives_one_line_and_exit_code_2():

@@ -97,3 +97,12 @@ def test_without_a_wall_clock_pace_the_limit_is_lockstep_only():
 def test_bad_settings_are_value_errors(args, message):
     with pytest.raises(ValueError, match=message):
         Pacer(*args)
+
+
+def test_once_finished_the_simulation_stays_where_it_is_and_waits_for_nobody():
+    pacer = Pacer(1.0, ["recorder"], window_s=0.05)
+    pacer.start(wall_s=0.0, sim_s=0.0)
+    pacer.acknowledge("recorder", 1.0)
+    assert pacer.allowed_s(2.0, 1.0) == pytest.approx(1.05) and pacer.waiting_for(1.05) == ["recorder"]
+    pacer.finish()
+    assert pacer.allowed_s(3.0, 1.05) == 1.05 and pacer.waiting_for(1.05) == []
