@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import pathlib
+
 import numpy as np
+import yaml
 
 from robot_id_estimator.friction import stribeck_torque
 from robot_id_estimator.recording import Recording
 from robot_id_estimator.results import RobotSetup
+from robot_id_estimator.settings import EstimatorConfig, PhysicalConfig, config_to_dict
 from robot_id_estimator.synthetic import random_recording
 from robot_id_model import load_robot_config, regressor
 from robot_id_model.parameters import friction_columns
@@ -15,6 +19,17 @@ from robot_id_model.robot_model import RobotModel
 
 CONFIG_DIR = config_directory()
 IIWA14 = CONFIG_DIR / "iiwa14.yaml"
+
+
+WITHOUT_PHYSICAL = EstimatorConfig(physical=PhysicalConfig(method="none"))
+"""The default settings without the physical stage (seconds per identification), for tests of the other stages."""
+
+
+def write_without_physical(directory: pathlib.Path) -> pathlib.Path:
+    """WITHOUT_PHYSICAL as a config file in `directory`, for the command line and the node."""
+    path = directory / "without_physical.yaml"
+    path.write_text(yaml.safe_dump(config_to_dict(WITHOUT_PHYSICAL)))
+    return path
 
 
 def iiwa14_setup() -> RobotSetup:

@@ -6,7 +6,7 @@ import pathlib
 import numpy as np
 import pytest
 import yaml
-from estimator_synthetic import IIWA14, iiwa14_setup, simulated_recording
+from estimator_synthetic import IIWA14, iiwa14_setup, simulated_recording, write_without_physical
 
 from robot_id_estimator.__main__ import main
 from robot_id_estimator.recording import save_csv
@@ -183,7 +183,9 @@ def test_the_shipped_estimator_config_holds_the_defaults():
 
 def test_the_period_is_detected_when_not_given(files, tmp_path):
     tmp, *_ = files
-    assert main(["identify", "--robot", str(IIWA14), "--data", str(tmp / "val.csv"), "--out", str(tmp_path)]) == 0
-    metrics = json.loads((tmp_path / "identification.json").read_text())["metrics"]
+    config = write_without_physical(tmp_path)  # the period is found before the physical stage
+    assert main(["identify", "--robot", str(IIWA14), "--data", str(tmp / "val.csv"), "--out", str(tmp_path / "id"),
+                 "--config", str(config)]) == 0
+    metrics = json.loads((tmp_path / "id" / "identification.json").read_text())["metrics"]
     assert metrics["n_periods"] == [2]
     assert any("detected a period of 10 s" in note for note in metrics["notes"])

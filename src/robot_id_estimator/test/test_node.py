@@ -8,7 +8,15 @@ import time
 import numpy as np
 import pytest
 import rclpy
-from estimator_synthetic import IIWA14, STRIBECK_TRUE, iiwa14_setup, simulated_recording, sweep_motion, sweep_recording
+from estimator_synthetic import (
+    IIWA14,
+    STRIBECK_TRUE,
+    iiwa14_setup,
+    simulated_recording,
+    sweep_motion,
+    sweep_recording,
+    write_without_physical,
+)
 from rclpy.executors import MultiThreadedExecutor
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile
@@ -73,11 +81,16 @@ def bags(tmp_path_factory):
 
 
 @pytest.fixture
-def ros():
-    """The estimator and a client node in their own context, spun by a background executor; yields the client."""
+def ros(request, tmp_path_factory):
+    """The estimator and a client node in their own context, spun by a background executor; yields the client.
+    Parametrized indirectly with "without physical", the estimator skips the physical stage."""
     context = rclpy.Context()
     rclpy.init(context=context)
-    estimator = EstimatorNode(context=context, parameter_overrides=[Parameter("robot", value=str(IIWA14))])
+    parameters = [Parameter("robot", value=str(IIWA14))]
+    if getattr(request, "param", None) == "without physical":
+        config = write_without_physical(tmp_path_factory.mktemp("config"))
+        parameters.append(Parameter("config", value=str(config)))
+    estimator = EstimatorNode(context=context, parameter_overrides=parameters)
     client = rclpy.create_node("client", context=context)
     executor = MultiThreadedExecutor(context=context)
     executor.add_node(estimator)
@@ -140,6 +153,7 @@ def test_service_identifies_a_bag_and_publishes_the_result(ros, bags, tmp_path):
     assert f'<mass value="{result.physical[0].mass_kg!r}"/>' in urdfs[-1].data
 
 
+@pytest.mark.parametrize("ros", ["without physical"], indirect=True)  # what is tested comes before it
 def test_a_finished_recording_is_identified_once_and_a_bad_bag_is_refused(ros, bags):
     client = ros
     received, status = _results_and_status(client)
@@ -230,7 +244,8 @@ def test_friction_sweep_bags_are_fitted_and_a_bad_one_is_answered(bags, tmp_path
     context = rclpy.Context()
     rclpy.init(context=context)
     node = EstimatorNode(context=context, parameter_overrides=[
-        Parameter("robot", value=str(IIWA14)), Parameter("friction_sweep_bags", value=[str(sweep), str(missing)])])
+        Parameter("robot", value=str(IIWA14)), Parameter("friction_sweep_bags", value=[str(sweep), str(missing)]),
+        Parameter("config", value=str(write_without_physical(tmp_path)))])  # the fit comes before the physical stage
     published = []
     node._publish = published.append
     try:

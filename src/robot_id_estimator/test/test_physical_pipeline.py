@@ -70,7 +70,8 @@ def test_bounds_from_the_config_bind(arm):
     nominal_total = sum(default_bounds(robot).mass_upper_kg) / 2.0  # mass_factor (0.5, 2.0) around the URDF
     assert total == pytest.approx(nominal_total, rel=1e-9)
     config = EstimatorConfig(physical=PhysicalConfig(total_mass_factor=(0.5, 0.9)))
-    physical = identify([data], setup, config).physical
+    result = identify([data], setup, config)
+    physical = result.physical
     masses = physical.standard_values[inertial_columns(robot)[:, 0]]
     assert masses.sum() == pytest.approx(0.9 * total, rel=1e-6)
     assert physical.residual_increase_percent > 2.0
@@ -78,7 +79,7 @@ def test_bounds_from_the_config_bind(arm):
     # the data push against the total mass bound: the plausibility report lists it and the user is warned
     assert any(a.startswith("total mass ≤") for a in physical.plausibility.active)
     assert any(w.startswith("physical parameters on a bound (the data pushed against it): total mass ≤")
-               for w in identify([data], setup, config).warnings)
+               for w in result.warnings)
 
 
 def test_the_physical_section_can_be_switched_off(arm):

@@ -3,11 +3,12 @@ set is checked against the data, bad input is refused in one line, and interrupt
 
 import dataclasses
 import json
+import shutil
 
 import numpy as np
 import pytest
 import yaml
-from estimator_synthetic import IIWA14, iiwa14_setup, simulated_recording
+from estimator_synthetic import IIWA14, iiwa14_setup, simulated_recording, write_without_physical
 
 import robot_id_estimator.pipeline as pipeline
 import robot_id_estimator.report as report
@@ -273,13 +274,20 @@ def test_the_same_file_twice_is_refused(csv_run, capsys):
     assert "more than once" in _errors(capsys)[0]
 
 
-def test_one_declared_period_of_data_that_do_not_repeat_is_not_treated_as_periodic(csv_run, capsys):
+@pytest.fixture(scope="module")
+def without_physical(tmp_path_factory):
+    return write_without_physical(tmp_path_factory.mktemp("config"))
+
+
+def test_one_declared_period_of_data_that_do_not_repeat_is_not_treated_as_periodic(csv_run, without_physical,
+                                                                                 capsys):
     tmp, rec, _ = csv_run
     # 14 s of the 30 s run with a declared period of 12 s: one whole "period" that is not one
     window = rec.t_s < 14.0
     part = dataclasses.replace(rec, t_s=rec.t_s[window], q_rad=rec.q_rad[window], tau_nm=rec.tau_nm[window])
     path = save_csv(part, tmp / "not_periodic.csv")
-    main(["identify", "--robot", str(IIWA14), "--data", str(path), "--period", "12", "--out", str(tmp / "np")])
+    main(["identify", "--robot", str(IIWA14), "--data", str(path), "--period", "12", "--out", str(tmp / "np"),
+          "--config", str(without_physical)])
     err = capsys.readouterr().err
     assert "warning:" in err and "does not join its own start" in err and "processed as non-periodic data" in err
     saved = json.loads((tmp / "np" / "identification.json").read_text())
@@ -287,13 +295,12 @@ def test_one_declared_period_of_data_that_do_not_repeat_is_not_treated_as_period
 
 
 def test_a_run_without_physical_parameters_removes_an_earlier_model_and_validate_keeps_out(csv_run, identified,
-                                                                                         tmp_path, capsys):
+                                                                                         without_physical, capsys):
     tmp, _, csv = csv_run
     out = tmp / "stale"
-    assert _identify(csv, out) == 0 and (out / "identified.urdf").is_file()
-    config = tmp_path / "none.yaml"
-    config.write_text("physical: {method: none}\n")
-    assert _identify(csv, out, "--config", str(config)) == 0
+    shutil.copytree(identified.parent, out)  # an earlier run's whole output, physical model included
+    assert (out / "identified.urdf").is_file() and (out / "identified.yaml").is_file()
+    assert _identify(csv, out, "--config", str(without_physical)) == 0
     assert not (out / "identified.urdf").exists() and not (out / "identified.yaml").exists()
     assert _validate(out / "identification.json", csv, out) == 2
     assert "holds an identification" in _errors(capsys)[0]

@@ -70,6 +70,7 @@ def test_grid_rule_is_enforced_by_the_library_too(panda, panda_config):
         design_excitation(panda, design_limits(panda_config), options)
 
 
+@pytest.mark.wall_clock
 def test_no_phase_runs_past_the_time_limit(iiwa14, iiwa14_config):
     """Deadline already passed: the random start search, SLSQP, tightening and shrinking all stop at once."""
     options = DesignOptions(harmonics=5, base_frequency_hz=0.1, samples=50, constraint_samples=100)
@@ -84,6 +85,7 @@ def test_no_phase_runs_past_the_time_limit(iiwa14, iiwa14_config):
     assert time.monotonic() - started < 0.5 and iterations == 0 and np.array_equal(x, x0) and lines == []
 
 
+@pytest.mark.wall_clock
 def test_time_limit_writes_the_best_feasible_design_and_exits_4(tmp_path, capsys, iiwa14_config):
     """iiwa14 at 50 samples: the fine grid fails, so without the limit in every phase tightening and shrinking
     would run on for seconds after it."""

@@ -28,6 +28,8 @@ START_POSE = np.array([0.3, 0.5, -0.2, -1.0, 0.4, 0.8, 0.1])
 PERIOD_S = 1.5
 CONFIG_DIR = config_directory()
 
+pytestmark = pytest.mark.wall_clock  # the node's state timeouts (0.2 s) and start delays are wall-clock times
+
 
 def random_coefficients(n: int, harmonics: int, scale: float, seed: int) -> tuple[np.ndarray, np.ndarray]:
     rng = np.random.default_rng(seed)
