@@ -1,7 +1,8 @@
 """Guarantee 2 (docs/safety.md): on abort, Ctrl-C/SIGTERM, lost, stale or late joint states, a time jump, NaN or
 out-of-order joint states, or a tracking error beyond its bound, the machine commands a hold within the stated
-time: a single point at rest, inside the limits and above the floor, reached within stop_bound_s() with a
-deceleration within the acceleration limits; and after it, nothing moves again, whatever comes next.
+time: a single point at rest, inside the limits and above the floor (unless a tracking fault dragged the arm outside
+already: it is not pulled back), reached within stop_bound_s() with a deceleration within the acceleration limits;
+and after it, nothing moves again, whatever comes next.
 """
 
 from __future__ import annotations
