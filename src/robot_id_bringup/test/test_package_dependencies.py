@@ -27,6 +27,7 @@ ROSDEP_KEYS = {  # Python module -> rosdep key (ros/rosdistro rosdep/python.yaml
     "mujoco": "python3-mujoco-pip",
     "numpy": "python3-numpy",
     "pinocchio": "pinocchio",
+    "coal": "coal",
     "pytest": "python3-pytest",
     "rosbags": "python3-rosbags-pip",
     "scipy": "python3-scipy",

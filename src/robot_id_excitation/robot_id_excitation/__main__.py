@@ -24,7 +24,7 @@ import sys
 import numpy as np
 
 from robot_id_excitation.check import check_trajectory, trajectory_criteria
-from robot_id_excitation.constraints import DesignLimits, design_limits
+from robot_id_excitation.constraints import CheckReport, DesignLimits, design_limits
 from robot_id_excitation.criteria import CRITERIA
 from robot_id_excitation.design import DesignError, DesignInterrupted, DesignResult, design_excitation
 from robot_id_excitation.design_problem import DesignOptions
@@ -41,6 +41,9 @@ BAD_INPUT = 2
 INFEASIBLE = 3
 TIME_LIMIT = 4
 INTERRUPTED = 130
+DESIGN_CLEARANCE_MARGIN_M = 0.005
+"""A design keeps this much more than the config's clearance, so that the controller's interpolation between the
+samples it was checked on, and any finer grid, keeps the clearance itself."""
 OPTION_NAMES = {
     "kind": "--kind", "criterion": "--criterion", "harmonics": "--harmonics", "base_frequency_hz": "--base-frequency",
     "samples": "--samples", "constraint_samples": "--samples", "starts": "--starts", "seed": "--seed",
@@ -54,6 +57,7 @@ LIMIT_RULES = (
     ("--torque-scale", lambda v: 0 < v <= 1, "in (0, 1]"),
     ("--flange-speed", lambda v: v > 0, "> 0 m/s"),
     ("--floor-z", math.isfinite, "finite (m)"),
+    ("--clearance-margin", lambda v: v >= 0, ">= 0 m"),
 )
 
 
@@ -79,7 +83,7 @@ def _add_robot_options(parser: argparse.ArgumentParser, required: bool, robot_he
     group.add_argument("--flange-frame", help="frame whose speed is limited (default: the last joint's link)")
 
 
-def _add_limit_options(parser: argparse.ArgumentParser, margin_default: float) -> None:
+def _add_limit_options(parser: argparse.ArgumentParser, margin_default: float, clearance_default: float) -> None:
     group = parser.add_argument_group("limits (from the robot config, then tightened)")
     group.add_argument("--position-margin", type=float, default=margin_default,
                        help="margin inside each position limit [rad]")
@@ -90,6 +94,8 @@ def _add_limit_options(parser: argparse.ArgumentParser, margin_default: float) -
                        help="speed limit of the flange [m/s] (default: the config's; required with --urdf)")
     group.add_argument("--floor-z", type=float, default=None, help="lowest height of link origins and flange [m] "
                                                                    "(default: the config's; required with --urdf)")
+    group.add_argument("--clearance-margin", type=float, default=clearance_default,
+                       help="added to the config's collision clearance between links and to the environment [m]")
 
 
 def _check_limit_options(args: argparse.Namespace) -> None:
@@ -125,7 +131,7 @@ def _robot_config(args: argparse.Namespace, fallback_robot: str = "", joints: tu
 
 def _limits(config: RobotConfig, args: argparse.Namespace) -> DesignLimits:
     return design_limits(config, args.position_margin, args.velocity_scale, args.acceleration_scale,
-                         args.torque_scale, args.flange_speed, args.floor_z)
+                         args.torque_scale, args.flange_speed, args.floor_z, args.clearance_margin)
 
 
 def _design_options(args: argparse.Namespace) -> DesignOptions:
@@ -204,6 +210,7 @@ def _check(args: argparse.Namespace) -> int:
     report = check_trajectory(robot, limits, trajectory, args.samples)
     print(f"{args.trajectory}: {trajectory.kind}, {trajectory.n_joints} joints, period {trajectory.period_s:.4g} s")
     print("\n".join(report.lines()))
+    print(_closest_approach(report, limits))
     if isinstance(trajectory, FourierTrajectory):
         values = trajectory_criteria(robot, trajectory)
         print(f"cond(Yb) = {values.condition_number:.2f}, log det = {values.log_det:.2f}, Hadamard = "
@@ -211,6 +218,18 @@ def _check(args: argparse.Namespace) -> int:
     plot_trajectory(trajectory, png, limits, design_limits(config), robot=robot)
     print(f"wrote {png}")
     return 0 if report.feasible else INFEASIBLE
+
+
+def _closest_approach(report: CheckReport, limits: DesignLimits) -> str:
+    """One line: the least distance between two links or a link and the environment, and where it is."""
+    closest = report.closest("collision")
+    if limits.collision is None:
+        return "collision: NOT CHECKED (the robot config names no collision geometry)"
+    if closest is None:
+        return "collision: no pair of links to check"
+    first, second = closest.where.split("–")
+    return (f"closest approach: {closest.value * 1000:.1f} mm between {first} and {second} at t = {closest.time_s:.3f} "
+            f"s (clearance {closest.limit * 1000:.0f} mm{', VIOLATED' if closest.violated else ''})")
 
 
 def _sweep_velocities(text: str) -> tuple[float, ...]:
@@ -289,7 +308,7 @@ def parser() -> argparse.ArgumentParser:
                         help="torque noise std per joint [Nm], comma-separated, weighting D-opt/Hadamard "
                              "(default: the same on every joint)")
     design.add_argument("--out", default="excitation", help="output directory")
-    _add_limit_options(design, margin_default=0.1)
+    _add_limit_options(design, margin_default=0.1, clearance_default=DESIGN_CLEARANCE_MARGIN_M)
 
     check = sub.add_parser("check", help="check a trajectory file against the limits; criteria and a plot",
                            formatter_class=HelpFormatter)
@@ -301,7 +320,7 @@ def parser() -> argparse.ArgumentParser:
                        help="samples of the check grid over one period (default: one every 5 ms)")
     check.add_argument("--out", default="excitation_check",
                        help="output directory of the plot, <trajectory name>.png")
-    _add_limit_options(check, margin_default=0.0)
+    _add_limit_options(check, margin_default=0.0, clearance_default=0.0)
 
     sweep = sub.add_parser("sweep", help="constant-velocity friction sweeps (Luo et al. 2024)",
                            formatter_class=HelpFormatter)
@@ -318,7 +337,7 @@ def parser() -> argparse.ArgumentParser:
     sweep.add_argument("--pass-time", type=float, default=8.0, help="longest constant-speed pass [s]")
     sweep.add_argument("--blend-acceleration", type=float, default=1.0, help="acceleration of the blends [rad/s²]")
     sweep.add_argument("--out", default="friction_sweep", help="output directory")
-    _add_limit_options(sweep, margin_default=0.1)
+    _add_limit_options(sweep, margin_default=0.1, clearance_default=DESIGN_CLEARANCE_MARGIN_M)
     return p
 
 

@@ -3,7 +3,8 @@
 It reads the messages themselves (trajectory_msgs/JointTrajectory, or anything with the same fields), not the
 state machine's bookkeeping, and reports every way a command could move the arm beyond the robot's limits:
 joint names, finite values, increasing times, each point's position, velocity and acceleration, the flange speed
-and the heights of the link origins and the flange (forward kinematics of the robot model), the finite
+and the heights of the link origins and the flange (forward kinematics of the robot model), the distances between
+the links and to the environment at every point and halfway between points (the robot's capsules), the finite
 differences between neighbouring points, and the quintic a joint trajectory controller runs between them.
 
 `ControllerModel` is the controller the checks assume, for the tests' simulated arm and for the motion a new
@@ -19,6 +20,8 @@ import numpy as np
 import pinocchio as pin
 
 from robot_id_excitation.constraints import DesignLimits
+from robot_id_model.collision_distance import arm_distances
+from robot_id_model.collision_geometry import bind
 from robot_id_model.robot_model import RobotModel
 
 TOLERANCE = 1e-6
@@ -121,6 +124,22 @@ def _cartesian(robot: RobotModel, limits: DesignLimits, q: np.ndarray, dq: np.nd
     return out
 
 
+def _distances(robot: RobotModel, limits: DesignLimits, q: np.ndarray) -> list[str]:
+    """The closest pair of links (or link and obstacle) of the poses q (K, n), if closer than the clearance."""
+    geometry = limits.collision
+    if geometry is None:
+        return []
+    distances = arm_distances(robot, geometry, bind(geometry, robot), q)
+    if distances.distance_m.size == 0:
+        return []
+    k, g = np.unravel_index(np.argmin(distances.distance_m), distances.distance_m.shape)
+    closest = float(distances.distance_m[k, g])
+    if closest >= geometry.clearance_m - TOLERANCE:
+        return []
+    first, second = distances.names[g]
+    return [f"{first} and {second} {closest:.4g} m apart, clearance {geometry.clearance_m:.4g} m"]
+
+
 def check_points(points: CommandPoints, robot: RobotModel, limits: DesignLimits) -> list[str]:
     """Every problem of one command (empty: it keeps the arm within the limits)."""
     if points.joint_names != tuple(limits.joint_names):
@@ -134,6 +153,7 @@ def check_points(points: CommandPoints, robot: RobotModel, limits: DesignLimits)
         return ["times from start that are negative or do not increase"]
     problems = [f"point {p}" for p in _joint_excess(limits, q, dq, ddq, TOLERANCE)]
     problems += [f"point {p}" for p in _cartesian(robot, limits, q, dq)]
+    problems += [f"point {p}" for p in _distances(robot, limits, q)]
     if len(t) > 1:
         dt = np.diff(t)[:, None]
         problems += [f"finite-difference {p}" for p in _joint_excess(
@@ -142,6 +162,7 @@ def check_points(points: CommandPoints, robot: RobotModel, limits: DesignLimits)
         c = quintic_segments(q[:-1], dq[:-1], ddq[:-1], q[1:], dq[1:], ddq[1:], dt)
         between = evaluate_segments(c[:, None], INTERIOR[:, None, None] * dt[None])
         problems += [f"interpolated {p}" for p in _joint_excess(limits, *between, INTERPOLATION_TOLERANCE)]
+        problems += [f"interpolated {p}" for p in _distances(robot, limits, between[0][1])]
     return problems
 
 

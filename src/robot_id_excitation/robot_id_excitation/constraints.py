@@ -1,12 +1,14 @@
 """Safety constraints of an excitation motion, evaluated on sampled joint states.
 
 Joint position (with a margin), velocity, acceleration, torque of the nominal model (pinocchio RNEA plus the
-URDF friction), Cartesian speed of the flange (Luo et al. 2024, eq. 20) and a workspace floor: no link origin and not
-the flange below the plane z = floor_z_m of the base frame.
+URDF friction), Cartesian speed of the flange (Luo et al. 2024, eq. 20), a workspace floor: no link origin and not
+the flange below the plane z = floor_z_m of the base frame, and, with the robot's collision geometry, the distance
+between every pair of non-adjacent links and from every link to the floor and the boxes (robot_id_model's capsules).
 
-Each constraint group (one kind on one joint or one point) has a normalised value g ≤ 0 per sample:
+Each constraint group (one kind on one joint, point or pair) has a normalised value g ≤ 0 per sample:
 |q − mid|/half_range − 1, |dq|/dq_max − 1, |ddq|/ddq_max − 1, |τ|/τ_max − 1, (‖v‖² − v_max²)/(2 v_max²),
-(floor_z − z)/1 m; optionally with its partial derivatives with respect to q, dq and ddq for the design.
+(floor_z − z)/1 m, (clearance − distance)/0.1 m; optionally with its partial derivatives with respect to q, dq and
+ddq for the design.
 """
 
 from __future__ import annotations
@@ -17,10 +19,14 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from robot_id_model.collision_distance import capsule_distances
+from robot_id_model.collision_geometry import CollisionGeometry, bind
 from robot_id_model.robot_config import JointLimits, RobotConfig
 from robot_id_model.robot_model import RobotModel
 
 FLOOR_SCALE_M = 1.0
+COLLISION_SCALE_M = 0.1
+"""A distance's normalised value is (clearance − distance) / COLLISION_SCALE_M."""
 DEFAULT_TOLERANCE = 1e-9
 """A normalised value above this counts as a violation (numerical zero)."""
 REST_TOLERANCE = 1e-9
@@ -35,13 +41,21 @@ class DesignLimits(JointLimits):
     joint_names: tuple[str, ...]
     floor_z_m: float
     flange_frame: str
+    collision: CollisionGeometry | None = None
+    """capsules, environment and clearance; None: distances are not checked"""
 
     def as_dict(self) -> dict:
-        """The limits for a trajectory file (joint names are stored beside them)."""
+        """The limits for a trajectory file (joint names are stored beside them; of the collision geometry, its
+        clearance, file and boxes)."""
         out = {}
         for f in dataclasses.fields(self):
             value = getattr(self, f.name)
-            if f.name != "joint_names":
+            if f.name == "collision":
+                out[f.name] = None if value is None else {
+                    "clearance_m": value.clearance_m, "geometry": value.source,
+                    "boxes": [{"name": b.name, "centre_m": b.centre_m.tolist(), "size_m": (2 * b.half_size_m).tolist()}
+                              for b in value.boxes]}
+            elif f.name != "joint_names":
                 out[f.name] = value.tolist() if isinstance(value, np.ndarray) else value
         return out
 
@@ -54,14 +68,21 @@ def design_limits(
     torque_scale: float = 1.0,
     flange_speed_m_s: float | None = None,
     floor_z_m: float | None = None,
+    clearance_margin_m: float = 0.0,
 ) -> DesignLimits:
-    """Limits of a robot config, positions shrunk by the margin and the rest scaled (scale 1: the config)."""
+    """Limits of a robot config, positions shrunk by the margin and the rest scaled (scale 1: the config); the
+    collision geometry's floor is the limits' floor, its clearance the config's plus `clearance_margin_m`."""
     lim = config.limits
     lower = lim.position_lower_rad + position_margin_rad
     upper = lim.position_upper_rad - position_margin_rad
     if np.any(lower >= upper):
         narrow = [config.joint_names[i] for i in np.flatnonzero(lower >= upper)]
         raise ValueError(f"position margin {position_margin_rad} rad leaves no range on joints {narrow}")
+    floor = config.floor_z_m if floor_z_m is None else floor_z_m
+    collision = config.collision
+    if collision is not None:
+        collision = dataclasses.replace(collision, floor_z_m=floor,
+                                        clearance_m=collision.clearance_m + clearance_margin_m)
     return DesignLimits(
         joint_names=config.joint_names,
         position_lower_rad=lower,
@@ -70,8 +91,9 @@ def design_limits(
         acceleration_rad_s2=lim.acceleration_rad_s2 * np.asarray(acceleration_scale, dtype=float),
         torque_nm=lim.torque_nm * torque_scale,
         flange_speed_m_s=lim.flange_speed_m_s if flange_speed_m_s is None else flange_speed_m_s,
-        floor_z_m=config.floor_z_m if floor_z_m is None else floor_z_m,
+        floor_z_m=floor,
         flange_frame=config.flange_frame,
+        collision=collision,
     )
 
 
@@ -114,20 +136,23 @@ def _frame_id(robot: RobotModel, frame: str) -> int:
 
 
 def _kinematics(robot: RobotModel, flange: int, q: np.ndarray, dq: np.ndarray, ddq: np.ndarray, partials: bool):
-    """Per sample: τ, flange velocity (world axes), heights of the link origins and the flange; with partials."""
+    """Per sample: τ, flange velocity (world axes), heights of the link origins and the flange, and the joint
+    placements (rotation, origin; with partials the joint Jacobians in world axes too); with partials."""
     import pinocchio as pin
 
     model, data = robot.model, robot.model.createData()
     k_samples, n = q.shape
+    n_bodies = model.njoints
     tau = np.empty((k_samples, n))
     vel = np.empty((k_samples, 3))
     z = np.empty((k_samples, n + 1))
+    rotation, origin = np.empty((k_samples, n_bodies, 3, 3)), np.empty((k_samples, n_bodies, 3))
     d = {}
     if partials:
-        d = {key: np.empty((k_samples, *shape)) for key, shape in
+        d = {key: np.zeros((k_samples, *shape)) for key, shape in
              (("tau_q", (n, n)), ("tau_dq", (n, n)), ("tau_ddq", (n, n)), ("vel_q", (3, n)), ("vel_dq", (3, n)),
-              ("z_q", (n + 1, n)))}
-    joints = range(1, model.njoints)
+              ("z_q", (n + 1, n)), ("joint_jacobian", (n_bodies, 6, n)))}
+    joints = range(1, n_bodies)
     for k in range(k_samples):
         if partials:
             pin.computeRNEADerivatives(model, data, q[k], dq[k], ddq[k])
@@ -145,19 +170,37 @@ def _kinematics(robot: RobotModel, flange: int, q: np.ndarray, dq: np.ndarray, d
             d["vel_q"][k] = np.cross(jac[3:].T, vel[k]).T + rot @ dv_q[:3]
             d["vel_dq"][k] = jac[:3]
             for j in joints:
-                d["z_q"][k, j - 1] = pin.getJointJacobian(model, data, j, pin.LOCAL_WORLD_ALIGNED)[2]
+                d["joint_jacobian"][k, j] = pin.getJointJacobian(model, data, j, pin.LOCAL_WORLD_ALIGNED)
+            d["z_q"][k, :n] = d["joint_jacobian"][k, 1:, 2]
             d["z_q"][k, n] = jac[2]
         else:
             tau[k] = pin.rnea(model, data, q[k], dq[k], ddq[k])
             pin.forwardKinematics(model, data, q[k], dq[k])
             pin.updateFramePlacements(model, data)
             vel[k] = pin.getFrameVelocity(model, data, flange, pin.LOCAL_WORLD_ALIGNED).linear
-        z[k, :n] = [data.oMi[j].translation[2] for j in joints]
+        for j in range(n_bodies):
+            rotation[k, j], origin[k, j] = data.oMi[j].rotation, data.oMi[j].translation
         z[k, n] = data.oMf[flange].translation[2]
+    z[:, :n] = origin[:, 1:, 2]
     tau += model.damping * dq + model.friction * np.sign(dq)
     if partials:
         d["tau_dq"] += np.diag(model.damping)[None]
-    return tau, vel, z, d
+    return tau, vel, z, (rotation, origin), d
+
+
+def collision_groups(robot: RobotModel, geometry: CollisionGeometry, placements: tuple[np.ndarray, np.ndarray],
+                     jacobian: np.ndarray | None) -> list[ConstraintGroup]:
+    """One group per checked pair (link–link, link–floor, link–box): distance against the clearance."""
+    distances = capsule_distances(geometry, bind(geometry, robot), *placements, jacobian)
+    k_samples, clearance = distances.distance_m.shape[0], geometry.clearance_m
+    zeros = None if jacobian is None else np.zeros((k_samples, robot.n_joints))
+    groups = []
+    for g, (first, second) in enumerate(distances.names):
+        distance = distances.distance_m[:, g]
+        parts = (None,) * 3 if jacobian is None else (-distances.d_q[:, g] / COLLISION_SCALE_M, zeros, zeros)
+        groups.append(ConstraintGroup("collision", f"{first}–{second}", "m", distance, np.full(k_samples, clearance),
+                                      clearance - distance, (clearance - distance) / COLLISION_SCALE_M, *parts))
+    return groups
 
 
 def constraint_groups(
@@ -174,7 +217,7 @@ def constraint_groups(
     if n != robot.n_joints or tuple(limits.joint_names) != tuple(robot.joint_names):
         raise ValueError(f"limits are for joints {limits.joint_names}, the robot has {robot.joint_names}")
     flange = _frame_id(robot, limits.flange_frame)
-    tau, vel, z, d = _kinematics(robot, flange, q, dq, ddq, partials)
+    tau, vel, z, placements, d = _kinematics(robot, flange, q, dq, ddq, partials)
     groups = _joint_groups(robot, limits, q, dq, ddq, tau, d, partials)
     zeros = np.zeros((k_samples, n)) if partials else None
     vmax = limits.flange_speed_m_s
@@ -193,6 +236,8 @@ def constraint_groups(
             "floor", point, "m", z[:, p], np.full(k_samples, limits.floor_z_m), below, below / FLOOR_SCALE_M,
             *((-d["z_q"][:, p, :] / FLOOR_SCALE_M, zeros, zeros) if partials else (None,) * 3),
         ))
+    if limits.collision is not None:
+        groups += collision_groups(robot, limits.collision, placements, d.get("joint_jacobian"))
     return groups
 
 
@@ -260,6 +305,9 @@ class ConstraintCheck:
         if self.constraint == "floor":
             where = f"z {self.value:.4g} m, floor {self.limit:.4g} m"
             state = f"below it by {self.excess:.4g} m" if self.violated else f"above it by {-self.excess:.4g} m"
+        elif self.constraint == "collision":
+            where = f"distance {self.value:.4g} m, clearance {self.limit:.4g} m"
+            state = f"closer by {self.excess:.4g} m" if self.violated else f"margin {-self.excess:.4g} m"
         else:
             where = f"{self.value:.4g} {self.unit}, limit {self.limit:.4g}"
             state = (f"exceeds by {self.excess:.4g} {self.unit}" if self.violated
@@ -281,6 +329,10 @@ class CheckReport:
     @property
     def violations(self) -> tuple[ConstraintCheck, ...]:
         return tuple(sorted((c for c in self.checks if c.violated), key=lambda c: -c.normalised))
+
+    def closest(self, constraint: str) -> ConstraintCheck | None:
+        """The check of `constraint` nearest to (or furthest beyond) its limit; None if there is none."""
+        return max((c for c in self.checks if c.constraint == constraint), key=lambda c: c.normalised, default=None)
 
     def binding(self, count: int = 5) -> tuple[ConstraintCheck, ...]:
         """The `count` constraints closest to (or furthest beyond) their limits."""

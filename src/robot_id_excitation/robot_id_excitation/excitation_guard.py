@@ -51,10 +51,11 @@ def stop_point(
 
 
 def _inside(robot: RobotModel, limits: DesignLimits, q_rad: np.ndarray) -> bool:
-    """The pose is within the position limits and no link origin nor the flange is below the floor."""
+    """The pose is within the position limits, no link origin nor the flange is below the floor, and no two links
+    nor a link and the environment are closer than the clearance."""
     zeros = np.zeros((1, len(q_rad)))
     groups = constraint_groups(robot, limits, q_rad[None, :], zeros, zeros)
-    return all(g.value[0] <= DEFAULT_TOLERANCE for g in groups if g.constraint in ("position", "floor"))
+    return all(g.value[0] <= DEFAULT_TOLERANCE for g in groups if g.constraint in ("position", "floor", "collision"))
 
 
 def hold_point(robot: RobotModel, limits: DesignLimits, q_rad: np.ndarray,

@@ -194,6 +194,7 @@ class ExcitationStateMachine:
         self._confirm_asked = False
         self._out = _Outbox()
         self._start_tolerance_rad = start_tolerance_rad(limits, settings.max_start_error_rad, settings.lead_s)
+        self.violation = ""  # the first limit the last refused command broke
 
     @property
     def moving(self) -> bool:
@@ -260,8 +261,8 @@ class ExcitationStateMachine:
             return None
         report = check_samples(self.robot, self.limits, *controller_samples(t_rel_s, q_rad, dq_rad_s, ddq_rad_s2))
         if not report.feasible:
-            violation = report.violations[0].describe()
-            self._log(Severity.ERROR, f"not sending a trajectory that breaks a limit: {violation}")
+            self.violation = report.violations[0].describe()
+            self._log(Severity.ERROR, f"not sending a trajectory that breaks a limit: {self.violation}")
             return None
         return Command(stamp_s, t_rel_s, q_rad, dq_rad_s, ddq_rad_s2)
 
@@ -346,8 +347,7 @@ class ExcitationStateMachine:
         start_s = t_s + s.lead_s
         command = self._checked(start_s, t_rel_s, *evaluate_quintic(coefficients, t_rel_s))
         if command is None:
-            self._refuse("the approach to the start pose breaks a limit")
-            return
+            return self._refuse(f"the approach to the start pose breaks a limit: {' '.join(self.violation.split())}")
         self._approach = _Approach(start_s, duration_s, coefficients)
         self.phase = Phase.APPROACHING
         self._out.commands.append(command)

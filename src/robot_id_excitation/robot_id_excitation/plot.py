@@ -1,6 +1,7 @@
 """PNG of a trajectory: q, dq, ddq of every joint over one period with the limits drawn, and, given the robot
-model, the flange speed and the heights of the lowest point and of the flange with their limits (the constraints
-that usually bind, as constraints.constraint_groups evaluates them). A friction sweep shows only its swept joints
+model, the flange speed, the heights of the lowest point and of the flange, and the closest approach of two links
+or a link and the environment, with their limits (the constraints that usually bind, as
+constraints.constraint_groups evaluates them). A friction sweep shows only its swept joints
 (the others hold still).
 
 Uses matplotlib's object interface (Figure renders PNG with Agg), never pyplot: no display, no global state.
@@ -44,11 +45,33 @@ def _joint_bounds(lim: DesignLimits, col: int, j: int) -> tuple[float, float]:
     return -bound, bound
 
 
-def _draw_cartesian(speed_ax: Axes, floor_ax: Axes, robot: RobotModel, limits: DesignLimits,
+def _draw_distance(ax: Axes, groups: list, t: np.ndarray, limits: DesignLimits,
+                   hard_limits: DesignLimits | None) -> None:
+    """The least distance between two links or a link and the environment over time, with the clearance."""
+    pairs = [g for g in groups if g.constraint == "collision"]
+    ax.set_title("closest approach [m]")
+    ax.set_xlabel("t [s]")
+    ax.grid(True, lw=0.3)
+    if not pairs:
+        ax.text(0.5, 0.5, "no collision geometry: not checked", ha="center", va="center", transform=ax.transAxes)
+        return
+    distances = np.stack([g.quantity for g in pairs])
+    k = int(np.argmin(distances.min(axis=0)))
+    ax.plot(t, distances.min(axis=0), color="tab:blue", lw=1.0,
+            label=f"least (at t = {t[k]:.3g} s: {pairs[int(np.argmin(distances[:, k]))].where})")
+    for lim, style, name in ((limits, DESIGN_STYLE, "design"), (hard_limits, HARD_STYLE, "robot")):
+        if lim is not None and lim.collision is not None:
+            ax.axhline(lim.collision.clearance_m, **style, label=f"{name} clearance {lim.collision.clearance_m:.3g} m")
+    ax.legend(loc="best", fontsize=7)
+
+
+def _draw_cartesian(axes: tuple[Axes, Axes, Axes], robot: RobotModel, limits: DesignLimits,
                     hard_limits: DesignLimits | None, t: np.ndarray, states: tuple[np.ndarray, ...]) -> None:
     """Flange speed, the height of the lowest link origin or flange and that of the flange (the last floor
-    group), as constraint_groups evaluates them."""
+    group), and the closest approach of the links, as constraint_groups evaluates them."""
+    speed_ax, floor_ax, distance_ax = axes
     groups = constraint_groups(robot, limits, *states)
+    _draw_distance(distance_ax, groups, t, limits, hard_limits)
     speed = next(g for g in groups if g.constraint == "flange_speed")
     floor = [g for g in groups if g.constraint == "floor"]
     heights = np.stack([g.quantity for g in floor])
@@ -109,7 +132,7 @@ def trajectory_figure(
             if row == len(joints) - 1:
                 ax.set_xlabel("t [s]")
     if cartesian:
-        _draw_cartesian(fig.add_subplot(grid[-1, 0:3], sharex=first), fig.add_subplot(grid[-1, 3:6], sharex=first),
+        _draw_cartesian(tuple(fig.add_subplot(grid[-1, 2 * i:2 * i + 2], sharex=first) for i in range(3)),
                         robot, limits, hard_limits, t, states)
     fig.suptitle(title or f"{trajectory.kind} trajectory, period {trajectory.period_s:.3g} s")
     return fig

@@ -289,4 +289,4 @@ def test_an_approach_that_breaks_a_limit_is_refused(trajectory, iiwa14, iiwa14_c
                    approach_acceleration_rad_s2=100.0)
     bench.run(1.0, until=lambda: bench.machine.phase is not Phase.WAITING)
     assert bench.machine.phase is Phase.REFUSED and bench.sent == []
-    assert bench.machine.reason == "the approach to the start pose breaks a limit"
+    assert bench.machine.reason.startswith("the approach to the start pose breaks a limit: ")

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 import numpy as np
 import yaml
 
+from robot_id_model.collision_geometry import CollisionGeometry, environment_boxes, read_capsules
 from robot_id_model.robot_model import DEFAULT_FRICTION, ModelError, RobotModel, load_robot_model
 
 DESCRIPTION_PACKAGE = "robot_id_description"
@@ -39,6 +40,8 @@ class RobotConfig:
     torque_filter_time_constant_s: float
     datasheet_mass_kg: float | None = None
     """The arm's mass as its datasheet states it (base included, no gripper); None: not stated."""
+    collision: CollisionGeometry | None = None
+    """The arm's capsules, the environment and the clearance (docs/safety.md, guarantee 5); None: not checked."""
 
     def load_model(self, friction: Sequence[str] = DEFAULT_FRICTION) -> RobotModel:
         """The RobotModel of this robot's URDF, joints and gravity."""
@@ -107,6 +110,23 @@ def load_robot_config(name_or_path: str | pathlib.Path) -> RobotConfig:
             joint_trajectory_topic=raw["topics"]["joint_trajectory"],
             torque_filter_time_constant_s=float(raw["torque_filter_time_constant_s"]),
             datasheet_mass_kg=None if raw.get("datasheet_mass_kg") is None else float(raw["datasheet_mass_kg"]),
+            collision=_collision(raw.get("collision"), path, float(raw["floor_z_m"])),
         )
     except (KeyError, TypeError) as err:
         raise ModelError(f"{path}: missing or malformed entry {err}") from None
+
+
+def _collision(raw: dict | None, path: pathlib.Path, floor_z_m: float) -> CollisionGeometry | None:
+    """The `collision:` entry of a robot config: geometry file (relative to the config), clearance_m, boxes."""
+    if raw is None:
+        return None
+    try:
+        geometry_path = (path.parent / raw["geometry"]).resolve()
+        clearance_m = float(raw["clearance_m"])
+    except (KeyError, TypeError, ValueError) as err:
+        raise ModelError(f"{path}: collision needs geometry (a file) and clearance_m ({err})") from None
+    if not clearance_m >= 0:
+        raise ModelError(f"{path}: collision clearance_m must be >= 0 m, got {raw['clearance_m']}")
+    capsules, allowed, reference, hulls = read_capsules(geometry_path)
+    return CollisionGeometry(capsules, clearance_m, floor_z_m, environment_boxes(raw.get("boxes"), str(path)),
+                             allowed, str(geometry_path), reference, hulls)

@@ -1,0 +1,101 @@
+"""Guarantee 5 (docs/safety.md): no trajectory the suite sends brings two non-adjacent links, or a link and the
+environment, closer than the clearance. Checked against the vendors' collision meshes read by coal."""
+
+from __future__ import annotations
+
+import pathlib
+
+import numpy as np
+import pytest
+from vendor_meshes import mesh_distances
+
+from robot_id_excitation.__main__ import main
+from robot_id_excitation.check import time_grid
+from robot_id_excitation.command_check import CommandPoints, check_points
+from robot_id_excitation.constraints import constraint_groups, design_limits
+from robot_id_excitation.excitation_guard import trajectory_refusal
+from robot_id_excitation.excitation_state import ExcitationSettings, ExcitationStateMachine, Phase
+from robot_id_excitation.trajectory_file import load_trajectory
+from robot_id_model.robot_config import config_directory, load_robot_config
+
+DATA = pathlib.Path(__file__).parent / "data"
+SAMPLES = {"panda": 2000, "panda_hand": 2000, "iiwa14": 300, "iiwa7": 300}
+"""Poses per period checked on the meshes (the iiwa's meshes hold 8000–16000 triangles per link)."""
+
+
+def _setup(robot_name: str):
+    config = load_robot_config(config_directory() / f"{robot_name}.yaml")
+    return config, config.load_model(("FV", "FC")), design_limits(config)
+
+
+def test_the_panda_excitation_shipped_before_the_check_is_refused_with_pair_time_and_distance() -> None:
+    """The old panda.yaml drives link 7 into the table and against link 5; the refusal names the pair, the time and
+    the distance, and the vendor's meshes confirm it at that time."""
+    _, robot, limits = _setup("panda")
+    trajectory = load_trajectory(DATA / "panda_before_collision_check.yaml")
+    refusal = trajectory_refusal(trajectory, robot, limits, "panda")
+    assert "collision" in refusal and "fer_link5–fer_link7" in refusal and "fer_link7–floor" in refusal
+    line = next(line for line in refusal.splitlines() if "fer_link5–fer_link7" in line)
+    distance_m = float(line.split("distance ")[1].split(" m")[0])
+    time_s = float(line.split("t = ")[1].split(" s")[0])
+    assert distance_m < 0.0  # overlapping
+    q = trajectory.evaluate(np.array([time_s]))[0]
+    assert mesh_distances(robot, limits.collision, [("fer_link5", "fer_link7")], q)[0, 0] < limits.collision.clearance_m
+
+
+@pytest.mark.parametrize("robot_name", ["panda", "panda_hand", "iiwa14", "iiwa7"])
+def test_shipped_trajectories_clear_the_vendor_meshes_by_the_clearance(robot_name: str) -> None:
+    """Excitation and friction sweep: every non-adjacent pair and every moving link over the floor keep the clearance
+    on the vendor's meshes (coal), at every checked pose of a period."""
+    _, robot, limits = _setup(robot_name)
+    geometry = limits.collision
+    for name in (robot_name, f"{robot_name}_friction_sweep"):
+        trajectory = load_trajectory(name)
+        assert trajectory_refusal(trajectory, robot, limits, robot_name) == ""
+        t = time_grid(trajectory.period_s, SAMPLES[robot_name] if name == robot_name else 200)
+        q = trajectory.evaluate(t)[0]
+        zeros = np.zeros_like(q)
+        pairs = [tuple(g.where.split("–")) for g in constraint_groups(robot, limits, q[:1], zeros[:1], zeros[:1])
+                 if g.constraint == "collision"]
+        distances = mesh_distances(robot, geometry, pairs, q)
+        k, p = np.unravel_index(np.argmin(distances), distances.shape)
+        assert distances[k, p] >= geometry.clearance_m, (name, pairs[p], t[k], distances[k, p])
+
+
+def test_check_prints_the_closest_approach(capsys, tmp_path) -> None:
+    assert main(["check", str(DATA / "panda_before_collision_check.yaml"), "--robot", "panda",
+                 "--out", str(tmp_path)]) == 3
+    out = capsys.readouterr().out
+    line = next(line for line in out.splitlines() if line.startswith("closest approach"))
+    assert "fer_link7 and floor" in line and "VIOLATED" in line and "clearance 10 mm" in line
+    assert main(["check", "panda", "--out", str(tmp_path)]) == 0
+    line = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("closest approach"))
+    assert "VIOLATED" not in line and float(line.split(": ")[1].split(" mm")[0]) >= 10.0
+
+
+def test_the_command_monitor_refuses_a_command_that_folds_the_wrist() -> None:
+    """A command through q6 near its lower limit (links 5 and 7 of the Panda overlap there) is refused."""
+    _, robot, limits = _setup("panda")
+    q = np.tile([0.0, -0.785, 0.0, -2.356, 0.0, 1.571, 0.785], (11, 1))
+    q[:, 5] = np.linspace(1.571, 0.0, 11)
+    t = np.linspace(0.1, 10.1, 11)
+    velocities = np.gradient(q, t, axis=0)
+    problems = check_points(CommandPoints(robot.joint_names, 0.0, t, q, velocities, np.zeros_like(q)), robot, limits)
+    assert any("fer_link5 and fer_link7" in p for p in problems), problems
+    q[:, 5] = np.linspace(1.571, 1.0, 11)
+    assert check_points(CommandPoints(robot.joint_names, 0.0, t, q, np.gradient(q, t, axis=0), np.zeros_like(q)),
+                        robot, limits) == []
+
+
+def test_the_approach_from_a_pose_in_collision_is_refused_with_the_pair() -> None:
+    """An arm standing with its wrist folded (within the joint limits) is not moved: the approach starts in
+    collision."""
+    _, robot, limits = _setup("panda")
+    trajectory = load_trajectory("panda")
+    machine = ExcitationStateMachine(trajectory, robot, limits, ExcitationSettings(start_delay_s=0.0))
+    folded = trajectory.rest_pose_rad.copy()
+    folded[5] = 0.0
+    machine.on_joint_state(0.0, folded, np.zeros(7), None)
+    step = machine.step(0.01)
+    assert machine.phase is Phase.REFUSED and not step.commands
+    assert any("fer_link5–fer_link7" in line.text for line in step.log), [line.text for line in step.log]

@@ -1,0 +1,191 @@
+"""The collision geometry of an arm and its surroundings, as the suite checks distances with it.
+
+Every link carries capsules in its URDF frame (fitted to the vendor's collision meshes by
+scripts/fit_collision_capsules.py) and the convex hull of those meshes: the capsules screen every pair quickly and
+the hull (exact for a convex mesh, such as Franka's) decides where they come close; the environment is the floor plane
+z = floor_z_m of the base frame and optional boxes (fixtures, walls) given in the robot config. Checked: every pair of
+links that no joint connects directly (two links on the same joint or on neighbouring joints are adjacent), and every
+link but the base against the environment, unless the geometry file allows a pair to touch.
+
+A geometry file (robot_id_description/collision/<robot>.yaml) holds per link the capsules and what they were fitted
+to (`meshes`, `boxes`: the vendor's geometry, which tests compare against).
+"""
+
+from __future__ import annotations
+
+import pathlib
+from dataclasses import dataclass, field
+
+import numpy as np
+import yaml
+
+from robot_id_model.capsule_fit import Capsule, read_stl
+from robot_id_model.robot_model import ModelError, RobotModel
+
+FLOOR = "floor"
+
+
+@dataclass(frozen=True)
+class Box:
+    """An axis-aligned box of the environment in the base frame."""
+
+    name: str
+    centre_m: np.ndarray
+    half_size_m: np.ndarray
+
+
+@dataclass(frozen=True)
+class CollisionGeometry:
+    """Capsules per link, the environment and the clearance every checked pair must keep."""
+
+    capsules: tuple[Capsule, ...]
+    clearance_m: float
+    floor_z_m: float
+    boxes: tuple[Box, ...] = ()
+    allowed_pairs: frozenset[frozenset[str]] = frozenset()
+    """pairs of links (or a link and FLOOR or a box name) that may touch: not checked"""
+    source: str = ""
+    """where the capsules come from, for messages"""
+    reference: dict = field(default_factory=dict)
+    """per link, the vendor geometry the capsules were fitted to (`meshes`, `boxes`) and the fit's figures"""
+    hulls: dict = field(default_factory=dict)
+    """per link, the vertices (V, 3) of the convex hull of its vendor geometry in the link frame"""
+
+    @property
+    def links(self) -> tuple[str, ...]:
+        return tuple(dict.fromkeys(c.link for c in self.capsules))
+
+
+def _vector(value: object, what: str) -> np.ndarray:
+    out = np.asarray(value, dtype=float)
+    if out.shape != (3,) or not np.isfinite(out).all():
+        raise ModelError(f"{what} must be three finite numbers, got {value!r}")
+    return out
+
+
+def box_corners(centre_m: np.ndarray, size_m: np.ndarray, rotation: np.ndarray) -> np.ndarray:
+    """The eight corners (8, 3) of a box of the given size, turned by `rotation` about its centre."""
+    signs = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], dtype=float)
+    return np.asarray(centre_m) + (signs * 0.5 * np.asarray(size_m)) @ np.asarray(rotation).T
+
+
+def hull_vertices(entry: dict, folder: pathlib.Path) -> np.ndarray:
+    """Vertices of the convex hull of a link's meshes (STL, with their origins) and boxes, in the link frame."""
+    from scipy.spatial import ConvexHull
+
+    points = [read_stl(folder / m["file"]).reshape(-1, 3) + np.asarray(m["origin_xyz_m"], dtype=float)
+              for m in entry.get("meshes", ())]
+    points += [box_corners(b["centre_m"], b["size_m"], b["rotation"]) for b in entry.get("boxes", ())]
+    stacked = np.concatenate(points)
+    return stacked[ConvexHull(stacked).vertices]
+
+
+def read_capsules(path: pathlib.Path) -> tuple[tuple[Capsule, ...], frozenset[frozenset[str]], dict, dict]:
+    """Capsules, allowed pairs, fit reference and per-link hull vertices of a geometry file."""
+    try:
+        raw = yaml.safe_load(path.read_text())
+        links = raw["links"]
+        capsules = tuple(
+            Capsule(link, _vector(c["a_m"], f"{path}: {link} a_m"), _vector(c["b_m"], f"{path}: {link} b_m"),
+                    float(c["radius_m"]))
+            for link, entry in links.items() for c in entry["capsules"])
+        allowed = frozenset(frozenset(pair) for pair in raw.get("allowed_pairs") or ())
+        hulls = {link: hull_vertices(entry, path.parent) for link, entry in links.items()
+                 if entry.get("meshes") or entry.get("boxes")}
+    except (OSError, yaml.YAMLError, KeyError, TypeError, ValueError) as err:
+        raise ModelError(f"collision geometry {path}: missing or malformed ({err})") from None
+    if any(not c.radius_m > 0 for c in capsules):
+        raise ModelError(f"collision geometry {path}: every capsule needs a positive radius_m")
+    reference = {link: {k: v for k, v in entry.items() if k != "capsules"} for link, entry in links.items()}
+    return capsules, allowed, reference, hulls
+
+
+def environment_boxes(raw: object, where: str) -> tuple[Box, ...]:
+    """Boxes of a robot config's `collision: boxes:` list ({name, centre_m, size_m})."""
+    boxes = []
+    for item in raw or ():
+        try:
+            size = _vector(item["size_m"], f"{where}: box size_m")
+            if np.any(size <= 0):
+                raise ModelError(f"{where}: box '{item['name']}' needs a positive size_m")
+            boxes.append(Box(str(item["name"]), _vector(item["centre_m"], f"{where}: box centre_m"), 0.5 * size))
+        except (KeyError, TypeError) as err:
+            raise ModelError(f"{where}: a collision box needs name, centre_m and size_m ({err})") from None
+    return tuple(boxes)
+
+
+@dataclass(frozen=True)
+class BoundGeometry:
+    """A CollisionGeometry attached to a RobotModel's joints: endpoints in joint frames, and the checked pairs."""
+
+    joint: np.ndarray
+    """(C,) the pinocchio joint each capsule moves with (0: the base)"""
+    a_m: np.ndarray
+    """(C, 3) segment ends in the joint frame, as b_m"""
+    b_m: np.ndarray
+    radius_m: np.ndarray
+    """(C,)"""
+    pairs: np.ndarray
+    """(P, 2) capsule indices of every checked capsule pair"""
+    pair_group: np.ndarray
+    """(P,) index of the link pair (in `groups`) each capsule pair belongs to"""
+    environment: np.ndarray
+    """(E,) capsules checked against the floor and the boxes"""
+    groups: tuple[tuple[str, str], ...]
+    """the checked link pairs, then (link, FLOOR) and (link, box name) groups follow from `environment`"""
+    link_placement: dict = field(default_factory=dict)
+    """per link, (joint, rotation, translation) of its frame in its joint's frame"""
+    level_links: frozenset[str] = frozenset()
+    """links whose height never changes (on the first joint, turning about the vertical): not checked against the
+    floor, which they are mounted above"""
+
+
+def _placement(robot: RobotModel, link: str) -> tuple[int, np.ndarray, np.ndarray]:
+    """(joint, rotation, translation) of a URDF link's frame in its joint's frame."""
+    model = robot.model
+    if not model.existFrame(link):
+        raise ModelError(f"collision geometry names link '{link}', which is not in the robot model")
+    frame = model.frames[model.getFrameId(link)]
+    return int(frame.parentJoint), frame.placement.rotation.copy(), frame.placement.translation.copy()
+
+
+def bind(geometry: CollisionGeometry, robot: RobotModel) -> BoundGeometry:
+    """Attach the capsules to the model's joints; pick the link pairs to check."""
+    joint, a_m, b_m = [], [], []
+    placement = {link: _placement(robot, link) for link in {*geometry.links, *geometry.hulls}}
+    for c in geometry.capsules:
+        j, rotation, translation = placement[c.link]
+        joint.append(j)
+        a_m.append(rotation @ c.a_m + translation)
+        b_m.append(rotation @ c.b_m + translation)
+    joint_arr = np.array(joint, dtype=int)
+    links = geometry.links
+    link_joint = {c.link: j for c, j in zip(geometry.capsules, joint, strict=True)}
+    groups, pairs, pair_group = [], [], []
+    for i, first in enumerate(links):
+        for second in links[i + 1:]:
+            if abs(link_joint[first] - link_joint[second]) <= 1 or frozenset((first, second)) in \
+                    geometry.allowed_pairs:
+                continue
+            groups.append((first, second))
+            for p, c in enumerate(geometry.capsules):
+                for q, d in enumerate(geometry.capsules):
+                    if c.link == first and d.link == second:
+                        pairs.append((p, q))
+                        pair_group.append(len(groups) - 1)
+    environment = [p for p, c in enumerate(geometry.capsules) if link_joint[c.link] > 0]
+    level = frozenset(link for link, j in link_joint.items() if j == 1 and _turns_about_vertical(robot))
+    return BoundGeometry(joint_arr, np.array(a_m), np.array(b_m), np.array([c.radius_m for c in geometry.capsules]),
+                         np.array(pairs, dtype=int).reshape(-1, 2), np.array(pair_group, dtype=int),
+                         np.array(environment, dtype=int), tuple(groups), placement, level)
+
+
+def _turns_about_vertical(robot: RobotModel) -> bool:
+    """The first joint is revolute about the base's z axis through its origin's vertical line."""
+    import pinocchio as pin
+
+    model, data = robot.model, robot.model.createData()
+    pin.computeJointJacobians(model, data, pin.neutral(model))
+    twist = pin.getJointJacobian(model, data, 1, pin.LOCAL_WORLD_ALIGNED)[:, 0]
+    return bool(np.allclose(twist[:2], 0.0, atol=1e-9) and np.allclose(twist[3:5], 0.0, atol=1e-9)
+                and abs(twist[5]) > 0 and abs(twist[2]) < 1e-9)
