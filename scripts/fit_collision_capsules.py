@@ -18,7 +18,7 @@ import sys
 import numpy as np
 import yaml
 
-from robot_id_model.capsule_fit import fit_capsules, reach_beyond_mesh_m, read_stl
+from robot_id_model.capsule_fit import fit_capsules, reach_beyond_mesh_m, read_mesh
 from robot_id_model.collision_geometry import box_corners
 
 DESCRIPTION = pathlib.Path(__file__).resolve().parents[1] / "src" / "robot_id_description"
@@ -79,7 +79,7 @@ def link_parts(robot: str) -> dict[str, dict]:
 
 
 def triangles(parts: dict, folder: pathlib.Path) -> np.ndarray:
-    out = [read_stl(folder / m["file"]) + np.asarray(m["origin_xyz_m"]) for m in parts.get("meshes", ())]
+    out = [read_mesh(folder / m["file"]) + np.asarray(m["origin_xyz_m"]) for m in parts.get("meshes", ())]
     out += [_box_triangles(np.asarray(b["centre_m"]), np.asarray(b["size_m"]), np.asarray(b["rotation"]))
             for b in parts.get("boxes", ())]
     return np.concatenate(out)

@@ -32,7 +32,7 @@ from robot_id_excitation.fourier import KINDS, FourierTrajectory
 from robot_id_excitation.plot import plot_trajectory  # light: matplotlib is imported when a figure is drawn
 from robot_id_excitation.sweeps import FrictionSweep
 from robot_id_excitation.trajectory_file import load_trajectory, recorded_friction, save_trajectory
-from robot_id_excitation.urdf_config import urdf_robot_config
+from robot_id_excitation.urdf_config import DEFAULT_CLEARANCE_M, urdf_robot_config
 from robot_id_model.command_line import HelpFormatter, check_writable_directory, joint_names, robot_source_problems
 from robot_id_model.robot_config import RobotConfig, load_robot_config
 from robot_id_model.robot_model import DEFAULT_FRICTION, ModelError, RobotModel
@@ -81,6 +81,9 @@ def _add_robot_options(parser: argparse.ArgumentParser, required: bool, robot_he
     group.add_argument("--acceleration-limit", help="acceleration limit [rad/s²], one value or comma-separated per "
                                                     "joint (required with --urdf)")
     group.add_argument("--flange-frame", help="frame whose speed is limited (default: the last joint's link)")
+    group.add_argument("--clearance", type=float, default=None,
+                       help="least distance between non-adjacent links and to the floor, by the URDF's <collision> "
+                            "geometry [m] (default 0.02)")
 
 
 def _add_limit_options(parser: argparse.ArgumentParser, margin_default: float, clearance_default: float) -> None:
@@ -110,7 +113,7 @@ def _robot_config(args: argparse.Namespace, fallback_robot: str = "", joints: tu
                   ) -> RobotConfig:
     """The robot config of --robot (default `fallback_robot`), or one made from --urdf and its options."""
     urdf_only = {"--joints": args.joints, "--acceleration-limit": args.acceleration_limit,
-                 "--flange-frame": args.flange_frame}
+                 "--flange-frame": args.flange_frame, "--clearance": args.clearance}
     if not args.urdf:
         given = [option for option, value in urdf_only.items() if value is not None]
         if given:
@@ -125,8 +128,11 @@ def _robot_config(args: argparse.Namespace, fallback_robot: str = "", joints: tu
     acceleration = _floats(args.acceleration_limit)
     if not acceleration or not all(math.isfinite(a) and a > 0 for a in acceleration):
         raise ValueError(f"--acceleration-limit must be positive (rad/s²), got {args.acceleration_limit}")
+    if args.clearance is not None and not (math.isfinite(args.clearance) and args.clearance >= 0):
+        raise ValueError(f"--clearance must be >= 0 m, got {args.clearance}")
     return urdf_robot_config(args.urdf, joint_names(args.joints) or joints, acceleration, args.flange_speed,
-                             args.floor_z, args.flange_frame)
+                             args.floor_z, args.flange_frame,
+                             DEFAULT_CLEARANCE_M if args.clearance is None else args.clearance)
 
 
 def _limits(config: RobotConfig, args: argparse.Namespace) -> DesignLimits:
@@ -167,7 +173,8 @@ def _write_design(result: DesignResult, config: RobotConfig, robot: RobotModel, 
     (out / "design.json").write_text(json.dumps(summary, indent=2) + "\n")
     return [f"{config.robot}: cond(Yb) = {values['condition_number']:.2f}, log det = {values['log_det']:.2f} "
             f"({values['n_base']} base parameters, friction {list(result.friction)}), {result.wall_time_s:.0f} s",
-            *result.report.lines(), f"wrote {path}, {png}, {out / 'design.json'}"]
+            *result.report.lines(), _closest_approach(result.report, limits),
+            f"wrote {path}, {png}, {out / 'design.json'}"]
 
 
 def _design(args: argparse.Namespace) -> int:
@@ -177,6 +184,8 @@ def _design(args: argparse.Namespace) -> int:
     out = check_writable_directory(args.out)  # after the input checks: a refused run leaves no directory
     robot = config.load_model(_terms(args.friction))
     limits = _limits(config, args)
+    if limits.collision is None:
+        print(_closest_approach(None, limits), file=sys.stderr)
     try:
         result = design_excitation(robot, limits, options, config.robot)
     except DesignError as err:
@@ -220,11 +229,11 @@ def _check(args: argparse.Namespace) -> int:
     return 0 if report.feasible else INFEASIBLE
 
 
-def _closest_approach(report: CheckReport, limits: DesignLimits) -> str:
+def _closest_approach(report: CheckReport | None, limits: DesignLimits) -> str:
     """One line: the least distance between two links or a link and the environment, and where it is."""
-    closest = report.closest("collision")
     if limits.collision is None:
-        return "collision: NOT CHECKED (the robot config names no collision geometry)"
+        return "collision: NOT CHECKED (the robot config names no collision geometry, the URDF has no <collision>)"
+    closest = report.closest("collision")
     if closest is None:
         return "collision: no pair of links to check"
     first, second = closest.where.split("–")

@@ -60,11 +60,12 @@ def _inside(robot: RobotModel, limits: DesignLimits, q_rad: np.ndarray) -> bool:
 
 def hold_point(robot: RobotModel, limits: DesignLimits, q_rad: np.ndarray,
                dq_rad_s: np.ndarray) -> tuple[np.ndarray, float]:
-    """The stop of a hold from (q, dq): stop_point if its target is inside the limits and above the floor,
-    else the longest of STOP_CANDIDATES shorter stops (down to the full acceleration limits) whose target is.
-    If none is, the full-acceleration stop with the limits first: clamped to the position limits, or q itself if
-    that is below the floor; but an arm something pushed outside already is not pulled back (no joint beyond its
-    limits is clamped, nor the arm below the floor held at q): it stops where that stop takes it.
+    """The stop of a hold from (q, dq): stop_point if its target is inside the limits, above the floor and keeps the
+    clearance, else the longest of STOP_CANDIDATES shorter stops (down to the full acceleration limits) whose target
+    is. If none is, the full-acceleration stop with the limits first: clamped to the position limits, or q itself
+    if that is below the floor or within the clearance; but an arm something pushed outside already is not pulled
+    back (no joint beyond its limits is clamped, nor the arm below the floor held at q): it stops where that stop
+    takes it.
     """
     a = limits.acceleration_rad_s2
     slow_s = stop_duration_s(dq_rad_s, a, STOP_ACCELERATION_FRACTION)

@@ -11,6 +11,10 @@ import numpy as np
 
 from robot_id_model.robot_config import JointLimits, RobotConfig
 from robot_id_model.robot_model import ModelError, load_robot_model
+from robot_id_model.urdf_collision import urdf_collision_geometry
+
+DEFAULT_CLEARANCE_M = 0.02
+"""Clearance between links, and to the floor, of an arm described by its URDF alone."""
 
 
 def urdf_robot_config(
@@ -20,11 +24,13 @@ def urdf_robot_config(
     flange_speed_m_s: float,
     floor_z_m: float,
     flange_frame: str | None = None,
+    clearance_m: float = DEFAULT_CLEARANCE_M,
 ) -> RobotConfig:
     """The config of the URDF's arm (`joint_names`, default every movable joint), gravity −9.81 m/s² along the base z.
 
-    One acceleration value serves every joint. The flange defaults to the link of the last joint. The config's
-    topics, state rate and torque filter are unused by design and check and left empty.
+    One acceleration value serves every joint. The flange defaults to the link of the last joint. The collision
+    geometry is the URDF's own <collision> elements (none if it has none). The config's topics, state rate and
+    torque filter are unused by design and check and left empty.
     """
     robot = load_robot_model(urdf, joint_names)
     n = robot.n_joints
@@ -53,4 +59,5 @@ def urdf_robot_config(
         joint_states_topic="",
         joint_trajectory_topic="",
         torque_filter_time_constant_s=0.0,
+        collision=urdf_collision_geometry(urdf, clearance_m, floor_z_m),
     )

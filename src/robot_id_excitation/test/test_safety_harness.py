@@ -355,7 +355,8 @@ def _send(rec: Record, arm: ControllerModel, t_s: float, command, stop: bool, s:
 
 
 def outside(s: Setup, q_rad: np.ndarray) -> bool:
-    """The pose is beyond a position limit or below the floor, by the checker (an arm a tracking fault dragged)."""
+    """The pose is beyond a position limit, below the floor or within the clearance, by the checker (an arm a
+    tracking fault dragged)."""
     zeros = np.zeros((1, len(q_rad)))
     return check_points(CommandPoints(s.config.joint_names, 0.0, np.array([0.1]), q_rad[None], zeros, zeros),
                         s.robot, s.limits) != []

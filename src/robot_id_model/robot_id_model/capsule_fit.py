@@ -38,22 +38,22 @@ class Capsule:
                 "radius_m": round(float(self.radius_m), 6)}
 
 
-def read_stl(path: str | pathlib.Path) -> np.ndarray:
-    """Triangles (T, 3, 3) of a binary or ASCII STL file, in the file's units."""
-    data = pathlib.Path(path).read_bytes()
-    if len(data) >= 84:
-        count = int(np.frombuffer(data[80:84], dtype="<u4")[0])
-        if len(data) == 84 + 50 * count:
-            records = np.frombuffer(data[84:], dtype=np.dtype([("normal", "<f4", 3), ("corners", "<f4", (3, 3)),
-                                                               ("attribute", "<u2")]))
-            return records["corners"].astype(float)
-    text = data.decode("ascii", errors="replace")
-    if not text.lstrip().lower().startswith("solid"):
-        raise ValueError(f"{path}: not an STL file")
-    corners = [line.split()[1:4] for line in text.splitlines() if line.strip().lower().startswith("vertex")]
-    if not corners or len(corners) % 3:
-        raise ValueError(f"{path}: an ASCII STL without whole triangles")
-    return np.asarray(corners, dtype=float).reshape(-1, 3, 3)
+def read_mesh(path: str | pathlib.Path, scale: np.ndarray | float = 1.0) -> np.ndarray:
+    """Triangles (T, 3, 3) of a mesh file (STL, DAE, OBJ, ... as coal's assimp loader reads them), scaled."""
+    import coal
+
+    path = pathlib.Path(path)
+    if not path.is_file():
+        raise FileNotFoundError(f"mesh file not found: {path}")
+    try:
+        mesh = coal.MeshLoader().load(str(path), np.broadcast_to(np.asarray(scale, dtype=float), (3,)).copy())
+    except Exception as err:  # coal reports unreadable files as a bare RuntimeError or ValueError
+        raise ValueError(f"{path}: not a mesh coal can read ({err})") from None
+    vertices = np.asarray(mesh.vertices(), dtype=float)
+    triangles = np.array([[mesh.tri_indices(i)[j] for j in range(3)] for i in range(mesh.num_tris)], dtype=int)
+    if not len(triangles):
+        raise ValueError(f"{path}: a mesh without triangles")
+    return vertices[triangles]
 
 
 def segment_distance_m(points: np.ndarray, a_m: np.ndarray, b_m: np.ndarray) -> np.ndarray:

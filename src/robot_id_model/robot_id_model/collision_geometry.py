@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import yaml
 
-from robot_id_model.capsule_fit import Capsule, read_stl
+from robot_id_model.capsule_fit import Capsule, read_mesh
 from robot_id_model.robot_model import ModelError, RobotModel
 
 FLOOR = "floor"
@@ -73,7 +73,7 @@ def hull_vertices(entry: dict, folder: pathlib.Path) -> np.ndarray:
     """Vertices of the convex hull of a link's meshes (STL, with their origins) and boxes, in the link frame."""
     from scipy.spatial import ConvexHull
 
-    points = [read_stl(folder / m["file"]).reshape(-1, 3) + np.asarray(m["origin_xyz_m"], dtype=float)
+    points = [read_mesh(folder / m["file"]).reshape(-1, 3) + np.asarray(m["origin_xyz_m"], dtype=float)
               for m in entry.get("meshes", ())]
     points += [box_corners(b["centre_m"], b["size_m"], b["rotation"]) for b in entry.get("boxes", ())]
     stacked = np.concatenate(points)
@@ -149,8 +149,23 @@ def _placement(robot: RobotModel, link: str) -> tuple[int, np.ndarray, np.ndarra
     return int(frame.parentJoint), frame.placement.rotation.copy(), frame.placement.translation.copy()
 
 
+_BOUND: dict[tuple[int, int], tuple[CollisionGeometry, RobotModel, BoundGeometry]] = {}
+
+
 def bind(geometry: CollisionGeometry, robot: RobotModel) -> BoundGeometry:
-    """Attach the capsules to the model's joints; pick the link pairs to check."""
+    """Attach the capsules to the model's joints; pick the link pairs to check (cached per geometry and model)."""
+    key = (id(geometry), id(robot))
+    cached = _BOUND.get(key)
+    if cached is not None and cached[0] is geometry and cached[1] is robot:
+        return cached[2]
+    if len(_BOUND) > 32:
+        _BOUND.clear()
+    bound = _bind(geometry, robot)
+    _BOUND[key] = (geometry, robot, bound)
+    return bound
+
+
+def _bind(geometry: CollisionGeometry, robot: RobotModel) -> BoundGeometry:
     joint, a_m, b_m = [], [], []
     placement = {link: _placement(robot, link) for link in {*geometry.links, *geometry.hulls}}
     for c in geometry.capsules:

@@ -9,6 +9,8 @@ two is kept.
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from robot_id_model.collision_geometry import FLOOR, BoundGeometry, CollisionGeometry
@@ -16,6 +18,8 @@ from robot_id_model.collision_geometry import FLOOR, BoundGeometry, CollisionGeo
 REFINE_BAND_M = 0.03
 """Where capsules come closer than the clearance plus this, the convex hulls decide the distance."""
 _SHAPES: dict[int, tuple[BoundGeometry, dict]] = {}
+_REQUEST: list = []
+"""one coal.DistanceRequest, made on first use"""
 
 
 def _convex(vertices_m: np.ndarray) -> object:
@@ -54,9 +58,10 @@ def _coal_distance(shape_1: object, pose_1: tuple, shape_2: object, pose_2: tupl
     """Signed distance and witness points (world) of two coal shapes at (rotation, translation) poses."""
     import coal
 
-    request, result = coal.DistanceRequest(), coal.DistanceResult()
-    distance = coal.distance(shape_1, coal.Transform3s(*pose_1), shape_2, coal.Transform3s(*pose_2), request, result)
-    return float(distance), np.array(result.getNearestPoint1()), np.array(result.getNearestPoint2())
+    result = coal.DistanceResult()
+    distance = coal.distance(shape_1, coal.Transform3s(*pose_1), shape_2, coal.Transform3s(*pose_2), _REQUEST[0],
+                             result)
+    return float(distance), result.getNearestPoint1(), result.getNearestPoint2()
 
 
 def _box_shapes(geometry: CollisionGeometry) -> dict[str, tuple[object, tuple]]:
@@ -69,6 +74,10 @@ def refine_with_hulls(bound: BoundGeometry, geometry: CollisionGeometry, names: 
                       groups: dict[str, np.ndarray], rotation: np.ndarray, origin_m: np.ndarray) -> None:
     """Replace, in `groups` (collision_distance._Groups.stacked), every distance closer than the clearance plus
     REFINE_BAND_M by the hulls' where theirs is larger, with their witness points and normal."""
+    import coal
+
+    if not _REQUEST:
+        _REQUEST.append(coal.DistanceRequest())
     shapes = hull_shapes(bound, geometry)
     boxes = _box_shapes(geometry) if geometry.boxes else {}
     close = groups["distance"] < geometry.clearance_m + REFINE_BAND_M
@@ -93,7 +102,7 @@ def refine_with_hulls(bound: BoundGeometry, geometry: CollisionGeometry, names: 
         if distance <= groups["distance"][k, g]:
             continue
         direction = w_first - w_second
-        length = float(np.linalg.norm(direction))
+        length = math.sqrt(float(direction @ direction))
         if length > 1e-9:
             groups["normal"][k, g] = np.sign(distance) * direction / length if distance else direction / length
         groups["distance"][k, g], groups["w_first"][k, g], groups["w_second"][k, g] = distance, w_first, w_second

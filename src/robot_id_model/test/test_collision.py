@@ -122,3 +122,40 @@ def test_fitted_capsules_hold_every_triangle() -> None:
     inside = np.min([segment_distance_m(corners, c.a_m, c.b_m) - c.radius_m for c in capsules], axis=0)
     assert inside.max() <= 1e-9
     assert len(capsules) == 2
+
+
+def test_a_urdf_s_own_collision_elements_become_capsules_and_hulls(tmp_path) -> None:
+    """Primitives and a mesh named relative to the URDF: each link's capsule and hull hold its shapes' points; a
+    mesh that is not there is one line naming the link and the file."""
+    from robot_id_model.robot_model import ModelError
+    from robot_id_model.urdf_collision import urdf_collision_geometry
+
+    mesh = tmp_path / "meshes" / "block.stl"
+    mesh.parent.mkdir()
+    corners = np.array([[x, y, z] for x in (0, 0.1) for y in (0, 0.04) for z in (0, 0.2)], dtype=np.float32)
+    faces = [(0, 1, 3), (0, 3, 2), (4, 6, 7), (4, 7, 5), (0, 4, 5), (0, 5, 1), (2, 3, 7), (2, 7, 6), (0, 2, 6),
+             (0, 6, 4), (1, 5, 7), (1, 7, 3)]
+    records = np.zeros(12, dtype=np.dtype([("n", "<f4", 3), ("v", "<f4", (3, 3)), ("a", "<u2")]))
+    records["v"] = corners[np.array(faces)]
+    mesh.write_bytes(b"\0" * 80 + np.uint32(12).tobytes() + records.tobytes())
+    urdf = tmp_path / "arm.urdf"
+    urdf.write_text(random_arm_urdf(3, seed=7).replace(
+        '<link name="link1">', '<link name="link1"><collision><origin xyz="0 0 0.1" rpy="0 1.5707963 0"/>'
+        '<geometry><cylinder radius="0.05" length="0.3"/></geometry></collision>').replace(
+        '<link name="link3">', '<link name="link3"><collision><geometry><mesh filename="meshes/block.stl" '
+        'scale="1 1 1"/></geometry></collision><collision><origin xyz="0 0 0.3"/><geometry><sphere radius="0.04"/>'
+        '</geometry></collision>'))
+    geometry = urdf_collision_geometry(urdf, 0.02, 0.0)
+    assert {c.link for c in geometry.capsules} == {"link1", "link3"}
+    cylinder_rim = np.array([[0.15 * s, 0.05 * np.cos(a), 0.1 + 0.05 * np.sin(a)] for s in (-1, 1)
+                             for a in np.linspace(0, 2 * np.pi, 50)])  # its axis along x, turned from z
+    ball = np.array([0.0, 0.0, 0.3]) + 0.04 * np.array([[0, 0, 1], [0, 0, -1], [1, 0, 0], [0, -1, 0]])
+    for link, points in (("link1", cylinder_rim), ("link3", np.concatenate([corners, ball]))):
+        capsule = next(c for c in geometry.capsules if c.link == link)
+        assert np.all(segment_distance_m(points, capsule.a_m, capsule.b_m) <= capsule.radius_m + 1e-6), link
+        hull = geometry.hulls[link]
+        assert np.all(points.min(axis=0) >= hull.min(axis=0) - 1e-6) and np.all(
+            points.max(axis=0) <= hull.max(axis=0) + 1e-6), link
+    mesh.unlink()
+    with pytest.raises(ModelError, match=r"link 'link3': collision mesh 'meshes/block\.stl' not found"):
+        urdf_collision_geometry(urdf, 0.02, 0.0)

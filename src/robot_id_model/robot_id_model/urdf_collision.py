@@ -1,0 +1,111 @@
+"""Collision geometry from a URDF's own <collision> elements, for an arm without a robot config.
+
+Boxes, cylinders, spheres and meshes (any format coal reads; `package://` resolved through the ament index or a
+folder of that name beside or above the URDF, `file://` and relative paths as they are) become, per link, one capsule
+that holds them and the convex hull of their points, as robot_id_description's capsules hold the vendors' meshes.
+Round shapes are replaced by circumscribed polygons, so neither the capsule nor the hull is smaller than the shape.
+"""
+
+from __future__ import annotations
+
+import pathlib
+import xml.etree.ElementTree as ET
+
+import numpy as np
+
+from robot_id_model.capsule_fit import enclosing_capsule, read_mesh
+from robot_id_model.collision_geometry import CollisionGeometry
+from robot_id_model.robot_model import ModelError
+
+ROUND_SIDES = 24
+"""Sides of the polygon that stands for a circle (circumscribed: its sides touch the circle)."""
+
+
+def _rotation(rpy: np.ndarray) -> np.ndarray:
+    """URDF roll-pitch-yaw: R = Rz(yaw)·Ry(pitch)·Rx(roll)."""
+    (cr, cp, cy), (sr, sp, sy) = np.cos(rpy), np.sin(rpy)
+    return np.array([[cy * cp, cy * sp * sr - sy * cr, cy * sp * cr + sy * sr],
+                     [sy * cp, sy * sp * sr + cy * cr, sy * sp * cr - cy * sr],
+                     [-sp, cp * sr, cp * cr]])
+
+
+def _numbers(text: str | None, count: int, default: float = 0.0) -> np.ndarray:
+    values = [float(v) for v in (text or "").split()] or [default] * count
+    if len(values) != count:
+        raise ValueError(f"expected {count} numbers, got {text!r}")
+    return np.array(values)
+
+
+def resolve_mesh(filename: str, urdf_path: pathlib.Path) -> pathlib.Path:
+    """The file a URDF mesh names; FileNotFoundError (naming it) if there is none here."""
+    if filename.startswith("file://"):
+        path = pathlib.Path(filename[len("file://"):])
+    elif filename.startswith("package://"):
+        package, _, relative = filename[len("package://"):].partition("/")
+        candidates = [folder / package / relative for folder in urdf_path.resolve().parents]
+        try:
+            from ament_index_python.packages import PackageNotFoundError, get_package_share_directory
+
+            try:
+                candidates.insert(0, pathlib.Path(get_package_share_directory(package)) / relative)
+            except PackageNotFoundError:
+                pass
+        except ImportError:
+            pass
+        path = next((c for c in candidates if c.is_file()), candidates[0])
+    else:
+        path = urdf_path.parent / filename
+    if not path.is_file():
+        raise FileNotFoundError(f"collision mesh '{filename}' not found (looked for {path})")
+    return path
+
+
+def _shape_points(geometry: ET.Element, urdf_path: pathlib.Path) -> np.ndarray:
+    """Points whose convex hull holds the shape, in the collision element's frame."""
+    shape = next(iter(geometry), None)
+    if shape is None:
+        raise ValueError("an empty <geometry>")
+    circle = np.array([[np.cos(a), np.sin(a)] for a in np.arange(ROUND_SIDES) * 2 * np.pi / ROUND_SIDES])
+    circle /= np.cos(np.pi / ROUND_SIDES)
+    if shape.tag == "box":
+        half = 0.5 * _numbers(shape.get("size"), 3)
+        return np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)]) * half
+    if shape.tag in ("cylinder", "capsule", "sphere"):
+        radius = float(shape.get("radius"))
+        half = 0.0 if shape.tag == "sphere" else 0.5 * float(shape.get("length"))
+        reach = half + (radius if shape.tag != "cylinder" else 0.0)  # a round end within its circumscribed cylinder
+        return np.concatenate([np.column_stack([radius * circle, np.full(ROUND_SIDES, z)]) for z in (-reach, reach)])
+    if shape.tag == "mesh":
+        scale = _numbers(shape.get("scale"), 3, 1.0)
+        return read_mesh(resolve_mesh(shape.get("filename", ""), urdf_path), scale).reshape(-1, 3)
+    raise ValueError(f"collision shape <{shape.tag}> is not supported")
+
+
+def urdf_collision_geometry(urdf_path: str | pathlib.Path, clearance_m: float,
+                            floor_z_m: float) -> CollisionGeometry | None:
+    """The collision geometry of every link as the URDF describes it; None if it describes none.
+    ModelError (one line, naming the link) for a shape that cannot be read."""
+    from scipy.spatial import ConvexHull
+
+    path = pathlib.Path(urdf_path)
+    root = ET.parse(path).getroot()
+    capsules, hulls = [], {}
+    for link in root.iter("link"):
+        name = link.get("name")
+        points = []
+        for element in link.findall("collision"):
+            origin = element.find("origin")
+            xyz = _numbers(origin.get("xyz") if origin is not None else None, 3)
+            rpy = _numbers(origin.get("rpy") if origin is not None else None, 3)
+            try:
+                points.append(_shape_points(element.find("geometry"), path) @ _rotation(rpy).T + xyz)
+            except (FileNotFoundError, ValueError, TypeError) as err:
+                raise ModelError(f"{path}: link '{name}': {err}") from None
+        if points:
+            stacked = np.concatenate(points)
+            hulls[name] = stacked[ConvexHull(stacked).vertices]
+            capsules.append(enclosing_capsule(name, hulls[name]))
+    if not capsules:
+        return None
+    return CollisionGeometry(tuple(capsules), clearance_m, floor_z_m, source=f"{path} (<collision> elements)",
+                             hulls=hulls)
