@@ -14,6 +14,7 @@ ddq for the design.
 from __future__ import annotations
 
 import dataclasses
+import pathlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -52,7 +53,7 @@ class DesignLimits(JointLimits):
             value = getattr(self, f.name)
             if f.name == "collision":
                 out[f.name] = None if value is None else {
-                    "clearance_m": value.clearance_m, "geometry": value.source,
+                    "clearance_m": value.clearance_m, "geometry": pathlib.Path(value.source).name,
                     "boxes": [{"name": b.name, "centre_m": b.centre_m.tolist(), "size_m": (2 * b.half_size_m).tolist()}
                               for b in value.boxes]}
             elif f.name != "joint_names":

@@ -154,10 +154,15 @@ def _assert_feasible_file(out, config, stopped):
 
 
 def test_design_and_check_take_a_urdf_and_the_shared_default_friction(tmp_path, capsys):
+    """Our panda_hand.urdf carries coarse cylinders (links 2 and 4 never more than 14 mm apart on them): designed and
+    checked to keep them apart (clearance 0), which both state."""
     out = tmp_path / "urdf"
     joints = ",".join(ARM)
-    assert main(["design", "--urdf", PANDA_HAND_URDF, "--joints", joints, *URDF_LIMITS, *TINY, "--out", str(out)]) == 0
+    clearance = ["--clearance", "0", "--clearance-margin", "0"]
+    assert main(["design", "--urdf", PANDA_HAND_URDF, "--joints", joints, *URDF_LIMITS, *clearance, *TINY,
+                 "--out", str(out)]) == 0
     printed = capsys.readouterr().out
+    assert "closest approach: " in printed and "clearance 0 mm" in printed
     data = yaml.safe_load((out / "excitation.yaml").read_text())
     trajectory = load_trajectory(out / "excitation.yaml")
     assert trajectory.robot == "panda_hand" and trajectory.joint_names == tuple(ARM)
@@ -168,10 +173,13 @@ def test_design_and_check_take_a_urdf_and_the_shared_default_friction(tmp_path, 
     # one default friction (the estimator's), recorded in the file and used by check
     assert recorded_friction(out / "excitation.yaml") == DEFAULT_FRICTION == ("FV", "FC", "FO")
     assert "(64 base parameters, friction ['FV', 'FC', 'FO'])" in printed
-    check = ["check", str(out / "excitation.yaml"), "--urdf", PANDA_HAND_URDF, *URDF_LIMITS, "--out", str(out)]
+    assert limits["collision"]["geometry"].endswith("panda_hand.urdf (<collision> elements)")
+    check = ["check", str(out / "excitation.yaml"), "--urdf", PANDA_HAND_URDF, *URDF_LIMITS, *clearance,
+             "--out", str(out)]
     assert main(check) == 0
     printed = capsys.readouterr().out
     assert "FEASIBLE" in printed and "(64 base parameters, friction ['FV', 'FC', 'FO'])" in printed
+    assert "closest approach: " in printed and "clearance 0 mm" in printed
 
 
 def test_check_uses_the_friction_a_trajectory_was_designed_for(tmp_path, capsys):

@@ -185,10 +185,11 @@ def test_the_first_chunk_leaves_lead_s_before_it_is_due_even_with_slow_steps():
     """From the lower corner of the iiwa14's range, steps 40 ms apart (= the raised lead_s) and overlap_s 1e-9: the
     first chunk was due lead_s + overlap_s after the approach ended, so it waited for the next step and reached the
     controller 1 ns before its first point (the way there: A2 at 6e4 rad/s² beyond its limit). Found by the start
-    property when run from the package directory, as colcon runs it."""
+    property when run from the package directory, as colcon runs it. (The corner's A2, A4 and A6 were at -120°, which
+    folds link 7 into link 5 since the collision check: now -110°, -90° and -60°.)"""
     settings = replace(SHRUNK, max_start_error_rad=0.0625, max_tracking_error_rad=0.15,
                        approach_acceleration_rad_s2=2.0, overlap_s=1e-9)
-    corner = np.deg2rad([-170.0, -120.0, 0.0, -120.0, -170.0, -120.0, -175.0])
+    corner = np.deg2rad([-170.0, -110.0, 0.0, -90.0, -170.0, -60.0, -175.0])
     sc = Scenario("iiwa14", _trajectory(), settings, corner, Fault("none", 1.0, 0.0), tick_s=0.04, end_s=60.0)
     rec = simulate(sc, until=lambda r: sum(not x.stop for x in r.sent) >= 2)
     first_chunk = [x for x in rec.sent if not x.stop][1]

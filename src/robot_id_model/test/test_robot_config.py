@@ -43,3 +43,36 @@ def test_robot_names_without_the_description_package_give_one_error(monkeypatch)
     monkeypatch.setattr(robot_config, "DESCRIPTION_PACKAGE", "robot_id_description_not_installed")
     with pytest.raises(ModelError, match="robot_id_description_not_installed is not installed"):
         load_robot_config("iiwa14")
+
+
+COLLISION = """collision:
+  geometry: ../collision/arm.yaml
+  clearance_m: 0.03
+  boxes: [{name: fixture, centre_m: [0.5, 0.0, 0.1], size_m: [0.2, 0.4, 0.2]}]
+"""
+GEOMETRY = """links:
+  link1: {capsules: [{a_m: [0, 0, 0], b_m: [0, 0, 0.2], radius_m: 0.05}]}
+  link3: {capsules: [{a_m: [0, 0, 0], b_m: [0.1, 0, 0], radius_m: 0.04}]}
+"""
+
+
+def test_the_collision_entry_gives_geometry_clearance_floor_and_boxes(tmp_path: pathlib.Path):
+    """Geometry relative to the config; the floor is floor_z_m; a malformed box or a missing file is one line."""
+    for folder in ("urdf", "config", "collision"):
+        (tmp_path / folder).mkdir()
+    (tmp_path / "urdf" / "arm.urdf").write_text(random_arm_urdf(3, seed=1))
+    (tmp_path / "collision" / "arm.yaml").write_text(GEOMETRY)
+    path = tmp_path / "config" / "arm.yaml"
+    path.write_text(CONFIG + COLLISION)
+    geometry = load_robot_config(path).collision
+    assert geometry.clearance_m == 0.03 and geometry.floor_z_m == 0.0 and geometry.links == ("link1", "link3")
+    assert geometry.boxes[0].name == "fixture" and list(geometry.boxes[0].half_size_m) == [0.1, 0.2, 0.1]
+    assert load_robot_config(path).collision.hulls == {}  # capsules without meshes: no hulls
+    path.write_text(CONFIG + COLLISION.replace("size_m: [0.2, 0.4, 0.2]", "size_m: [0.2, -0.4, 0.2]"))
+    with pytest.raises(ModelError, match="box 'fixture' needs a positive size_m"):
+        load_robot_config(path)
+    path.write_text(CONFIG + COLLISION.replace("arm.yaml", "nothing.yaml"))
+    with pytest.raises(ModelError, match=r"collision geometry .*nothing\.yaml: missing or malformed"):
+        load_robot_config(path)
+    path.write_text(CONFIG)
+    assert load_robot_config(path).collision is None
