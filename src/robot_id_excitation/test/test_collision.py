@@ -19,7 +19,7 @@ from robot_id_excitation.trajectory_file import load_trajectory
 from robot_id_model.robot_config import config_directory, load_robot_config
 
 DATA = pathlib.Path(__file__).parent / "data"
-SAMPLES = {"panda": 2000, "panda_hand": 2000, "iiwa14": 300, "iiwa7": 300}
+SAMPLES = {"panda": 1000, "panda_hand": 1000, "iiwa14": 200, "iiwa7": 200}
 """Poses per period checked on the meshes (the iiwa's meshes hold 8000–16000 triangles per link)."""
 
 
@@ -99,3 +99,16 @@ def test_the_approach_from_a_pose_in_collision_is_refused_with_the_pair() -> Non
     step = machine.step(0.01)
     assert machine.phase is Phase.REFUSED and not step.commands
     assert any("fer_link5–fer_link7" in line.text for line in step.log), [line.text for line in step.log]
+
+
+def test_a_box_in_a_copy_of_the_config_refuses_the_shipped_excitation_naming_it(tmp_path) -> None:
+    """docs/real_robots.md: a wall added to a copy of the iiwa14 config, its urdf and geometry by absolute path."""
+    share = config_directory().parent
+    text = (share / "config" / "iiwa14.yaml").read_text()
+    text = text.replace("urdf: ../urdf/", f"urdf: {share}/urdf/").replace("geometry: ../", f"geometry: {share}/")
+    text = text.replace("  boxes: []", "  boxes:\n  - {name: wall, centre_m: [0.0, -0.45, 0.5], size_m: [2.0, 0.1, 1.0]}")
+    (tmp_path / "cell.yaml").write_text(text)
+    config = load_robot_config(tmp_path / "cell.yaml")
+    refusal = trajectory_refusal(load_trajectory("iiwa14"), config.load_model(("FV", "FC")), design_limits(config),
+                                 "iiwa14")
+    assert "–wall distance -" in refusal
