@@ -106,7 +106,8 @@ def test_a_box_in_a_copy_of_the_config_refuses_the_shipped_excitation_naming_it(
     share = config_directory().parent
     text = (share / "config" / "iiwa14.yaml").read_text()
     text = text.replace("urdf: ../urdf/", f"urdf: {share}/urdf/").replace("geometry: ../", f"geometry: {share}/")
-    text = text.replace("  boxes: []", "  boxes:\n  - {name: wall, centre_m: [0.0, -0.45, 0.5], size_m: [2.0, 0.1, 1.0]}")
+    wall = "  - {name: wall, centre_m: [0.0, -0.45, 0.5], size_m: [2.0, 0.1, 1.0]}"
+    text = text.replace("  boxes: []", "  boxes:\n" + wall)
     (tmp_path / "cell.yaml").write_text(text)
     config = load_robot_config(tmp_path / "cell.yaml")
     refusal = trajectory_refusal(load_trajectory("iiwa14"), config.load_model(("FV", "FC")), design_limits(config),
