@@ -53,7 +53,7 @@ CASES = {
     "panda": {"base_frequency_hz": 0.075, "friction": ("FV", "FC", "FO"), "velocity_scale": 1.0},
 }
 COLLISION_ROBOTS = ("iiwa7", "iiwa14", "panda", "panda_hand")
-COLLISION_TIME_LIMIT_S = 600.0
+COLLISION_TIME_LIMIT_S = 300.0
 DESIGN_CLEARANCE_MARGIN_M = 0.005
 BUDGET = {"cond": (4, 270.0), "d_optimality": (2, 150.0), "hadamard": (2, 150.0), "embedded": (2, 270.0)}
 """criterion: (starts, time limit in s)"""

@@ -55,9 +55,9 @@ LIMIT_RULES = (
     ("--velocity-scale", lambda v: 0 < v <= 1, "in (0, 1]"),
     ("--acceleration-scale", lambda v: 0 < v <= 1, "in (0, 1]"),
     ("--torque-scale", lambda v: 0 < v <= 1, "in (0, 1]"),
-    ("--flange-speed", lambda v: v > 0, "> 0 m/s"),
+    ("--flange-speed", lambda v: math.isfinite(v) and v > 0, "> 0 m/s and finite"),
     ("--floor-z", math.isfinite, "finite (m)"),
-    ("--clearance-margin", lambda v: v >= 0, ">= 0 m"),
+    ("--clearance-margin", lambda v: math.isfinite(v) and v >= 0, ">= 0 m and finite"),
 )
 
 
@@ -84,6 +84,9 @@ def _add_robot_options(parser: argparse.ArgumentParser, required: bool, robot_he
     group.add_argument("--clearance", type=float, default=None,
                        help="least distance between non-adjacent links and to the floor, by the URDF's <collision> "
                             "geometry [m] (default 0.02)")
+    group.add_argument("--allow-pair", action="append", metavar="LINK,LINK",
+                       help="two links (or a link and floor) that may come closer than the clearance, such as a pair "
+                            "built closer than it; repeat for more")
 
 
 def _add_limit_options(parser: argparse.ArgumentParser, margin_default: float, clearance_default: float) -> None:
@@ -113,7 +116,8 @@ def _robot_config(args: argparse.Namespace, fallback_robot: str = "", joints: tu
                   ) -> RobotConfig:
     """The robot config of --robot (default `fallback_robot`), or one made from --urdf and its options."""
     urdf_only = {"--joints": args.joints, "--acceleration-limit": args.acceleration_limit,
-                 "--flange-frame": args.flange_frame, "--clearance": args.clearance}
+                 "--flange-frame": args.flange_frame, "--clearance": args.clearance,
+                 "--allow-pair": args.allow_pair}
     if not args.urdf:
         given = [option for option, value in urdf_only.items() if value is not None]
         if given:
@@ -129,10 +133,13 @@ def _robot_config(args: argparse.Namespace, fallback_robot: str = "", joints: tu
     if not acceleration or not all(math.isfinite(a) and a > 0 for a in acceleration):
         raise ValueError(f"--acceleration-limit must be positive (rad/s²), got {args.acceleration_limit}")
     if args.clearance is not None and not (math.isfinite(args.clearance) and args.clearance >= 0):
-        raise ValueError(f"--clearance must be >= 0 m, got {args.clearance}")
+        raise ValueError(f"--clearance must be >= 0 m and finite, got {args.clearance}")
+    pairs = tuple(tuple(p.replace(" ", "").split(",")) for p in args.allow_pair or ())
+    if any(len(pair) != 2 or "" in pair for pair in pairs):
+        raise ValueError(f"--allow-pair takes two names, LINK,LINK; got {args.allow_pair}")
     return urdf_robot_config(args.urdf, joint_names(args.joints) or joints, acceleration, args.flange_speed,
                              args.floor_z, args.flange_frame,
-                             DEFAULT_CLEARANCE_M if args.clearance is None else args.clearance)
+                             DEFAULT_CLEARANCE_M if args.clearance is None else args.clearance, pairs)
 
 
 def _limits(config: RobotConfig, args: argparse.Namespace) -> DesignLimits:
@@ -224,7 +231,7 @@ def _check(args: argparse.Namespace) -> int:
         values = trajectory_criteria(robot, trajectory)
         print(f"cond(Yb) = {values.condition_number:.2f}, log det = {values.log_det:.2f}, Hadamard = "
               f"{values.hadamard:.2f} ({values.n_base} base parameters, friction {list(robot.friction)})")
-    plot_trajectory(trajectory, png, limits, design_limits(config), robot=robot)
+    plot_trajectory(trajectory, png, limits, design_limits(config), samples=report.n_samples, robot=robot)
     print(f"wrote {png}")
     return 0 if report.feasible else INFEASIBLE
 
@@ -237,8 +244,9 @@ def _closest_approach(report: CheckReport | None, limits: DesignLimits) -> str:
     if closest is None:
         return "collision: no pair of links to check"
     first, second = closest.where.split("–")
-    return (f"closest approach: {closest.value * 1000:.1f} mm between {first} and {second} at t = {closest.time_s:.3f} "
-            f"s (clearance {closest.limit * 1000:.0f} mm{', VIOLATED' if closest.violated else ''})")
+    return (f"closest approach (capsules and convex hulls, never more than the meshes): {closest.value * 1000:.1f} mm "
+            f"between {first} and {second} at t = {closest.time_s:.3f} s (clearance {closest.limit * 1000:.1f} mm"
+            f"{', VIOLATED' if closest.violated else ''})")
 
 
 def _sweep_velocities(text: str) -> tuple[float, ...]:

@@ -33,7 +33,13 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from robot_id_excitation import criteria as crit
-from robot_id_excitation.constraints import CheckReport, DesignLimits, check_samples, constraint_groups
+from robot_id_excitation.constraints import (
+    COLLISION_SCALE_M,
+    CheckReport,
+    DesignLimits,
+    check_samples,
+    constraint_groups,
+)
 from robot_id_excitation.design_problem import VERIFY_FACTOR, DesignOptions, DesignProblem
 from robot_id_excitation.fourier import FourierTrajectory
 from robot_id_model.base_parameters import BaseParameters, base_parameters
@@ -365,6 +371,10 @@ def design_excitation(
     elif search.least_violating is not None:
         head, report = "no feasible excitation trajectory found; the least violating design:", search.least_violating[1]
     else:
-        head = "no feasible excitation trajectory found: even at rest, the best of 50 random poses breaks a limit:"
         report = _static_report(problem, rng)
+        margin_mm = START_MARGIN * COLLISION_SCALE_M * 1e3
+        head = ("no feasible excitation trajectory found: even at rest, the best of 50 random poses breaks a limit:"
+                if not report.feasible else "no feasible excitation trajectory found: no random start pose keeps the "
+                f"start margin ({START_MARGIN:g} of each limit's normalisation; {margin_mm:g} mm for a distance) to "
+                "every limit; the best of 50 random poses at rest:")
     raise DesignError("\n".join([head, *(report.lines() if report else [])]))

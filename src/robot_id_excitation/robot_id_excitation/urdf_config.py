@@ -25,11 +25,13 @@ def urdf_robot_config(
     floor_z_m: float,
     flange_frame: str | None = None,
     clearance_m: float = DEFAULT_CLEARANCE_M,
+    allowed_pairs: tuple[tuple[str, str], ...] = (),
 ) -> RobotConfig:
     """The config of the URDF's arm (`joint_names`, default every movable joint), gravity −9.81 m/s² along the base z.
 
     One acceleration value serves every joint. The flange defaults to the link of the last joint. The collision
-    geometry is the URDF's own <collision> elements (none if it has none). The config's topics, state rate and
+    geometry is the URDF's own <collision> elements (none if it has none), `allowed_pairs` exempt from the
+    clearance. The config's topics, state rate and
     torque filter are unused by design and check and left empty.
     """
     robot = load_robot_model(urdf, joint_names)
@@ -59,5 +61,5 @@ def urdf_robot_config(
         joint_states_topic="",
         joint_trajectory_topic="",
         torque_filter_time_constant_s=0.0,
-        collision=urdf_collision_geometry(urdf, clearance_m, floor_z_m),
+        collision=urdf_collision_geometry(urdf, clearance_m, floor_z_m, allowed_pairs),
     )

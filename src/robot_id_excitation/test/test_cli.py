@@ -84,7 +84,7 @@ def test_sweep_joints_are_space_or_comma_separated_like_everywhere(tmp_path):
 def test_sweep_command_moves_all_joints_together_from_the_excitation_start(tmp_path, capsys, panda_config):
     out = tmp_path / "together"
     code = main(["sweep", "--robot", PANDA, "--joints", "all", "--simultaneous", "--velocities", "0.05:0.2:3",
-                 "--hold", "panda", "--out", str(out)])
+                 "--hold", "panda", "--travel", "0.4", "--out", str(out)])  # the start pose has fer_joint4 near -2.9
     assert code == 0 and "(together): 3 speeds" in capsys.readouterr().out
     sweep = load_trajectory(out / "friction_sweep.yaml")
     assert sweep.simultaneous and sweep.joints == panda_config.joint_names

@@ -67,10 +67,11 @@ def test_check_prints_the_closest_approach(capsys, tmp_path) -> None:
                  "--out", str(tmp_path)]) == 3
     out = capsys.readouterr().out
     line = next(line for line in out.splitlines() if line.startswith("closest approach"))
-    assert "fer_link7 and floor" in line and "VIOLATED" in line and "clearance 10 mm" in line
+    assert "never more than the meshes" in line and "fer_link7 and floor" in line
+    assert "VIOLATED" in line and "clearance 10.0 mm" in line
     assert main(["check", "panda", "--out", str(tmp_path)]) == 0
     line = next(line for line in capsys.readouterr().out.splitlines() if line.startswith("closest approach"))
-    assert "VIOLATED" not in line and float(line.split(": ")[1].split(" mm")[0]) >= 10.0
+    assert "VIOLATED" not in line and float(line.split("): ")[1].split(" mm")[0]) >= 10.0
 
 
 def test_the_command_monitor_refuses_a_command_that_folds_the_wrist() -> None:
@@ -113,3 +114,20 @@ def test_a_box_in_a_copy_of_the_config_refuses_the_shipped_excitation_naming_it(
     refusal = trajectory_refusal(load_trajectory("iiwa14"), config.load_model(("FV", "FC")), design_limits(config),
                                  "iiwa14")
     assert "–wall distance -" in refusal
+
+
+def test_a_urdf_arm_takes_pairs_that_may_touch_and_refuses_bad_ones(tmp_path, capsys) -> None:
+    """--allow-pair exempts a pair built closer than the clearance; a pair naming no link with geometry, or not two
+    names, is one line and exit 2."""
+    urdf = str(config_directory().parent / "urdf" / "panda.urdf")
+    limits = ["--acceleration-limit", "10", "--flange-speed", "1.0", "--floor-z", "0.05", "--out", str(tmp_path)]
+    trajectory = str(DATA / "panda_before_collision_check.yaml")
+    assert main(["check", trajectory, "--urdf", urdf, *limits]) == 3
+    assert "fer_link5–fer_link7" in capsys.readouterr().out
+    allowed = ["--allow-pair", "fer_link5,fer_link7"]
+    assert main(["check", trajectory, "--urdf", urdf, *allowed, *limits]) == 3
+    assert "fer_link5–fer_link7" not in capsys.readouterr().out
+    for bad in (["--allow-pair", "fer_link5,nothing"], ["--allow-pair", "fer_link5"]):
+        assert main(["check", trajectory, "--urdf", urdf, *bad, *limits]) == 2
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and ("nothing" in err or "LINK,LINK" in err), err

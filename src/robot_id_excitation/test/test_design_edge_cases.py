@@ -48,7 +48,7 @@ checks on the fine grid (1000 samples), the criteria."""
     (["--noise-std", "1,-2"], "--noise-std must be positive (Nm), got (1.0, -2.0)"),
     (["--position-margin", "-0.1"], "--position-margin must be >= 0 rad, got -0.1"),
     (["--torque-scale", "1.5"], "--torque-scale must be in (0, 1], got 1.5"),
-    (["--flange-speed", "0"], "--flange-speed must be > 0 m/s, got 0.0"),
+    (["--flange-speed", "0"], "--flange-speed must be > 0 m/s and finite, got 0.0"),
     (["--joints", "fer_joint1"], "--joints goes with --urdf; a robot config states them"),
 ])
 def test_bad_design_options_are_refused_in_one_line_before_any_work(tmp_path, capsys, args, line):
@@ -162,7 +162,7 @@ def test_design_and_check_take_a_urdf_and_the_shared_default_friction(tmp_path, 
     assert main(["design", "--urdf", PANDA_HAND_URDF, "--joints", joints, *URDF_LIMITS, *clearance, *TINY,
                  "--out", str(out)]) == 0
     printed = capsys.readouterr().out
-    assert "closest approach: " in printed and "clearance 0 mm" in printed
+    assert "closest approach (capsules" in printed and "clearance 0.0 mm" in printed
     data = yaml.safe_load((out / "excitation.yaml").read_text())
     trajectory = load_trajectory(out / "excitation.yaml")
     assert trajectory.robot == "panda_hand" and trajectory.joint_names == tuple(ARM)
@@ -179,7 +179,7 @@ def test_design_and_check_take_a_urdf_and_the_shared_default_friction(tmp_path, 
     assert main(check) == 0
     printed = capsys.readouterr().out
     assert "FEASIBLE" in printed and "(64 base parameters, friction ['FV', 'FC', 'FO'])" in printed
-    assert "closest approach: " in printed and "clearance 0 mm" in printed
+    assert "closest approach (capsules" in printed and "clearance 0.0 mm" in printed
 
 
 def test_check_uses_the_friction_a_trajectory_was_designed_for(tmp_path, capsys):

@@ -38,8 +38,8 @@ class Capsule:
                 "radius_m": round(float(self.radius_m), 6)}
 
 
-def read_mesh(path: str | pathlib.Path, scale: np.ndarray | float = 1.0) -> np.ndarray:
-    """Triangles (T, 3, 3) of a mesh file (STL, DAE, OBJ, ... as coal's assimp loader reads them), scaled."""
+def _load_mesh(path: str | pathlib.Path, scale: np.ndarray | float) -> object:
+    """A coal BVH model of a mesh file (STL, DAE, OBJ, ... as coal's assimp loader reads them), scaled."""
     import coal
 
     path = pathlib.Path(path)
@@ -47,12 +47,23 @@ def read_mesh(path: str | pathlib.Path, scale: np.ndarray | float = 1.0) -> np.n
         raise FileNotFoundError(f"mesh file not found: {path}")
     try:
         mesh = coal.MeshLoader().load(str(path), np.broadcast_to(np.asarray(scale, dtype=float), (3,)).copy())
-    except Exception as err:  # coal reports unreadable files as a bare RuntimeError or ValueError
-        raise ValueError(f"{path}: not a mesh coal can read ({err})") from None
+    except Exception as err:  # coal reports an unreadable file as a bare exception with a C++ backtrace
+        raise ValueError(f"{path}: not a mesh coal can read ({str(err).strip().splitlines()[-1]})") from None
+    if mesh.num_tris == 0:
+        raise ValueError(f"{path}: a mesh without triangles")
+    return mesh
+
+
+def mesh_vertices(path: str | pathlib.Path, scale: np.ndarray | float = 1.0) -> np.ndarray:
+    """Vertices (V, 3) of a mesh file, scaled."""
+    return np.asarray(_load_mesh(path, scale).vertices(), dtype=float)
+
+
+def read_mesh(path: str | pathlib.Path, scale: np.ndarray | float = 1.0) -> np.ndarray:
+    """Triangles (T, 3, 3) of a mesh file, scaled."""
+    mesh = _load_mesh(path, scale)
     vertices = np.asarray(mesh.vertices(), dtype=float)
     triangles = np.array([[mesh.tri_indices(i)[j] for j in range(3)] for i in range(mesh.num_tris)], dtype=int)
-    if not len(triangles):
-        raise ValueError(f"{path}: a mesh without triangles")
     return vertices[triangles]
 
 

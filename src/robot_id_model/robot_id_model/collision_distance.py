@@ -53,24 +53,38 @@ def _point_velocity_jacobian(jacobian: np.ndarray, offset_m: np.ndarray) -> np.n
     return jv + np.cross(jw, offset_m[..., :, None], axis=-2)
 
 
-def _box_distance(points_a: np.ndarray, points_b: np.ndarray, box_lo: np.ndarray, box_hi: np.ndarray
-                  ) -> tuple[np.ndarray, np.ndarray]:
-    """Closest point w (..., 3) of each segment a–b to an axis-aligned box, and the box point nearest to it.
-    The distance from a point moving along a segment to a convex set is convex: a golden-section search finds it."""
+def _box_signed_distance(points: np.ndarray, centre_m: np.ndarray, half_m: np.ndarray
+                         ) -> tuple[np.ndarray, np.ndarray]:
+    """Signed distance (..., ) of points from an axis-aligned box (negative inside) and its gradient, the unit
+    normal: away from the nearest point outside, along the nearest face's normal inside."""
+    offset = points - centre_m
+    beyond = np.abs(offset) - half_m
+    outside = np.linalg.norm(np.maximum(beyond, 0.0), axis=-1)
+    inside = np.minimum(beyond.max(axis=-1), 0.0)
+    away = np.sign(offset) * np.maximum(beyond, 0.0)
+    face = np.sign(offset) * (np.arange(3) == np.argmax(beyond, axis=-1)[..., None])
+    normal = np.where((outside > 0)[..., None], away / np.maximum(outside, 1e-300)[..., None], face)
+    return outside + inside, normal
+
+
+def _box_distance(points_a: np.ndarray, points_b: np.ndarray, centre_m: np.ndarray, half_m: np.ndarray
+                  ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """The point w (..., 3) of each segment a–b deepest in or closest to an axis-aligned box, its signed distance and
+    the normal there. A point's signed distance from a convex set is convex along a segment: a golden-section search
+    finds its least value."""
     lo, hi = np.zeros(points_a.shape[:-1]), np.ones(points_a.shape[:-1])
     ratio = (np.sqrt(5.0) - 1.0) / 2.0
 
-    def gap(t: np.ndarray) -> np.ndarray:
-        w = points_a + t[..., None] * (points_b - points_a)
-        return np.linalg.norm(w - np.clip(w, box_lo, box_hi), axis=-1)
+    def signed(t: np.ndarray) -> np.ndarray:
+        return _box_signed_distance(points_a + t[..., None] * (points_b - points_a), centre_m, half_m)[0]
 
     for _ in range(BOX_SEARCH_STEPS):
         left, right = hi - ratio * (hi - lo), lo + ratio * (hi - lo)
-        closer = gap(left) <= gap(right)
+        closer = signed(left) <= signed(right)
         hi, lo = np.where(closer, right, hi), np.where(closer, lo, left)
-    t = 0.5 * (lo + hi)
-    w = points_a + t[..., None] * (points_b - points_a)
-    return w, np.clip(w, box_lo, box_hi)
+    w = points_a + 0.5 * (lo + hi)[..., None] * (points_b - points_a)
+    distance, normal = _box_signed_distance(w, centre_m, half_m)
+    return w, distance, normal
 
 
 def _group_minimum(distance: np.ndarray, group: np.ndarray, count: int) -> np.ndarray:
@@ -115,9 +129,8 @@ def _environment(bound: BoundGeometry, geometry: CollisionGeometry, ends: tuple[
     up = np.broadcast_to(np.array([0.0, 0.0, 1.0]), w.shape)
     out = [(FLOOR, w[..., 2] - geometry.floor_z_m - radius[:, 0], w - radius * up, up)]
     for box in geometry.boxes:
-        w, nearest = _box_distance(a_w, b_w, box.centre_m - box.half_size_m, box.centre_m + box.half_size_m)
-        normal = _normal(w - nearest, w - box.centre_m)
-        out.append((box.name, np.linalg.norm(w - nearest, axis=-1) - radius[:, 0], w - radius * normal, normal))
+        w, signed, normal = _box_distance(a_w, b_w, box.centre_m, box.half_size_m)
+        out.append((box.name, signed - radius[:, 0], w - radius * normal, normal))
     return out
 
 

@@ -3,9 +3,10 @@
 Every link carries capsules in its URDF frame (fitted to the vendor's collision meshes by
 scripts/fit_collision_capsules.py) and the convex hull of those meshes: the capsules screen every pair quickly and
 the hull (exact for a convex mesh, such as Franka's) decides where they come close; the environment is the floor plane
-z = floor_z_m of the base frame and optional boxes (fixtures, walls) given in the robot config. Checked: every pair of
-links that no joint connects directly (two links on the same joint or on neighbouring joints are adjacent), and every
-link but the base against the environment, unless the geometry file allows a pair to touch.
+z = floor_z_m of the base frame and optional axis-aligned boxes (fixtures, walls) given in the robot config. Checked:
+every pair of links that no joint connects directly (a link and its parent link in the URDF are adjacent; two links
+fixed to each other never move apart), and every link but the base against the environment, unless the geometry file
+(or `--allow-pair` on the command line) allows a pair to touch.
 
 A geometry file (robot_id_description/collision/<robot>.yaml) holds per link the capsules and what they were fitted
 to (`meshes`, `boxes`: the vendor's geometry, which tests compare against).
@@ -19,7 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import yaml
 
-from robot_id_model.capsule_fit import Capsule, read_mesh
+from robot_id_model.capsule_fit import Capsule, mesh_vertices
 from robot_id_model.robot_model import ModelError, RobotModel
 
 FLOOR = "floor"
@@ -57,8 +58,11 @@ class CollisionGeometry:
 
 
 def _vector(value: object, what: str) -> np.ndarray:
-    out = np.asarray(value, dtype=float)
-    if out.shape != (3,) or not np.isfinite(out).all():
+    """Three finite numbers (not booleans, not strings); ModelError naming `what` otherwise."""
+    numbers = isinstance(value, list | tuple) and len(value) == 3 and all(
+        isinstance(v, int | float) and not isinstance(v, bool) for v in value)
+    out = np.asarray(value, dtype=float) if numbers else np.full(3, np.nan)
+    if not np.isfinite(out).all():
         raise ModelError(f"{what} must be three finite numbers, got {value!r}")
     return out
 
@@ -69,15 +73,23 @@ def box_corners(centre_m: np.ndarray, size_m: np.ndarray, rotation: np.ndarray) 
     return np.asarray(centre_m) + (signs * 0.5 * np.asarray(size_m)) @ np.asarray(rotation).T
 
 
-def hull_vertices(entry: dict, folder: pathlib.Path) -> np.ndarray:
-    """Vertices of the convex hull of a link's meshes (STL, with their origins) and boxes, in the link frame."""
-    from scipy.spatial import ConvexHull
+def hull_of(points: np.ndarray) -> np.ndarray:
+    """The vertices of the convex hull of the points; of a flat or degenerate set, the points slightly jiggled
+    (qhull's QJ), which keeps every point."""
+    from scipy.spatial import ConvexHull, QhullError
 
-    points = [read_mesh(folder / m["file"]).reshape(-1, 3) + np.asarray(m["origin_xyz_m"], dtype=float)
+    try:
+        return points[ConvexHull(points).vertices]
+    except QhullError:
+        return points[ConvexHull(points, qhull_options="QJ").vertices]
+
+
+def hull_vertices(entry: dict, folder: pathlib.Path) -> np.ndarray:
+    """Vertices of the convex hull of a link's meshes (with their origins) and boxes, in the link frame."""
+    points = [mesh_vertices(folder / m["file"]) + np.asarray(m["origin_xyz_m"], dtype=float)
               for m in entry.get("meshes", ())]
     points += [box_corners(b["centre_m"], b["size_m"], b["rotation"]) for b in entry.get("boxes", ())]
-    stacked = np.concatenate(points)
-    return stacked[ConvexHull(stacked).vertices]
+    return hull_of(np.concatenate(points))
 
 
 def read_capsules(path: pathlib.Path) -> tuple[tuple[Capsule, ...], frozenset[frozenset[str]], dict, dict]:
@@ -100,17 +112,25 @@ def read_capsules(path: pathlib.Path) -> tuple[tuple[Capsule, ...], frozenset[fr
     return capsules, allowed, reference, hulls
 
 
+BOX_KEYS = ("name", "centre_m", "size_m")
+
+
 def environment_boxes(raw: object, where: str) -> tuple[Box, ...]:
-    """Boxes of a robot config's `collision: boxes:` list ({name, centre_m, size_m})."""
+    """Boxes of a robot config's `collision: boxes:` list ({name, centre_m, size_m}, axis-aligned in the base frame);
+    ModelError (one line) for a malformed box, a rotation, or a name used twice or for the floor."""
     boxes = []
     for item in raw or ():
-        try:
-            size = _vector(item["size_m"], f"{where}: box size_m")
-            if np.any(size <= 0):
-                raise ModelError(f"{where}: box '{item['name']}' needs a positive size_m")
-            boxes.append(Box(str(item["name"]), _vector(item["centre_m"], f"{where}: box centre_m"), 0.5 * size))
-        except (KeyError, TypeError) as err:
-            raise ModelError(f"{where}: a collision box needs name, centre_m and size_m ({err})") from None
+        if not isinstance(item, dict) or set(item) != set(BOX_KEYS):
+            extra = sorted(set(item) - set(BOX_KEYS)) if isinstance(item, dict) else []
+            raise ModelError(f"{where}: a collision box is {{name, centre_m, size_m}} (axis-aligned in the base frame)"
+                             + (f"; {extra} not understood" if extra else f", got {item!r}"))
+        name = str(item["name"])
+        centre, size = (_vector(item[key], f"{where}: box '{name}' {key}") for key in ("centre_m", "size_m"))
+        if np.any(size <= 0):
+            raise ModelError(f"{where}: box '{name}' needs a positive size_m")
+        if name == FLOOR or name in (b.name for b in boxes):
+            raise ModelError(f"{where}: box name '{name}' is used twice or names the floor; give each box its own name")
+        boxes.append(Box(name, centre, 0.5 * size))
     return tuple(boxes)
 
 
@@ -175,12 +195,15 @@ def _bind(geometry: CollisionGeometry, robot: RobotModel) -> BoundGeometry:
         b_m.append(rotation @ c.b_m + translation)
     joint_arr = np.array(joint, dtype=int)
     links = geometry.links
+    clash = sorted({b.name for b in geometry.boxes} & {f.name for f in robot.model.frames})
+    if clash:
+        raise ModelError(f"collision box names {clash} are names of the robot's frames; give the boxes other names")
     link_joint = {c.link: j for c, j in zip(geometry.capsules, joint, strict=True)}
     groups, pairs, pair_group = [], [], []
     for i, first in enumerate(links):
         for second in links[i + 1:]:
-            if abs(link_joint[first] - link_joint[second]) <= 1 or frozenset((first, second)) in \
-                    geometry.allowed_pairs:
+            if link_joint[first] == link_joint[second] or _adjacent(robot, first, second) or \
+                    frozenset((first, second)) in geometry.allowed_pairs:
                 continue
             groups.append((first, second))
             for p, c in enumerate(geometry.capsules):
@@ -193,6 +216,19 @@ def _bind(geometry: CollisionGeometry, robot: RobotModel) -> BoundGeometry:
     return BoundGeometry(joint_arr, np.array(a_m), np.array(b_m), np.array([c.radius_m for c in geometry.capsules]),
                          np.array(pairs, dtype=int).reshape(-1, 2), np.array(pair_group, dtype=int),
                          np.array(environment, dtype=int), tuple(groups), placement, level)
+
+
+def _parent_link(robot: RobotModel, link: str) -> str | None:
+    """The URDF link that `link` hangs on (through one joint, moving or fixed); None for the root."""
+    frames = robot.model.frames
+    joint_frame = frames[robot.model.getFrameId(link)].parentFrame
+    parent = frames[joint_frame].parentFrame if joint_frame < len(frames) else None
+    return None if parent is None or parent == joint_frame else frames[parent].name
+
+
+def _adjacent(robot: RobotModel, first: str, second: str) -> bool:
+    """One joint connects the two links directly (one is the other's parent link in the URDF)."""
+    return _parent_link(robot, first) == second or _parent_link(robot, second) == first
 
 
 def _turns_about_vertical(robot: RobotModel) -> bool:

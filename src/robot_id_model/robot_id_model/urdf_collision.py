@@ -13,8 +13,8 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 
-from robot_id_model.capsule_fit import enclosing_capsule, read_mesh
-from robot_id_model.collision_geometry import CollisionGeometry
+from robot_id_model.capsule_fit import enclosing_capsule, mesh_vertices
+from robot_id_model.collision_geometry import FLOOR, CollisionGeometry, hull_of
 from robot_id_model.robot_model import ModelError
 
 ROUND_SIDES = 24
@@ -31,9 +31,18 @@ def _rotation(rpy: np.ndarray) -> np.ndarray:
 
 def _numbers(text: str | None, count: int, default: float = 0.0) -> np.ndarray:
     values = [float(v) for v in (text or "").split()] or [default] * count
-    if len(values) != count:
-        raise ValueError(f"expected {count} numbers, got {text!r}")
+    if len(values) != count or not np.isfinite(values).all():
+        raise ValueError(f"expected {count} finite numbers, got {text!r}")
     return np.array(values)
+
+
+def _size(shape: ET.Element, key: str, least: float = 0.0) -> float:
+    """A positive (or, with least < 0, non-negative) finite dimension of a shape."""
+    value = float(shape.get(key, "nan"))
+    if not (np.isfinite(value) and (value > 0 or (least < 0 and value >= 0))):
+        raise ValueError(f"<{shape.tag}> needs a {'non-negative' if least < 0 else 'positive'} {key}, "
+                         f"got {shape.get(key)!r}")
+    return value
 
 
 def resolve_mesh(filename: str, urdf_path: pathlib.Path) -> pathlib.Path:
@@ -69,24 +78,25 @@ def _shape_points(geometry: ET.Element, urdf_path: pathlib.Path) -> np.ndarray:
     circle /= np.cos(np.pi / ROUND_SIDES)
     if shape.tag == "box":
         half = 0.5 * _numbers(shape.get("size"), 3)
+        if np.any(half <= 0):
+            raise ValueError(f"<box> needs a positive size, got {shape.get('size')!r}")
         return np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)]) * half
     if shape.tag in ("cylinder", "capsule", "sphere"):
-        radius = float(shape.get("radius"))
-        half = 0.0 if shape.tag == "sphere" else 0.5 * float(shape.get("length"))
+        radius = _size(shape, "radius")
+        half = 0.0 if shape.tag == "sphere" else 0.5 * _size(shape, "length", least=-1.0)
         reach = half + (radius if shape.tag != "cylinder" else 0.0)  # a round end within its circumscribed cylinder
         return np.concatenate([np.column_stack([radius * circle, np.full(ROUND_SIDES, z)]) for z in (-reach, reach)])
     if shape.tag == "mesh":
         scale = _numbers(shape.get("scale"), 3, 1.0)
-        return read_mesh(resolve_mesh(shape.get("filename", ""), urdf_path), scale).reshape(-1, 3)
+        return mesh_vertices(resolve_mesh(shape.get("filename", ""), urdf_path), scale)
     raise ValueError(f"collision shape <{shape.tag}> is not supported")
 
 
-def urdf_collision_geometry(urdf_path: str | pathlib.Path, clearance_m: float,
-                            floor_z_m: float) -> CollisionGeometry | None:
-    """The collision geometry of every link as the URDF describes it; None if it describes none.
-    ModelError (one line, naming the link) for a shape that cannot be read."""
-    from scipy.spatial import ConvexHull
-
+def urdf_collision_geometry(urdf_path: str | pathlib.Path, clearance_m: float, floor_z_m: float,
+                            allowed_pairs: tuple[tuple[str, str], ...] = ()) -> CollisionGeometry | None:
+    """The collision geometry of every link as the URDF describes it; None if it describes none. `allowed_pairs`
+    (links, or a link and "floor") may come closer than the clearance. ModelError (one line, naming the link) for a
+    shape that cannot be read or a pair that names a link without geometry."""
     path = pathlib.Path(urdf_path)
     root = ET.parse(path).getroot()
     capsules, hulls = [], {}
@@ -102,10 +112,13 @@ def urdf_collision_geometry(urdf_path: str | pathlib.Path, clearance_m: float,
             except (FileNotFoundError, ValueError, TypeError) as err:
                 raise ModelError(f"{path}: link '{name}': {err}") from None
         if points:
-            stacked = np.concatenate(points)
-            hulls[name] = stacked[ConvexHull(stacked).vertices]
+            hulls[name] = hull_of(np.concatenate(points))
             capsules.append(enclosing_capsule(name, hulls[name]))
     if not capsules:
         return None
+    unknown = sorted({name for pair in allowed_pairs for name in pair} - set(hulls) - {FLOOR})
+    if unknown:
+        raise ModelError(f"{path}: allowed pairs name {unknown}, which have no <collision> geometry "
+                         f"(links with some: {sorted(hulls)})")
     return CollisionGeometry(tuple(capsules), clearance_m, floor_z_m, source=f"{path} (<collision> elements)",
-                             hulls=hulls)
+                             allowed_pairs=frozenset(frozenset(pair) for pair in allowed_pairs), hulls=hulls)

@@ -159,3 +159,36 @@ def test_a_urdf_s_own_collision_elements_become_capsules_and_hulls(tmp_path) -> 
     mesh.unlink()
     with pytest.raises(ModelError, match=r"link 'link3': collision mesh 'meshes/block\.stl' not found"):
         urdf_collision_geometry(urdf, 0.02, 0.0)
+
+
+def test_a_capsule_inside_a_box_is_as_deep_as_its_deepest_point_plus_its_radius() -> None:
+    """The signed distance into a box: the segment's deepest point (by dense sampling) less the radius; and a box
+    whose name is taken, or that is rotated, is refused in one line."""
+    from robot_id_model.collision_distance import joint_placements
+    from robot_id_model.collision_geometry import environment_boxes
+    from robot_id_model.robot_model import ModelError
+
+    robot = load_robot_model(random_arm_urdf(6, seed=8))
+    capsule = Capsule("link3", np.array([0.0, 0.0, 0.0]), np.array([0.0, 0.1, 0.2]), 0.03)
+    rotation, origin, _ = joint_placements(robot, np.zeros((1, robot.n_joints)))
+    joint = robot.model.frames[robot.model.getFrameId("link3")].parentJoint
+    placement = robot.model.frames[robot.model.getFrameId("link3")].placement
+    ends = [rotation[0, joint] @ (placement.rotation @ p + placement.translation) + origin[0, joint]
+            for p in (capsule.a_m, capsule.b_m)]
+    centre, half = 0.5 * (ends[0] + ends[1]) + np.array([0.05, 0.0, 0.0]), np.array([0.3, 0.25, 0.2])
+    geometry = CollisionGeometry((capsule,), 0.0, -10.0, (Box("block", centre, half),))
+    distances = arm_distances(robot, geometry, bind(geometry, robot), np.zeros((1, robot.n_joints)))
+    samples = ends[0] + np.linspace(0.0, 1.0, 20001)[:, None] * (ends[1] - ends[0])
+    deepest = np.max(np.abs(samples - centre) - half, axis=1).min()
+    assert deepest < 0
+    assert distances.distance_m[0, distances.names.index(("link3", "block"))] == pytest.approx(deepest - 0.03,
+                                                                                               abs=1e-6)
+    for boxes, message in (([{"name": "floor", "centre_m": [0, 0, 0], "size_m": [1, 1, 1]}], "names the floor"),
+                           ([{"name": "a", "centre_m": [0, 0, 0], "size_m": [1, 1, 1], "rpy": [0, 0, 1]}],
+                            r"\['rpy'\] not understood"),
+                           ([{"name": "a", "centre_m": [0, 0, 0], "size_m": [True, 1, 1]}], "three finite numbers")):
+        with pytest.raises(ModelError, match=message):
+            environment_boxes(boxes, "cell.yaml")
+    named_like_a_link = CollisionGeometry((capsule,), 0.0, -10.0, (Box("link2", centre, half),))
+    with pytest.raises(ModelError, match="names of the robot's frames"):
+        bind(named_like_a_link, robot)
