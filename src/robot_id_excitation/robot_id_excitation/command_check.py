@@ -124,20 +124,25 @@ def _cartesian(robot: RobotModel, limits: DesignLimits, q: np.ndarray, dq: np.nd
     return out
 
 
-def _distances(robot: RobotModel, limits: DesignLimits, q: np.ndarray) -> list[str]:
-    """The closest pair of links (or link and obstacle) of the poses q (K, n), if closer than the clearance."""
+def _distances(robot: RobotModel, limits: DesignLimits, poses: dict[str, np.ndarray]) -> list[str]:
+    """Per kind of pose ("point", "interpolated": arrays (K, n)), the closest pair of links (or link and obstacle),
+    if closer than the clearance; all poses in one evaluation."""
     geometry = limits.collision
     if geometry is None:
         return []
-    distances = arm_distances(robot, geometry, bind(geometry, robot), q)
-    if distances.distance_m.size == 0:
-        return []
-    k, g = np.unravel_index(np.argmin(distances.distance_m), distances.distance_m.shape)
-    closest = float(distances.distance_m[k, g])
-    if closest >= geometry.clearance_m - TOLERANCE:
-        return []
-    first, second = distances.names[g]
-    return [f"{first} and {second} {closest:.4g} m apart, clearance {geometry.clearance_m:.4g} m"]
+    stacked = np.concatenate(list(poses.values()))
+    result = arm_distances(robot, geometry, bind(geometry, robot), stacked)
+    distances = result.distance_m
+    out, start = [], 0
+    for kind, q in poses.items():
+        part = distances[start:start + len(q)]
+        start += len(q)
+        if part.size == 0 or part.min() >= geometry.clearance_m - TOLERANCE:
+            continue
+        k, g = np.unravel_index(np.argmin(part), part.shape)
+        first, second = result.names[g]
+        out.append(f"{kind} {first} and {second} {part[k, g]:.4g} m apart, clearance {geometry.clearance_m:.4g} m")
+    return out
 
 
 def check_points(points: CommandPoints, robot: RobotModel, limits: DesignLimits) -> list[str]:
@@ -153,7 +158,7 @@ def check_points(points: CommandPoints, robot: RobotModel, limits: DesignLimits)
         return ["times from start that are negative or do not increase"]
     problems = [f"point {p}" for p in _joint_excess(limits, q, dq, ddq, TOLERANCE)]
     problems += [f"point {p}" for p in _cartesian(robot, limits, q, dq)]
-    problems += [f"point {p}" for p in _distances(robot, limits, q)]
+    poses = {"point": q}
     if len(t) > 1:
         dt = np.diff(t)[:, None]
         problems += [f"finite-difference {p}" for p in _joint_excess(
@@ -162,8 +167,8 @@ def check_points(points: CommandPoints, robot: RobotModel, limits: DesignLimits)
         c = quintic_segments(q[:-1], dq[:-1], ddq[:-1], q[1:], dq[1:], ddq[1:], dt)
         between = evaluate_segments(c[:, None], INTERIOR[:, None, None] * dt[None])
         problems += [f"interpolated {p}" for p in _joint_excess(limits, *between, INTERPOLATION_TOLERANCE)]
-        problems += [f"interpolated {p}" for p in _distances(robot, limits, between[0][1])]
-    return problems
+        poses["interpolated"] = between[0][1]
+    return problems + _distances(robot, limits, poses)
 
 
 def check_command(msg: object, robot: RobotModel, limits: DesignLimits) -> list[str]:

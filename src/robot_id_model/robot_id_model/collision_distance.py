@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from robot_id_model.collision_geometry import FLOOR, BoundGeometry, CollisionGeometry
-from robot_id_model.collision_hulls import refine_with_hulls
+from robot_id_model.collision_hulls import hull_shapes, refine_with_hulls
 
 BOX_SEARCH_STEPS = 48
 """Golden-section steps of the closest point of a segment to a box (the interval shrinks to 1e-10 of the segment)."""
@@ -202,6 +202,7 @@ def capsule_distances(
     sample; jacobian (K, J, 6, n), the joint Jacobians in world axes at the joint origins, gives d_q as well.
     """
     joint = bound.joint
+    hull_shapes(bound, geometry)  # built once, at the first evaluation (a node's check before the arm moves)
 
     def world(points: np.ndarray) -> np.ndarray:
         return origin_m[:, joint] + np.einsum("kcij,cj->kci", rotation[:, joint], points)

@@ -9,8 +9,6 @@ two is kept.
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 
 from robot_id_model.collision_geometry import FLOOR, BoundGeometry, CollisionGeometry
@@ -53,21 +51,33 @@ def hull_shapes(bound: BoundGeometry, geometry: CollisionGeometry) -> dict[str, 
     return shapes
 
 
-def _coal_distance(shape_1: object, pose_1: tuple, shape_2: object, pose_2: tuple) -> tuple[float, np.ndarray,
-                                                                                            np.ndarray]:
-    """Signed distance and witness points (world) of two coal shapes at (rotation, translation) poses."""
+def _pair_distances(pairs: list[tuple[object, object, int, int]], rotation: np.ndarray, origin_m: np.ndarray,
+                    samples: list[int]) -> np.ndarray:
+    """(N, 7): signed distance and the two witness points (world) of coal shape pairs (shape, shape, joint, joint,
+    the second joint -1 for a fixed obstacle) at the given samples."""
     import coal
 
-    result = coal.DistanceResult()
-    distance = coal.distance(shape_1, coal.Transform3s(*pose_1), shape_2, coal.Transform3s(*pose_2), _REQUEST[0],
-                             result)
-    return float(distance), result.getNearestPoint1(), result.getNearestPoint2()
+    out = np.empty((len(pairs), 7))
+    result, identity = coal.DistanceResult(), np.eye(3)
+    for i, ((shape_1, shape_2, joint_1, joint_2), k) in enumerate(zip(pairs, samples, strict=True)):
+        result.clear()
+        pose_2 = (coal.Transform3s(identity, shape_2[1]) if joint_2 < 0
+                  else coal.Transform3s(rotation[k, joint_2], origin_m[k, joint_2]))
+        out[i, 0] = coal.distance(shape_1, coal.Transform3s(rotation[k, joint_1], origin_m[k, joint_1]),
+                                  shape_2[0] if joint_2 < 0 else shape_2, pose_2, _REQUEST[0], result)
+        out[i, 1:4], out[i, 4:] = result.getNearestPoint1(), result.getNearestPoint2()
+    return out
 
 
-def _box_shapes(geometry: CollisionGeometry) -> dict[str, tuple[object, tuple]]:
-    import coal
-
-    return {b.name: (coal.Box(*(2 * b.half_size_m)), (np.eye(3), b.centre_m)) for b in geometry.boxes}
+def _floor_distances(shapes: dict, link: str, rotation: np.ndarray, origin_m: np.ndarray, samples: np.ndarray,
+                     floor_z_m: float) -> np.ndarray:
+    """(N, 7): height of the lowest hull vertex above the floor, that vertex and its foot on the floor."""
+    joint, _, vertices = shapes[link]
+    heights = origin_m[samples, joint, 2][:, None] + rotation[samples, joint, 2] @ vertices.T
+    lowest = np.argmin(heights, axis=1)
+    w = origin_m[samples, joint] + np.einsum("kij,kj->ki", rotation[samples, joint], vertices[lowest])
+    distance = heights[np.arange(len(samples)), lowest] - floor_z_m
+    return np.column_stack([distance, w, w - distance[:, None] * np.array([0.0, 0.0, 1.0])])
 
 
 def refine_with_hulls(bound: BoundGeometry, geometry: CollisionGeometry, names: list[tuple[str, str]],
@@ -79,30 +89,31 @@ def refine_with_hulls(bound: BoundGeometry, geometry: CollisionGeometry, names: 
     if not _REQUEST:
         _REQUEST.append(coal.DistanceRequest())
     shapes = hull_shapes(bound, geometry)
-    boxes = _box_shapes(geometry) if geometry.boxes else {}
+    boxes = {b.name: (coal.Box(*(2 * b.half_size_m)), b.centre_m) for b in geometry.boxes}
     close = groups["distance"] < geometry.clearance_m + REFINE_BAND_M
-    for k, g in zip(*np.nonzero(close), strict=True):
-        first, second = names[g]
-        if first not in shapes or (second not in shapes and second != FLOOR and second not in boxes):
+    entries, results = [], []
+    for g, (first, second) in enumerate(names):
+        samples = np.flatnonzero(close[:, g])
+        if not len(samples) or first not in shapes or (second not in shapes and second not in boxes
+                                                       and second != FLOOR):
             continue
-        joint, shape, vertices = shapes[first]
-        pose = (rotation[k, joint], origin_m[k, joint])
         if second == FLOOR:
-            heights = origin_m[k, joint, 2] + vertices @ rotation[k, joint, 2]
-            lowest = int(np.argmin(heights))
-            distance = float(heights[lowest]) - geometry.floor_z_m
-            w_first = pose[1] + pose[0] @ vertices[lowest]
-            w_second = w_first - np.array([0.0, 0.0, distance])
-        elif second in boxes:
-            distance, w_first, w_second = _coal_distance(shape, pose, *boxes[second])
+            results.append(_floor_distances(shapes, first, rotation, origin_m, samples, geometry.floor_z_m))
         else:
-            joint_2, shape_2, _ = shapes[second]
-            distance, w_first, w_second = _coal_distance(shape, pose, shape_2,
-                                                         (rotation[k, joint_2], origin_m[k, joint_2]))
-        if distance <= groups["distance"][k, g]:
-            continue
-        direction = w_first - w_second
-        length = math.sqrt(float(direction @ direction))
-        if length > 1e-9:
-            groups["normal"][k, g] = np.sign(distance) * direction / length if distance else direction / length
-        groups["distance"][k, g], groups["w_first"][k, g], groups["w_second"][k, g] = distance, w_first, w_second
+            joint, shape, _ = shapes[first]
+            other = (boxes[second], -1) if second in boxes else (shapes[second][1], shapes[second][0])
+            results.append(_pair_distances([(shape, other[0], joint, other[1])] * len(samples), rotation, origin_m,
+                                           samples.tolist()))
+        entries.append(np.column_stack([samples, np.full(len(samples), g)]))
+    if not entries:
+        return
+    where, found = np.concatenate(entries), np.concatenate(results)
+    k, g = where[:, 0], where[:, 1]
+    better = found[:, 0] > groups["distance"][k, g]
+    k, g, found = k[better], g[better], found[better]
+    direction = found[:, 1:4] - found[:, 4:]
+    length = np.linalg.norm(direction, axis=1, keepdims=True)
+    flip = np.where(found[:, :1] < 0, -1.0, 1.0)  # penetrating: the witness points cross
+    normal = np.where(length > 1e-9, flip * direction / np.maximum(length, 1e-300), groups["normal"][k, g])
+    groups["distance"][k, g], groups["normal"][k, g] = found[:, 0], normal
+    groups["w_first"][k, g], groups["w_second"][k, g] = found[:, 1:4], found[:, 4:]
