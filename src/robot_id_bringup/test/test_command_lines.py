@@ -32,7 +32,8 @@ UNITS = {
     "--base-frequency": "Hz", "--time-limit": "s", "--noise-std": "Nm", "--acceleration-limit": "rad/s²",
     "--position-margin": "rad", "--flange-speed": "m/s", "--floor-z": "m", "--velocities": "rad/s", "--hold": "rad",
     "--travel": "rad", "--pass-time": "s", "--blend-acceleration": "rad/s²", "--period": "s", "--start": "s",
-    "--end": "s", "--gravity": "m/s²", "--torque-filter-time-constant": "s", "--timeout": "s",
+    "--end": "s", "--gravity": "m/s²", "--torque-filter-time-constant": "s", "--timeout": "s", "--clearance": "m",
+    "--clearance-margin": "m",
 }
 """Options that carry a physical quantity, and the unit their help must name in brackets."""
 FRACTIONS = {"--velocity-scale", "--acceleration-scale", "--torque-scale"}

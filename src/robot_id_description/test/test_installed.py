@@ -36,7 +36,7 @@ def test_every_config_names_collision_geometry_whose_meshes_are_installed():
         geometry = load_robot_config(path.stem).collision
         assert geometry is not None and geometry.clearance_m > 0, path.stem
         assert pathlib.Path(geometry.source).parent == SHARE / "collision"
-        assert set(geometry.hulls) == set(geometry.links), path.stem
+        assert set(geometry.link_hulls()) == set(geometry.links), path.stem
         for entry in geometry.reference.values():
             for mesh in entry.get("meshes", ()):
                 assert (SHARE / "collision" / mesh["file"]).resolve().is_file()

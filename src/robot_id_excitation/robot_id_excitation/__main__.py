@@ -86,7 +86,7 @@ def _add_robot_options(parser: argparse.ArgumentParser, required: bool, robot_he
                             "geometry [m] (default 0.02)")
     group.add_argument("--allow-pair", action="append", metavar="LINK,LINK",
                        help="two links (or a link and floor) that may come closer than the clearance, such as a pair "
-                            "built closer than it; repeat for more")
+                            "built closer than it; repeat for more (default: none)")
 
 
 def _add_limit_options(parser: argparse.ArgumentParser, margin_default: float, clearance_default: float) -> None:

@@ -50,11 +50,19 @@ class CollisionGeometry:
     reference: dict = field(default_factory=dict)
     """per link, the vendor geometry the capsules were fitted to (`meshes`, `boxes`) and the fit's figures"""
     hulls: dict = field(default_factory=dict)
-    """per link, the vertices (V, 3) of the convex hull of its vendor geometry in the link frame"""
+    """per link, the vertices (V, 3) of the convex hull of its vendor geometry in the link frame (link_hulls)"""
 
     @property
     def links(self) -> tuple[str, ...]:
         return tuple(dict.fromkeys(c.link for c in self.capsules))
+
+    def link_hulls(self) -> dict:
+        """`hulls`; for a geometry file, computed from its meshes on first use (a config loads without them)."""
+        if not self.hulls and self.reference:
+            folder = pathlib.Path(self.source).parent
+            self.hulls.update({link: hull_vertices(entry, folder) for link, entry in self.reference.items()
+                               if entry.get("meshes") or entry.get("boxes")})
+        return self.hulls
 
 
 def _vector(value: object, what: str) -> np.ndarray:
@@ -92,8 +100,8 @@ def hull_vertices(entry: dict, folder: pathlib.Path) -> np.ndarray:
     return hull_of(np.concatenate(points))
 
 
-def read_capsules(path: pathlib.Path) -> tuple[tuple[Capsule, ...], frozenset[frozenset[str]], dict, dict]:
-    """Capsules, allowed pairs, fit reference and per-link hull vertices of a geometry file."""
+def read_capsules(path: pathlib.Path) -> tuple[tuple[Capsule, ...], frozenset[frozenset[str]], dict]:
+    """Capsules, allowed pairs and fit reference (the vendor geometry: meshes, boxes) of a geometry file."""
     try:
         raw = yaml.safe_load(path.read_text())
         links = raw["links"]
@@ -102,14 +110,12 @@ def read_capsules(path: pathlib.Path) -> tuple[tuple[Capsule, ...], frozenset[fr
                     float(c["radius_m"]))
             for link, entry in links.items() for c in entry["capsules"])
         allowed = frozenset(frozenset(pair) for pair in raw.get("allowed_pairs") or ())
-        hulls = {link: hull_vertices(entry, path.parent) for link, entry in links.items()
-                 if entry.get("meshes") or entry.get("boxes")}
     except (OSError, yaml.YAMLError, KeyError, TypeError, ValueError) as err:
         raise ModelError(f"collision geometry {path}: missing or malformed ({err})") from None
     if any(not c.radius_m > 0 for c in capsules):
         raise ModelError(f"collision geometry {path}: every capsule needs a positive radius_m")
     reference = {link: {k: v for k, v in entry.items() if k != "capsules"} for link, entry in links.items()}
-    return capsules, allowed, reference, hulls
+    return capsules, allowed, reference
 
 
 BOX_KEYS = ("name", "centre_m", "size_m")
@@ -187,7 +193,7 @@ def bind(geometry: CollisionGeometry, robot: RobotModel) -> BoundGeometry:
 
 def _bind(geometry: CollisionGeometry, robot: RobotModel) -> BoundGeometry:
     joint, a_m, b_m = [], [], []
-    placement = {link: _placement(robot, link) for link in {*geometry.links, *geometry.hulls}}
+    placement = {link: _placement(robot, link) for link in {*geometry.links, *geometry.link_hulls()}}
     for c in geometry.capsules:
         j, rotation, translation = placement[c.link]
         joint.append(j)

@@ -41,7 +41,7 @@ def hull_shapes(bound: BoundGeometry, geometry: CollisionGeometry) -> dict[str, 
     if cached is not None and cached[0] is bound:
         return cached[1]
     shapes = {}
-    for link, vertices in geometry.hulls.items():
+    for link, vertices in geometry.link_hulls().items():
         joint, rotation, translation = bound.link_placement[link]
         in_joint = vertices @ rotation.T + translation
         shapes[link] = (joint, _convex(in_joint), in_joint)

@@ -127,6 +127,6 @@ def _collision(raw: dict | None, path: pathlib.Path, floor_z_m: float) -> Collis
         raise ModelError(f"{path}: collision needs geometry (a file) and clearance_m ({err})") from None
     if not clearance_m >= 0:
         raise ModelError(f"{path}: collision clearance_m must be >= 0 m, got {raw['clearance_m']}")
-    capsules, allowed, reference, hulls = read_capsules(geometry_path)
+    capsules, allowed, reference = read_capsules(geometry_path)
     return CollisionGeometry(capsules, clearance_m, floor_z_m, environment_boxes(raw.get("boxes"), str(path)),
-                             allowed, str(geometry_path), reference, hulls)
+                             allowed, str(geometry_path), reference)

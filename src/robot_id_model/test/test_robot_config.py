@@ -67,7 +67,7 @@ def test_the_collision_entry_gives_geometry_clearance_floor_and_boxes(tmp_path: 
     geometry = load_robot_config(path).collision
     assert geometry.clearance_m == 0.03 and geometry.floor_z_m == 0.0 and geometry.links == ("link1", "link3")
     assert geometry.boxes[0].name == "fixture" and list(geometry.boxes[0].half_size_m) == [0.1, 0.2, 0.1]
-    assert load_robot_config(path).collision.hulls == {}  # capsules without meshes: no hulls
+    assert load_robot_config(path).collision.link_hulls() == {}  # capsules without meshes: no hulls
     path.write_text(CONFIG + COLLISION.replace("size_m: [0.2, 0.4, 0.2]", "size_m: [0.2, -0.4, 0.2]"))
     with pytest.raises(ModelError, match="box 'fixture' needs a positive size_m"):
         load_robot_config(path)
