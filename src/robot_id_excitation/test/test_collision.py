@@ -19,7 +19,7 @@ from robot_id_excitation.trajectory_file import load_trajectory
 from robot_id_model.robot_config import config_directory, load_robot_config
 
 DATA = pathlib.Path(__file__).parent / "data"
-SAMPLES = {"panda": 1000, "panda_hand": 1000, "iiwa14": 200, "iiwa7": 200}
+SAMPLES = {"panda": 500, "panda_hand": 500, "iiwa14": 100, "iiwa7": 100}
 """Poses per period checked on the meshes (the iiwa's meshes hold 8000–16000 triangles per link)."""
 
 
@@ -50,9 +50,8 @@ def test_shipped_trajectories_clear_the_vendor_meshes_by_the_clearance(robot_nam
     _, robot, limits = _setup(robot_name)
     geometry = limits.collision
     for name in (robot_name, f"{robot_name}_friction_sweep"):
-        trajectory = load_trajectory(name)
-        assert trajectory_refusal(trajectory, robot, limits, robot_name) == ""
-        t = time_grid(trajectory.period_s, SAMPLES[robot_name] if name == robot_name else 200)
+        trajectory = load_trajectory(name)  # accepted by the suite's own check: test_shipped_trajectories, test_sweeps
+        t = time_grid(trajectory.period_s, SAMPLES[robot_name] if name == robot_name else 100)
         q = trajectory.evaluate(t)[0]
         zeros = np.zeros_like(q)
         pairs = [tuple(g.where.split("–")) for g in constraint_groups(robot, limits, q[:1], zeros[:1], zeros[:1])
