@@ -145,19 +145,22 @@ def _partitions(centroids: np.ndarray, parts: int, rng: np.random.Generator, tri
     return out
 
 
-def _part_capsules(link: str, triangles_m: np.ndarray, labels: np.ndarray) -> tuple[Capsule, ...]:
-    """The least-volume capsule of each part's corners (only its convex hull's vertices matter)."""
+def hull_of(points: np.ndarray) -> np.ndarray:
+    """The vertices of the convex hull of the points; of a flat or degenerate set, those of the points slightly
+    jiggled (qhull's QJ), whose hull still holds every point."""
     from scipy.spatial import ConvexHull, QhullError
 
-    capsules = []
-    for k in np.unique(labels):
-        points = np.unique(triangles_m[labels == k].reshape(-1, 3), axis=0)
-        try:
-            points = points[ConvexHull(points).vertices]
-        except QhullError:  # flat or tiny: every point
-            pass
-        capsules.append(Capsule(link, *_least_volume_capsule(points)))
-    return tuple(capsules)
+    try:
+        return points[ConvexHull(points).vertices]
+    except QhullError:
+        return points[ConvexHull(points, qhull_options="QJ").vertices]
+
+
+def _part_capsules(link: str, triangles_m: np.ndarray, labels: np.ndarray) -> tuple[Capsule, ...]:
+    """The least-volume capsule of each part's corners (only its convex hull's vertices matter)."""
+    return tuple(Capsule(link, *_least_volume_capsule(hull_of(np.unique(triangles_m[labels == k].reshape(-1, 3),
+                                                                        axis=0))))
+                 for k in np.unique(labels))
 
 
 def fit_capsules(link: str, triangles_m: np.ndarray, max_capsules: int = 4, tries: int = 3) -> tuple[Capsule, ...]:

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import yaml
 
-from robot_id_model.capsule_fit import Capsule, mesh_vertices
+from robot_id_model.capsule_fit import Capsule, hull_of, mesh_vertices
 from robot_id_model.robot_model import ModelError, RobotModel
 
 FLOOR = "floor"
@@ -79,17 +79,6 @@ def box_corners(centre_m: np.ndarray, size_m: np.ndarray, rotation: np.ndarray) 
     """The eight corners (8, 3) of a box of the given size, turned by `rotation` about its centre."""
     signs = np.array([[x, y, z] for x in (-1, 1) for y in (-1, 1) for z in (-1, 1)], dtype=float)
     return np.asarray(centre_m) + (signs * 0.5 * np.asarray(size_m)) @ np.asarray(rotation).T
-
-
-def hull_of(points: np.ndarray) -> np.ndarray:
-    """The vertices of the convex hull of the points; of a flat or degenerate set, the points slightly jiggled
-    (qhull's QJ), which keeps every point."""
-    from scipy.spatial import ConvexHull, QhullError
-
-    try:
-        return points[ConvexHull(points).vertices]
-    except QhullError:
-        return points[ConvexHull(points, qhull_options="QJ").vertices]
 
 
 def hull_vertices(entry: dict, folder: pathlib.Path) -> np.ndarray:

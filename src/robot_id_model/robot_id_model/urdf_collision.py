@@ -13,8 +13,8 @@ import xml.etree.ElementTree as ET
 
 import numpy as np
 
-from robot_id_model.capsule_fit import enclosing_capsule, mesh_vertices
-from robot_id_model.collision_geometry import FLOOR, CollisionGeometry, hull_of
+from robot_id_model.capsule_fit import enclosing_capsule, hull_of, mesh_vertices
+from robot_id_model.collision_geometry import FLOOR, CollisionGeometry
 from robot_id_model.robot_model import ModelError
 
 ROUND_SIDES = 24
