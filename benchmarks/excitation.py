@@ -37,7 +37,7 @@ import time
 import numpy as np
 
 from robot_id_excitation.check import check_trajectory, trajectory_criteria
-from robot_id_excitation.constraints import design_limits
+from robot_id_excitation.constraints import DESIGN_CLEARANCE_MARGIN_M, design_limits
 from robot_id_excitation.design import design_excitation
 from robot_id_excitation.design_problem import DesignOptions
 from robot_id_excitation.fourier import FourierTrajectory
@@ -54,7 +54,6 @@ CASES = {
 }
 COLLISION_ROBOTS = ("iiwa7", "iiwa14", "panda", "panda_hand")
 COLLISION_TIME_LIMIT_S = 300.0
-DESIGN_CLEARANCE_MARGIN_M = 0.005
 BUDGET = {"cond": (4, 270.0), "d_optimality": (2, 150.0), "hadamard": (2, 150.0), "embedded": (2, 270.0)}
 """criterion: (starts, time limit in s)"""
 

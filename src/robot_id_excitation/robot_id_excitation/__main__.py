@@ -24,7 +24,7 @@ import sys
 import numpy as np
 
 from robot_id_excitation.check import check_trajectory, trajectory_criteria
-from robot_id_excitation.constraints import CheckReport, DesignLimits, design_limits
+from robot_id_excitation.constraints import DESIGN_CLEARANCE_MARGIN_M, CheckReport, DesignLimits, design_limits
 from robot_id_excitation.criteria import CRITERIA
 from robot_id_excitation.design import DesignError, DesignInterrupted, DesignResult, design_excitation
 from robot_id_excitation.design_problem import DesignOptions
@@ -41,9 +41,6 @@ BAD_INPUT = 2
 INFEASIBLE = 3
 TIME_LIMIT = 4
 INTERRUPTED = 130
-DESIGN_CLEARANCE_MARGIN_M = 0.005
-"""A design keeps this much more than the config's clearance, so that the controller's interpolation between the
-samples it was checked on, and any finer grid, keeps the clearance itself."""
 OPTION_NAMES = {
     "kind": "--kind", "criterion": "--criterion", "harmonics": "--harmonics", "base_frequency_hz": "--base-frequency",
     "samples": "--samples", "constraint_samples": "--samples", "starts": "--starts", "seed": "--seed",

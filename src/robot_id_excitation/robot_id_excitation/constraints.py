@@ -28,6 +28,9 @@ from robot_id_model.robot_model import RobotModel
 FLOOR_SCALE_M = 1.0
 COLLISION_SCALE_M = 0.1
 """A distance's normalised value is (clearance − distance) / COLLISION_SCALE_M."""
+DESIGN_CLEARANCE_MARGIN_M = 0.005
+"""A design keeps this much more than the config's clearance, so that the controller's interpolation between the
+samples it was checked on, and any finer grid, keeps the clearance itself."""
 DEFAULT_TOLERANCE = 1e-9
 """A normalised value above this counts as a violation (numerical zero)."""
 REST_TOLERANCE = 1e-9
