@@ -1,5 +1,8 @@
 """ros2 launch robot_id_bringup identify.launch.py robot:=iiwa14 mode:=sim [periods:=5] [trajectory:=FILE]
-[output_dir:=DIR] [bag:=BAG (mode replay)] [friction_sweep:=BAG[,BAG]]
+[output_dir:=DIR] [bag:=BAG (mode replay)] [friction_sweep:=BAG[,BAG]] [confirm:=true (mode hardware)]
+
+In hardware mode the excitation node logs its plan and waits, and nothing moves, until its parameter confirm is
+true: set it then (ros2 param set /excitation confirm true), or give confirm:=true to skip the wait.
 
 A friction-sweep trajectory (trajectory:=iiwa14_friction_sweep) only records; give its bag to the next run as
 friction_sweep:=DIR/bag.
@@ -24,13 +27,17 @@ ARGUMENTS = {
     "output_dir": ("results/run", "results directory (bag, identification)"),
     "bag": ("", "replay: the bag to identify"),
     "friction_sweep": ("", "comma-separated bags of friction sweeps for the Stribeck friction (Luo et al. 2024)"),
+    "confirm": ("false", "hardware: true lets the excitation node move without waiting for its parameter confirm"),
 }
 
 
 def _nodes(context):
     value = {name: LaunchConfiguration(name).perform(context) for name in ARGUMENTS}
+    if value["confirm"].lower() not in ("true", "false"):
+        raise ValueError(f"confirm must be true or false, not '{value['confirm']}'")
     run = Run(value["robot"], value["mode"], value["output_dir"], int(value["periods"]), value["trajectory"],
-              value["bag"], tuple(b for b in value["friction_sweep"].split(",") if b))
+              value["bag"], tuple(b for b in value["friction_sweep"].split(",") if b),
+              confirm=value["confirm"].lower() == "true")
     return [Node(package=spec.package, executable=spec.executable, name=spec.name, namespace=spec.namespace,
                  parameters=[spec.parameters], output="screen") for spec in identify_graph(run)]
 

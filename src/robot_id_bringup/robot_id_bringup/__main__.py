@@ -1,7 +1,7 @@
 """robot_id: run the identification graph without the ROS 2 command line.
 
     robot_id identify --robot iiwa14 --mode sim            (also: python -m robot_id_bringup identify ...)
-    robot_id identify --robot panda --mode hardware
+    robot_id identify --robot panda --mode hardware [--yes]
     robot_id identify --robot iiwa14 --mode replay --bag results/run/bag
 """
 
@@ -9,18 +9,25 @@ from __future__ import annotations
 
 import sys
 
-from robot_id_bringup.runner import identify
+INTERRUPTED = 130
 
 
 def main(argv: list[str] | None = None) -> int:
+    """The command line; Ctrl-C at any moment (the runner's own imports included) ends it with 130, no traceback."""
     argv = sys.argv[1:] if argv is None else argv
-    if not argv or argv[0] in ("-h", "--help"):
-        print(__doc__.strip())
-        return 0 if argv else 2
-    if argv[0] != "identify":
-        print(f"error: unknown command '{argv[0]}'; the command is: identify (see --help)", file=sys.stderr)
-        return 2
-    return identify(argv[1:])
+    try:
+        if not argv or argv[0] in ("-h", "--help"):
+            print(__doc__.strip())
+            return 0 if argv else 2
+        if argv[0] != "identify":
+            print(f"error: unknown command '{argv[0]}'; the command is: identify (see --help)", file=sys.stderr)
+            return 2
+        from robot_id_bringup.runner import identify  # imported here: a Ctrl-C during the import is caught
+
+        return identify(argv[1:])
+    except KeyboardInterrupt:
+        print("robot_id: interrupted", file=sys.stderr)
+        return INTERRUPTED
 
 
 if __name__ == "__main__":

@@ -6,8 +6,9 @@ and parameters, for each mode. launch/identify.launch.py and the runner (runner.
   excitation node's steps are never far apart on that clock, so it runs with the same safety settings as on
   hardware;
 - hardware: the same without the simulator, against a running lbr_bringup / franka_bringup (the excitation node
-  waits for confirm:=true before anything moves);
-- replay: the estimator alone, asked to identify an existing bag.
+  waits for its parameter confirm to be true before anything moves: the runner asks on the terminal and sets it);
+- replay: the estimator alone, asked to identify an existing bag (results in <output_dir>/<bag name>_identification,
+  as a recording run's are in <output_dir>/bag_identification).
 
 A run whose trajectory is a friction sweep (robot_id_excitation.sweeps, e.g. the shipped `iiwa14_friction_sweep`)
 only records: its bag is given to a later run's estimator (`friction_sweeps`), which fits the Stribeck friction of
@@ -47,6 +48,7 @@ class Run:
     trajectory: str = ""      # a trajectory file or shipped name, or empty for the excitation shipped for the robot
     bag: str = ""             # replay: the bag to identify
     friction_sweeps: tuple[str, ...] = ()  # bags of friction sweeps for the estimator's Stribeck fit
+    confirm: bool = False     # hardware: the excitation node may move at once (the runner asks instead)
 
     def problems(self) -> list[str]:
         """What is wrong with the request, one line each."""
@@ -59,6 +61,13 @@ class Run:
             problems.append(f"periods must be at least 1 (0: the trajectory's default), not {self.periods}")
         if self.mode == "replay" and self.trajectory:
             problems.append("mode replay identifies a bag; it runs no trajectory")
+        if self.mode == "replay" and self.periods:
+            problems.append("mode replay identifies a bag; it runs no periods")
+        if self.mode != "replay" and self.bag:
+            problems.append(f"mode {self.mode} records its own bag (into the output directory); a bag to identify "
+                            "is for mode replay")
+        if self.mode != "hardware" and self.confirm:
+            problems.append(f"confirm lets the arm move in mode hardware; mode {self.mode} moves no robot")
         return problems
 
     @cached_property
@@ -85,8 +94,9 @@ class Run:
 
     @property
     def results_path(self) -> str:
-        """Where the estimator writes identification.json, the report and identified.urdf."""
-        return f"{self.bag_path.rstrip('/')}_identification"
+        """Where the estimator writes identification.json, the report and identified.urdf: <bag name>_identification
+        in the output directory (beside the bag of a recording run)."""
+        return str(pathlib.Path(self.output_dir) / f"{pathlib.Path(self.bag_path).name}_identification")
 
     @property
     def truth_path(self) -> str:
@@ -114,7 +124,8 @@ def identify_graph(run: Run) -> list[NodeSpec]:
         "use_sim_time": sim_time}))
     nodes.append(NodeSpec("robot_id_excitation", "excitation_node", EXCITATION_NAME, {
         "robot": run.robot, "trajectory_file": run.trajectory or run.robot, "num_periods": run.excitation_periods,
-        "mode": run.mode, "use_sim_time": sim_time, "ack_name": EXCITATION_NAME if sim_time else ""}))
+        "mode": run.mode, "use_sim_time": sim_time, "ack_name": EXCITATION_NAME if sim_time else ""}
+        | ({"confirm": run.confirm} if run.mode == "hardware" else {})))
     if not run.records_sweep:
         nodes.append(estimator)
     return nodes

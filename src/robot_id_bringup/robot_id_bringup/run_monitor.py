@@ -1,15 +1,18 @@
-"""The runner's own view of a run over DDS: recording progress, the identification result, and in replay mode
-the request that starts it."""
+"""The runner's own view of a run over DDS: recording progress, the identification result, the excitation node's
+states; in replay mode the request that starts the identification, in hardware mode the parameter that confirms the
+motion."""
 
 from __future__ import annotations
 
 import time
 
 import rclpy
+from rcl_interfaces.srv import SetParameters
 from rclpy.node import Node
+from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
-from robot_id_bringup.graph import Run
+from robot_id_bringup.graph import EXCITATION_NAME, Run
 from robot_id_bringup.runner import console
 from robot_id_msgs.msg import ExcitationStatus, IdentificationResult, RecordingStatus
 from robot_id_msgs.srv import IdentifyBag
@@ -18,6 +21,9 @@ STATUS_TOPIC = "/robot_id/recording_status"
 RESULT_TOPIC = "/robot_id/identification_result"
 EXCITATION_TOPIC = "/robot_id/excitation_status"
 SERVICE = "/robot_id/identify_bag"
+EXCITATION_NODE = f"/{EXCITATION_NAME}"
+CONFIRM_TIMEOUT_S = 10.0
+"""How long the excitation node's parameter service may take to answer (or to appear) when confirm is set."""
 LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
 
@@ -45,17 +51,58 @@ class RunMonitor:
         self._request = None
         self.failure: str | None = None
         """Why the estimator refused the replay request (it then publishes no result)."""
+        self._excitation_updates: list[ExcitationStatus] = []
+        self.parameters = (self.node.create_client(SetParameters, f"{EXCITATION_NODE}/set_parameters")
+                           if run.mode == "hardware" else None)
+        self._confirm_asked_at: float | None = None
+        self._confirm_future = None
+        self._confirm_reply: str | None = None
 
     def spin_once(self, timeout_s: float) -> None:
         if self.client is not None and self._request is None and self.client.service_is_ready():
             self._request = self.client.call_async(
-                IdentifyBag.Request(bag_path=self.run.bag, output_dir=self.run.output_dir))
+                IdentifyBag.Request(bag_path=self.run.bag, output_dir=self.run.results_path))
             console(f"robot_id: asked the estimator to identify {self.run.bag}")
+        if self._confirm_asked_at is not None and self._confirm_future is None and self.parameters.service_is_ready():
+            confirm = Parameter("confirm", Parameter.Type.BOOL, True).to_parameter_msg()
+            self._confirm_future = self.parameters.call_async(SetParameters.Request(parameters=[confirm]))
         self.executor.spin_once(timeout_sec=timeout_s)
         if self._request is not None and self._request.done() and self.failure is None:
             response = self._request.result()
             if response is not None and not response.success and self.result is None:
                 self.failure = response.message
+        self._check_confirm_reply()
+
+    def set_confirm(self) -> None:
+        """Set the excitation node's parameter confirm to true (through its parameter service, once it is there);
+        the outcome comes from confirm_reply()."""
+        self._confirm_asked_at = time.monotonic()
+        self._confirm_future = None
+
+    def confirm_reply(self) -> str | None:
+        """Once, after set_confirm: '' when confirm was set, else why not; None until then."""
+        reply, self._confirm_reply = self._confirm_reply, None
+        return reply
+
+    def _check_confirm_reply(self) -> None:
+        if self._confirm_asked_at is None:
+            return
+        if self._confirm_future is not None and self._confirm_future.done():
+            response = self._confirm_future.result()
+            result = response.results[0] if response is not None and response.results else None
+            self._confirm_reply = "" if result is not None and result.successful else (
+                f"the node refused it ({result.reason})" if result is not None else "the service gave no answer")
+        elif time.monotonic() - self._confirm_asked_at > CONFIRM_TIMEOUT_S:
+            where = "answered" if self._confirm_future is not None else "appeared"
+            self._confirm_reply = f"{EXCITATION_NODE}/set_parameters has not {where} within {CONFIRM_TIMEOUT_S:g} s"
+        else:
+            return
+        self._confirm_asked_at = self._confirm_future = None
+
+    def take_excitation_updates(self) -> list[ExcitationStatus]:
+        """The excitation node's states received since the last call, oldest first."""
+        updates, self._excitation_updates = self._excitation_updates, []
+        return updates
 
     def _on_status(self, msg: RecordingStatus) -> None:
         self.status = msg
@@ -80,6 +127,7 @@ class RunMonitor:
                 f"flagged ({elapsed:.0f} s{left})")
 
     def _on_excitation(self, msg: ExcitationStatus) -> None:
+        self._excitation_updates.append(msg)
         if msg.stopped and self.excitation_stopped is None:  # the run cannot record what it was started for
             self.excitation_stopped = (f"{msg.state} ({msg.reason}) after {msg.periods_started} of {msg.num_periods} "
                                        "periods started")

@@ -2,8 +2,10 @@
 command line (and with it: it is what `ros2 launch robot_id_bringup identify.launch.py` starts, without launch).
 
 Each node runs its installed executable with `--ros-args`; the runner prefixes and forwards their output, follows
-the run on robot_id/recording_status and robot_id/identification_result (both transient local), stops every
-process on Ctrl-C, when one fails, and when the identification result is in. Discovery stays on this machine
+the run on robot_id/recording_status, robot_id/excitation_status and robot_id/identification_result (all transient
+local), asks for the confirmation of hardware mode (confirmation.py), and stops every process (SIGTERM) on Ctrl-C,
+when one fails, and when the identification result is in. The request is checked before anything starts
+(input_checks.py). Discovery stays on this machine
 (ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST unless set) and in a domain of its own (ROS_DOMAIN_ID from the process id
 unless set).
 """
@@ -20,12 +22,17 @@ import sys
 import threading
 import time
 from collections.abc import Sequence
-from typing import TextIO
+from typing import TYPE_CHECKING, TextIO
 
 import yaml
 
+from robot_id_bringup.confirmation import Confirmation, TerminalLine
 from robot_id_bringup.graph import DEFAULT_PERIODS, MODES, SWEEP_PERIODS, NodeSpec, Run, identify_graph
-from robot_id_model.command_line import HelpFormatter, check_writable_directory, robot_source_problems
+from robot_id_bringup.input_checks import input_problems, option_problems
+from robot_id_model.command_line import HelpFormatter, check_writable_directory
+
+if TYPE_CHECKING:
+    from robot_id_bringup.run_monitor import RunMonitor
 
 STOP_TIMEOUT_S = 10.0
 DOMAINS = range(1, 102)  # 0 is everyone's default; 101 domains keep every RTPS port below 33 000
@@ -95,10 +102,11 @@ def free_domain_id(start: int) -> int:
     raise RunnerError(f"every ROS domain {DOMAINS.start}-{DOMAINS.stop - 1} is in use here: set ROS_DOMAIN_ID")
 
 
-def interrupt(popen: subprocess.Popen, timeout_s: float = STOP_TIMEOUT_S) -> int:
-    """Stop a child as Ctrl-C would (SIGINT), SIGKILL it after `timeout_s`; its exit code."""
+def stop_process(popen: subprocess.Popen, timeout_s: float = STOP_TIMEOUT_S) -> int:
+    """Stop a child with SIGTERM, SIGKILL it after `timeout_s`; its exit code. SIGTERM, not SIGINT: a Python process
+    still importing ends on it without a traceback, and rclpy nodes shut down on it."""
     if popen.poll() is None:
-        popen.send_signal(signal.SIGINT)
+        popen.terminate()
         try:
             popen.wait(timeout_s)
         except subprocess.TimeoutExpired:
@@ -122,8 +130,8 @@ class Child:
 
     def __init__(self, spec: NodeSpec, env: dict[str, str]) -> None:
         self.name = spec.name
-        self.popen = subprocess.Popen(command(spec), env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                      text=True, start_new_session=True)
+        self.popen = subprocess.Popen(command(spec), env=env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                      stderr=subprocess.STDOUT, text=True, start_new_session=True)
         self.thread = threading.Thread(target=self._forward, daemon=True)
         self.thread.start()
 
@@ -132,18 +140,19 @@ class Child:
             console(f"[{self.name}] {line.rstrip()}")
 
     def stop(self) -> int:
-        """SIGINT, then SIGKILL after STOP_TIMEOUT_S; the exit code."""
-        code = interrupt(self.popen)
+        """SIGTERM, then SIGKILL after STOP_TIMEOUT_S; the exit code."""
+        code = stop_process(self.popen)
         self.thread.join(timeout=2.0)
         return code
 
 
-def run_graph(run: Run, timeout_s: float = 0.0) -> int:
+def run_graph(run: Run, timeout_s: float = 0.0, assume_yes: bool = False) -> int:
     """Start the graph, follow it to its identification result (a friction sweep: to the end of its recording);
     the exit code (0 identified and every check passed, or the sweep recorded whole; 1 a node failed, the excitation
-    held or refused to move, the time ran out or a sweep period was flagged; 3 identified but a parameter set failed
-    its check; 130 interrupted)."""
-    from robot_id_bringup.run_monitor import RunMonitor
+    held or refused to move, the motion was not confirmed, the time ran out or a sweep period was flagged; 3
+    identified but a parameter set failed its check; 128 + the signal when interrupted: 130 on Ctrl-C).
+    `assume_yes`: in hardware mode, confirm the excitation node's plan without asking."""
+    from robot_id_bringup.run_monitor import EXCITATION_NODE, RunMonitor
 
     specs = identify_graph(run)
     env = ros_environment()
@@ -152,43 +161,63 @@ def run_graph(run: Run, timeout_s: float = 0.0) -> int:
     console(f"robot_id: {run.mode} run of {run.robot}, ROS_DOMAIN_ID {env['ROS_DOMAIN_ID']}, results in "
             f"{run.output_dir}; nodes: {', '.join(s.name for s in specs)}")
     children: list[Child] = []
-    interrupted = threading.Event()
-    previous = signal.signal(signal.SIGINT, lambda *_: interrupted.set())
-    signal.signal(signal.SIGTERM, lambda *_: interrupted.set())
-    monitor = RunMonitor(run)
-    started = time.monotonic()
+    received: list[int] = []
+    previous = {sig: signal.signal(sig, lambda signum, _: received.append(signum))
+                for sig in (signal.SIGINT, signal.SIGTERM)}
+    monitor = None
+    terminal = TerminalLine(sys.stdin.fileno()) if sys.stdin is not None and sys.stdin.isatty() else None
+    confirmation = (Confirmation(console, EXCITATION_NODE, env["ROS_DOMAIN_ID"], assume_yes, terminal is not None)
+                    if run.mode == "hardware" else None)
     try:
+        monitor = RunMonitor(run)
         for spec in specs:
-            children.append(Child(spec, env))
+            if not received:
+                children.append(Child(spec, env))
+        started = time.monotonic()
         while True:
-            if interrupted.is_set():
+            if received:
                 console("robot_id: interrupted: stopping every node")
-                return 130
-            failed = next((c for c in children if c.popen.poll() is not None), None)
-            if failed is not None and monitor.result is None:
-                console(f"robot_id: error: node '{failed.name}' exited with code {failed.popen.returncode} "
-                        "before the identification was done", sys.stderr)
-                return 1
-            monitor.spin_once(0.1)
-            if monitor.failure is not None:
-                console(f"robot_id: error: the estimator could not identify {run.bag}: {monitor.failure}", sys.stderr)
-                return 1
-            if monitor.result is not None:
-                return 0 if monitor.result.success else 3
-            if monitor.excitation_stopped is not None:
-                console(f"robot_id: error: the excitation node stopped the arm: {monitor.excitation_stopped}; "
-                        "the recording is incomplete", sys.stderr)
-                return 1
-            if run.records_sweep and monitor.status is not None and monitor.status.finished:
-                return _sweep_recorded(monitor.status)
+                return 128 + received[0]
+            if confirmation is not None:
+                confirmation.step(monitor, terminal)
+            code = _outcome(run, children, monitor, confirmation)
+            if code is not None:
+                return code
             if timeout_s and time.monotonic() - started > timeout_s:
                 console(f"robot_id: error: no identification result after {timeout_s:g} s", sys.stderr)
                 return 1
     finally:
         for child in reversed(children):
             child.stop()
-        monitor.close()
-        signal.signal(signal.SIGINT, previous)
+        if monitor is not None:
+            monitor.close()
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+def _outcome(run: Run, children: list[Child], monitor: RunMonitor, confirmation: Confirmation | None) -> int | None:
+    """After one turn of the monitor: the run's exit code once it is over (with its reason), None while it goes on."""
+    failed = next((c for c in children if c.popen.poll() is not None), None)
+    if failed is not None and monitor.result is None:
+        console(f"robot_id: error: node '{failed.name}' exited with code {failed.popen.returncode} "
+                "before the identification was done", sys.stderr)
+        return 1
+    monitor.spin_once(0.1)
+    if monitor.failure is not None:
+        console(f"robot_id: error: the estimator could not identify {run.bag}: {monitor.failure}", sys.stderr)
+        return 1
+    if monitor.result is not None:
+        return 0 if monitor.result.success else 3
+    if monitor.excitation_stopped is not None:
+        console(f"robot_id: error: the excitation node stopped the arm: {monitor.excitation_stopped}; "
+                "the recording is incomplete", sys.stderr)
+        return 1
+    if confirmation is not None and confirmation.refusal:
+        console(f"robot_id: error: {confirmation.refusal}: stopping every node; nothing moved", sys.stderr)
+        return 1
+    if run.records_sweep and monitor.status is not None and monitor.status.finished:
+        return _sweep_recorded(monitor.status)
+    return None
 
 
 def _sweep_recorded(status) -> int:
@@ -200,31 +229,6 @@ def _sweep_recorded(status) -> int:
     console(f"robot_id: friction sweep recorded in {status.bag_path}; identify with --friction-sweep "
             f"{status.bag_path}")
     return 0
-
-
-def _input_problems(run: Run) -> list[str]:
-    """What the nodes would refuse at start-up, found before anything starts: the robot, the trajectory, the bag."""
-    from robot_id_model.robot_config import load_robot_config
-    from robot_id_model.robot_model import ModelError
-
-    problems = robot_source_problems(run.robot)
-    if not problems:
-        try:
-            load_robot_config(run.robot)  # there, but perhaps malformed
-        except ModelError as err:
-            problems.append(f"--robot: {err}")
-    if run.trajectory and run.mode != "replay":
-        from robot_id_excitation.trajectory_file import load_trajectory
-
-        try:
-            load_trajectory(run.trajectory)
-        except (OSError, ValueError) as err:
-            problems.append(str(err))
-    if run.mode == "replay" and run.bag and not pathlib.Path(run.bag).exists():
-        problems.append(f"bag not found: {run.bag}")
-    problems += [f"friction sweep bag not found: {bag}" for bag in run.friction_sweeps
-                 if not pathlib.Path(bag).exists()]
-    return problems
 
 
 def identify_parser() -> argparse.ArgumentParser:
@@ -247,6 +251,9 @@ def identify_parser() -> argparse.ArgumentParser:
                              "default: none)")
     parser.add_argument("--out", default="", metavar="DIR", help="results directory (default: results/<robot>_<time>)")
     parser.add_argument("--timeout", type=float, default=0.0, help="give up after this time [s] (default: 0, never)")
+    parser.add_argument("--yes", action="store_true",
+                        help="hardware mode: let the arm move without asking (the plan is still printed); without it "
+                             "the runner asks on the terminal, or with no terminal waits for confirm to be set")
     return parser
 
 
@@ -255,13 +262,14 @@ def identify(argv: Sequence[str]) -> int:
     args = identify_parser().parse_args(argv)
     out = args.out or time.strftime(f"results/{pathlib.Path(args.robot).stem}_%Y%m%d_%H%M%S")
     run = Run(args.robot, args.mode, out, args.periods, args.trajectory, args.bag, tuple(args.friction_sweep))
-    problems = run.problems() + _input_problems(run)
+    problems = run.problems() + option_problems(run, args.timeout, args.yes)
+    problems += input_problems(run) if not problems else []
     if problems:
         print(f"error: {'; '.join(problems)}", file=sys.stderr)
         return 2
     try:
         check_writable_directory(out)
-        return run_graph(run, args.timeout)
+        return run_graph(run, args.timeout, args.yes)
     except (RunnerError, OSError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

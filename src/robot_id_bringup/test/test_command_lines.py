@@ -121,7 +121,7 @@ def _not_called(what: str):
      "robot_id_excitation.__main__.check_trajectory", OUT_REFUSED),
     ("estimator identify", ["identify", "--robot", "iiwa14", "--data", "{data}", "--out", "{blocked}/out"],
      "robot_id_estimator.pipeline.identify", OUT_REFUSED),
-    ("robot_id identify", ["identify", "--mode", "replay", "--bag", "{data}", "--out", "{blocked}/out"],
+    ("robot_id identify", ["identify", "--mode", "replay", "--bag", "{bag}", "--out", "{blocked}/out"],
      "robot_id_bringup.runner.run_graph", OUT_REFUSED),
     ("offline demo", ["--out", "{blocked}/out"], "robot_id_bringup.offline_demo.run",
      OUT_REFUSED),
@@ -131,10 +131,12 @@ def test_an_unwritable_output_is_refused_in_one_line_before_any_work(tmp_path, m
     blocked = tmp_path / "a_file"  # a file where a directory should be: refused also for root, unlike chmod
     blocked.write_text("")
     (tmp_path / "data").write_text("t\n")
+    (tmp_path / "bag").mkdir()  # a closed bag (the runner checks that first)
+    (tmp_path / "bag" / "metadata.yaml").write_text("rosbag2_bagfile_information: {}\n")
     monkeypatch.setattr(target, _not_called(target))
     main = {"excitation": excitation_cli.main, "estimator": estimator_cli.main, "robot_id": bringup_main,
             "offline": offline_demo.main}[command.split()[0]]
-    fill = {"{blocked}": str(blocked), "{data}": str(tmp_path / "data")}
+    fill = {"{blocked}": str(blocked), "{data}": str(tmp_path / "data"), "{bag}": str(tmp_path / "bag")}
     for key, value in fill.items():
         argv = [a.replace(key, value) for a in argv]
         expected = expected.replace(key, value)

@@ -78,13 +78,14 @@ def _launched(monkeypatch, **arguments: str) -> list[dict]:
     {}, {"robot": "panda", "mode": "hardware", "periods": "3"},
     {"mode": "replay", "bag": "/data/run1/bag"}, {"robot": "iiwa7", "trajectory": "/tmp/exc.yaml", "output_dir": "r"},
     {"friction_sweep": "/data/sweep/bag,/data/sweep2/bag"}, {"trajectory": "iiwa14_friction_sweep"},
+    {"robot": "panda", "mode": "hardware", "confirm": "true"},
 ])
 def test_the_launch_file_and_the_runner_start_the_same_nodes(monkeypatch, arguments):
     nodes = _launched(monkeypatch, **arguments)
     values = {"robot": "iiwa14", "mode": "sim", "output_dir": "results/run", "periods": "0", "trajectory": "",
-              "bag": "", "friction_sweep": ""} | arguments
+              "bag": "", "friction_sweep": "", "confirm": "false"} | arguments
     run = Run(values["robot"], values["mode"], values["output_dir"], int(values["periods"]), values["trajectory"],
-              values["bag"], tuple(b for b in values["friction_sweep"].split(",") if b))
+              values["bag"], tuple(b for b in values["friction_sweep"].split(",") if b), values["confirm"] == "true")
     specs = identify_graph(run)
     assert [(n["package"], n["executable"], n["name"]) for n in nodes] == [
         (s.package, s.executable, s.name) for s in specs]
@@ -195,3 +196,46 @@ def test_lines_from_the_nodes_and_the_runner_stay_whole_on_the_console():
     for thread in threads:
         thread.join()
     assert sorted(stream.getvalue().splitlines()) == sorted(expected)
+
+
+def test_a_replay_writes_its_results_where_a_recording_run_does(monkeypatch):
+    """<output_dir>/<bag name>_identification, as docs/real_robots.md says (bag_identification/ for the recorder's
+    bags); before, a replay wrote into the output directory itself. The request the runner sends says so."""
+    import rclpy
+    from rclpy.executors import SingleThreadedExecutor
+
+    from robot_id_bringup.run_monitor import SERVICE, RunMonitor
+    from robot_id_msgs.srv import IdentifyBag
+
+    assert Run("iiwa14", "sim", "out").results_path == str(pathlib.Path("out") / "bag_identification")
+    replay = Run("iiwa14", "replay", "out", bag="/data/run1/bag/")
+    assert replay.results_path == str(pathlib.Path("out") / "bag_identification")
+    other = Run("iiwa14", "replay", "o", bag="/data/sweep_2")
+    assert other.results_path == str(pathlib.Path("o") / "sweep_2_identification")
+    monkeypatch.setenv("ROS_DOMAIN_ID", str(free_domain_id(91)))
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    estimator = rclpy.create_node("estimator", context=context)
+    requests = []
+
+    def answer(request, response):
+        requests.append(request)
+        response.success, response.message = False, "stand-in"
+        return response
+
+    estimator.create_service(IdentifyBag, SERVICE, answer)
+    executor = SingleThreadedExecutor(context=context)
+    executor.add_node(estimator)
+    monitor = RunMonitor(replay)
+    try:
+        deadline = time.monotonic() + 20.0
+        while monitor.failure is None and time.monotonic() < deadline:
+            monitor.spin_once(0.05)
+            executor.spin_once(timeout_sec=0.05)
+    finally:
+        monitor.close()
+        executor.shutdown()
+        estimator.destroy_node()
+        rclpy.shutdown(context=context)
+    assert [(r.bag_path, r.output_dir) for r in requests] == [(replay.bag, replay.results_path)]
+    assert monitor.failure == "stand-in"

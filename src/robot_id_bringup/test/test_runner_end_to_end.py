@@ -160,11 +160,60 @@ def test_a_hold_ends_the_run_at_once_naming_its_reason(tmp_path):
     (["--robot", "nosuchrobot"], "error: --robot: no robot config 'nosuchrobot' (shipped: iiwa14, iiwa7, panda, "
                                  "panda_hand; or a YAML path)"),
     (["--mode", "replay", "--bag", "/nonexistent/bag"], "error: bag not found: /nonexistent/bag"),
+    (["--trajectory", "panda"], "error: --trajectory panda: the trajectory was made for robot 'panda', this robot is "
+                                "'iiwa14'"),
+    (["--timeout", "-1"], "error: --timeout must be a finite number of seconds, at least 0 (0: never), not -1"),
+    (["--timeout", "nan"], "error: --timeout must be a finite number of seconds, at least 0 (0: never), not nan"),
+    (["--yes"], "error: --yes confirms the motion of mode hardware; mode sim moves no robot"),
+    (["--bag", "/data/bag"], "error: mode sim records its own bag (into the output directory); a bag to identify is "
+                             "for mode replay"),
+    (["--mode", "replay", "--bag", "/nonexistent/bag", "--periods", "2"],
+     "error: mode replay identifies a bag; it runs no periods"),
 ])
-def test_a_bad_request_is_one_line_and_exit_code_2(args, message):
+def test_a_bad_request_is_one_line_and_exit_code_2_before_anything_starts(args, message):
     result = subprocess.run([*RUNNER, *args], capture_output=True, text=True, timeout=60,
                             env=_environment(201 + os.getpid() % 30))
     assert result.returncode == 2 and result.stderr.strip() == message
+    assert result.stdout == ""  # no node was started (the runner announces them first)
+
+
+def test_a_trajectory_beyond_the_limits_is_refused_before_anything_starts_naming_the_worst(tmp_path):
+    """The excitation node's own check (robot, joints, limits, collisions), run by the runner: one line with the
+    count, the worst violation and the command that lists them all."""
+    import yaml
+
+    from robot_id_excitation.trajectory_file import shipped_trajectory
+
+    data = yaml.safe_load(shipped_trajectory("iiwa14").read_text())
+    data["coefficients_a"] = [[3.0 * c for c in row] for row in data["coefficients_a"]]
+    fast = tmp_path / "fast.yaml"
+    fast.write_text(yaml.safe_dump(data))
+    result = subprocess.run([*RUNNER, "--trajectory", str(fast)], capture_output=True, text=True, timeout=60,
+                            env=_environment(201 + os.getpid() % 30))
+    assert result.returncode == 2 and result.stdout == "" and len(result.stderr.splitlines()) == 1
+    assert result.stderr.startswith(f"error: --trajectory {fast}: trajectory violates the robot's limits: "
+                                    "INFEASIBLE: "), result.stderr
+    assert "; the worst: " in result.stderr
+    assert result.stderr.strip().endswith(f"all of them: python -m robot_id_excitation check {fast} --robot iiwa14")
+
+
+def test_a_bag_still_being_written_is_refused_with_the_command_that_repairs_it(tmp_path):
+    """No metadata.yaml yet (the recorder writes it when it closes the bag): before, the estimator said only
+    "Expected metadata file ... does not exist"."""
+    from robot_id_recorder.__main__ import parser as recorder_parser
+
+    bag = tmp_path / "bag"
+    bag.mkdir()
+    (bag / "bag_0.mcap").write_bytes(b"\x89MCAP0\r\n")
+    result = subprocess.run([*RUNNER[:-2], "--mode", "replay", "--bag", str(bag), "--out", str(tmp_path / "out")],
+                            capture_output=True, text=True, timeout=60, env=_environment(201 + os.getpid() % 30))
+    assert result.returncode == 2 and result.stdout == ""
+    assert result.stderr == (f"error: bag {bag} is not closed (no metadata.yaml): its recording is still going on, or "
+                             f"its recorder was killed; then make it readable with `python -m robot_id_recorder repair "
+                             f"{bag}`\n")
+    hint = result.stderr.split("`")[1].split()
+    assert hint[:3] == ["python", "-m", "robot_id_recorder"]
+    assert vars(recorder_parser().parse_args(hint[3:])) == {"command": "repair", "bag": bag}  # the real command line
 
 
 def test_a_replay_the_estimator_refuses_ends_at_once_with_its_reason(tmp_path):

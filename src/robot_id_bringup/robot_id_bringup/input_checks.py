@@ -1,0 +1,99 @@
+"""What the nodes would refuse at start-up, found by the runner before anything starts: the options' ranges, the robot
+config, the trajectory (the excitation node's own refusal: robot, joints, limits) and the bags (there, a bag, closed).
+
+Each problem is one line; the runner prints them together and exits 2.
+"""
+
+from __future__ import annotations
+
+import math
+import pathlib
+from typing import TYPE_CHECKING
+
+from robot_id_bringup.graph import Run
+from robot_id_model.command_line import robot_source_problems
+
+if TYPE_CHECKING:
+    from robot_id_model.robot_config import RobotConfig
+
+STORAGE_SUFFIXES = (".mcap", ".db3")
+"""rosbag2 storage files: a bag is their directory with metadata.yaml, which the recorder writes when it closes it."""
+
+
+def option_problems(run: Run, timeout_s: float, assume_yes: bool) -> list[str]:
+    """The runner's own options out of range (the request's: Run.problems)."""
+    problems = []
+    if not (math.isfinite(timeout_s) and timeout_s >= 0.0):
+        problems.append(f"--timeout must be a finite number of seconds, at least 0 (0: never), not {timeout_s:g}")
+    if assume_yes and run.mode != "hardware":
+        problems.append(f"--yes confirms the motion of mode hardware; mode {run.mode} moves no robot")
+    return problems
+
+
+def bag_problem(bag: str, label: str = "bag") -> str:
+    """Why `bag` cannot be identified as it is ('' if it can): not there, not a rosbag2 bag (a directory with
+    metadata.yaml, or its storage file), or not closed (storage files but no metadata.yaml: still being written,
+    or its recorder was killed, which `python -m robot_id_recorder repair` mends)."""
+    path = pathlib.Path(bag)
+    if not path.exists():
+        return f"{label} not found: {bag}"
+    if path.is_file() and path.suffix not in STORAGE_SUFFIXES:
+        return f"{label} {bag} is not a rosbag2 bag (a directory with metadata.yaml, or its .mcap or .db3 file)"
+    directory = path if path.is_dir() else path.parent
+    if (directory / "metadata.yaml").is_file():
+        return ""
+    if any(f.suffix in STORAGE_SUFFIXES for f in directory.iterdir()):
+        return (f"{label} {bag} is not closed (no metadata.yaml): its recording is still going on, or its recorder was "
+                f"killed; then make it readable with `python -m robot_id_recorder repair {directory}`")
+    return f"{label} {bag} is not a rosbag2 bag (no metadata.yaml, no .mcap or .db3 file)"
+
+
+def trajectory_problems(run: Run, config: RobotConfig) -> list[str]:
+    """The trajectory the excitation node would run (--trajectory, else the one shipped for the robot) refused as the
+    node refuses it: not loadable, for another robot or other joints, or beyond the robot config's limits."""
+    from robot_id_excitation.constraints import design_limits
+    from robot_id_excitation.excitation_guard import trajectory_refusal
+    from robot_id_excitation.trajectory_file import load_trajectory
+    from robot_id_model.robot_model import ModelError
+
+    if not run.trajectory and pathlib.Path(run.robot).suffix:
+        return ["--trajectory: a robot config given as a file needs its trajectory (a file, or a shipped name such "
+                "as iiwa14)"]
+    name = run.trajectory or run.robot
+    try:
+        trajectory = load_trajectory(name)
+    except (OSError, ValueError) as err:
+        return [str(err)]
+    try:
+        refusal = trajectory_refusal(trajectory, config.load_model(), design_limits(config), config.robot)
+    except (ModelError, OSError, ValueError) as err:
+        return [f"--trajectory {name}: cannot be checked against {run.robot}: {err}"]
+    if not refusal:
+        return []
+    lines = [" ".join(line.split()) for line in refusal.splitlines() if line.strip()]
+    if len(lines) <= 2:
+        return [f"--trajectory {name}: {' '.join(lines)}"]
+    # the limit check's report: what failed, then one line per violation, the worst first
+    return [f"--trajectory {name}: {lines[0]} {lines[1].removesuffix(' violated:').removesuffix(';')}; the worst: "
+            f"{lines[2]}; all of them: python -m robot_id_excitation check {name} --robot {run.robot}"]
+
+
+def input_problems(run: Run) -> list[str]:
+    """The robot config, then (only when it loads) the trajectory, and the bags to identify."""
+    from robot_id_model.robot_config import load_robot_config
+    from robot_id_model.robot_model import ModelError
+
+    problems = robot_source_problems(run.robot)
+    if not problems:
+        try:
+            config = load_robot_config(run.robot)  # there, but perhaps malformed
+        except ModelError as err:
+            problems.append(f"--robot: {err}")
+        else:
+            problems += trajectory_problems(run, config) if run.mode != "replay" else []
+    if run.mode == "replay" and run.bag:
+        problems.append(bag_problem(run.bag))
+    problems += [bag_problem(bag, "friction sweep bag") for bag in run.friction_sweeps]
+    if run.friction_sweeps and run.records_sweep:
+        problems.append("a friction-sweep run only records; give --friction-sweep to the identification run after it")
+    return [p for p in problems if p]
