@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from robot_id_model.command_line import HelpFormatter, check_writable_directory
+from robot_id_recorder.period_index import MAX_MISSING_FRACTION
 
 if TYPE_CHECKING:
     from robot_id_recorder.bag_tools import BagIndex
@@ -29,13 +30,15 @@ def _quality_lines(index: BagIndex) -> list[str]:
     lines = [f"joint states on {index.topic}: {len(t)} messages over {t[-1] - t[0]:.3f} s, "
              f"rate {index.rate_hz:.1f} Hz, jitter (std of the sample time) {1e6 * float(np.std(dt)):.1f} µs, "
              f"{int(np.count_nonzero(dt > 1.5 * nominal))} gaps, {int(np.count_nonzero(dt == 0))} duplicate stamps",
-             f"periods ({index.source} index):",
+             f"periods ({index.source} index; flagged: more than {100 * MAX_MISSING_FRACTION:g} % missing or a gap "
+             f"longer than {index.max_gap_s:.4g} s):",
              f"{'period':>6} {'start [s]':>12} {'end [s]':>12} {'samples':>8} {'expected':>8} {'missing':>8} "
-             f"{'gaps':>5} {'dup':>4}  flag"]
+             f"{'gaps':>5} {'longest [s]':>11} {'jitter [ms]':>11} {'dup':>4}  flag"]
     for e in index.entries:
-        missing = max(e.expected - (e.samples - e.duplicate_stamps), 0)
-        lines.append(f"{e.index:>6} {e.start_s:>12.3f} {e.end_s:>12.3f} {e.samples:>8} {e.expected:>8} {missing:>8} "
-                     f"{e.gaps:>5} {e.duplicate_stamps:>4}  " + ("; ".join(e.reasons) if e.flagged else "ok"))
+        jitter = "-" if e.jitter_s is None else f"{1e3 * e.jitter_s:.3f}"
+        lines.append(f"{e.index:>6} {e.start_s:>12.3f} {e.end_s:>12.3f} {e.samples:>8} {e.expected:>8} "
+                     f"{e.missing:>8} {e.gaps:>5} {e.longest_gap_s:>11.4f} {jitter:>11} {e.duplicate_stamps:>4}  "
+                     + ("; ".join(e.reasons) if e.flagged else "ok"))
     if not index.entries:
         lines.append("  none: the bag holds no period markers")
     return lines

@@ -17,11 +17,21 @@ from rosbags.rosbag2 import Reader, ReaderError, StoragePlugin, Writer
 
 from robot_id_model.command_line import progress_bar
 from robot_id_recorder.message_types import typestore_for, typestore_from_definition
-from robot_id_recorder.period_index import PeriodEntry, PeriodMarkerStamp, index_yaml, period_entries, stored_index
+from robot_id_recorder.period_index import (
+    RATE_WINDOW_S,
+    PeriodEntry,
+    PeriodMarkerStamp,
+    index_yaml,
+    longest_usable_gap_s,
+    measured_rate_hz,
+    period_entries,
+    stored_index,
+)
 from robot_id_recorder.recording_session import INDEX_FILE, header_stamp_ns
 
 JOINT_STATE = "sensor_msgs/msg/JointState"
 PERIOD_MARKER = "robot_id_msgs/msg/PeriodMarker"
+EXCITATION = "robot_id_msgs/msg/ExcitationTrajectory"
 
 
 class BagError(ValueError):
@@ -32,6 +42,9 @@ class BagError(ValueError):
 class BagIndex:
     entries: list[PeriodEntry]
     rate_hz: float
+    """Measured from the header stamps of the first second (period_index.measured_rate_hz)."""
+    max_gap_s: float
+    """The longest gap of a usable period (period_index.longest_usable_gap_s)."""
     topic: str
     stamps_ns: np.ndarray
     """Header stamps of the joint states [ns], in bag order."""
@@ -41,7 +54,7 @@ class BagIndex:
 
 def bag_index(bag: pathlib.Path) -> BagIndex:
     """The period index of a bag: the recorder's when stored, else computed from its joint states (the busiest
-    JointState topic, header stamps) and period markers, at the median sample rate."""
+    JointState topic, header stamps), period markers and excitation description, at their measured rate."""
     try:
         with Reader(bag) as reader:
             states = [c for c in reader.connections if c.msgtype == JOINT_STATE]
@@ -51,21 +64,32 @@ def bag_index(bag: pathlib.Path) -> BagIndex:
             messages = progress_bar(reader.messages([topic]), total=topic.msgcount, description="joint states",
                                     unit="msg")
             stamps = np.array([header_stamp_ns(raw) for _, _, raw in messages], dtype=np.int64)
-            marker_connections = [c for c in reader.connections if c.msgtype == PERIOD_MARKER]
-            store = typestore_for([PERIOD_MARKER]) if marker_connections else None
-            markers = []
-            for _, _, raw in reader.messages(marker_connections) if marker_connections else []:
-                m = store.deserialize_cdr(raw, PERIOD_MARKER)
-                markers.append(PeriodMarkerStamp(m.period_index, header_stamp_ns(raw), m.period_s, m.num_periods))
+            markers = [PeriodMarkerStamp(m.period_index, header_stamp_ns(raw), m.period_s, m.num_periods)
+                       for raw, m in _decoded(reader, PERIOD_MARKER)]
+            descriptions = [m for _, m in _decoded(reader, EXCITATION)]
     except (ReaderError, FileNotFoundError) as err:
         raise BagError(f"{bag}: not a readable bag ({err}); if its recorder was killed, run "
                        f"`python -m robot_id_recorder repair {bag}`") from None
     if len(stamps) < 2:
         raise BagError(f"{bag}: fewer than two joint states on {topic.topic}")
-    rate_hz = float(1.0 / (np.median(np.diff(np.sort(stamps))) * 1e-9))
+    rate_hz = measured_rate_hz(stamps)
+    if rate_hz is None:
+        raise BagError(f"{bag}: the joint states on {topic.topic} span less than the {RATE_WINDOW_S:g} s their rate "
+                       "is measured over")
+    last = descriptions[-1] if descriptions else None
+    max_gap_s = longest_usable_gap_s(last.period_s if last else None, last.harmonics if last else None)
     stored = stored_index(bag)
-    entries = stored if stored is not None else period_entries(stamps, markers, rate_hz)
-    return BagIndex(entries, rate_hz, topic.topic, stamps, "recorder" if stored is not None else "computed")
+    entries = stored if stored is not None else period_entries(stamps, markers, rate_hz, max_gap_s)
+    return BagIndex(entries, rate_hz, max_gap_s, topic.topic, stamps, "recorder" if stored is not None else "computed")
+
+
+def _decoded(reader: Reader, msgtype: str) -> list[tuple[bytes, object]]:
+    """(raw, message) of every message of one type in the bag, in bag order."""
+    connections = [c for c in reader.connections if c.msgtype == msgtype]
+    if not connections:
+        return []
+    store = typestore_for([msgtype])
+    return [(raw, store.deserialize_cdr(raw, msgtype)) for _, _, raw in reader.messages(connections)]
 
 
 # --- repair ---------------------------------------------------------------------------------------------------
@@ -140,6 +164,7 @@ def repair(bag: pathlib.Path) -> str:
     (workspace / bag.name).rename(bag)
     workspace.rmdir()
     index = bag_index(bag)
-    (bag / INDEX_FILE).write_text(index_yaml(index.entries, index.rate_hz, index.topic))
+    (bag / INDEX_FILE).write_text(index_yaml(index.entries, index.rate_hz, index.topic, index.rate_hz,
+                                             index.max_gap_s))
     return (f"repaired {bag}: {count} messages kept ({len(connections)} topics), the damaged original is "
             f"{damaged}")

@@ -5,6 +5,8 @@ When the excitation node stops the arm (holding, refused, aborted) no more perio
 Each topic is subscribed once a publisher shows up, with the publishers' QoS (reliable when they all are,
 transient local when they all are, 1000 messages deep), so no sample is refused. Joint states are acknowledged to
 the simulated robot (robot_id/sim_ack, as `ack_name`) so that a lockstep simulation waits for the recorder.
+The period index uses the joint states' measured rate and the excitation's harmonics
+(recording_session, period_index); a measured rate 10 % off the configured one is logged once as a warning.
 Publishes robot_id_msgs/RecordingStatus on robot_id/recording_status (transient local) every second and when
 done; after the bag is closed it stays up (idle, so that an estimator started later still sees the finished
 status) unless `exit_when_done`. Stops and closes the bag after the last announced period, on ~/stop
@@ -29,7 +31,7 @@ from std_srvs.srv import Trigger
 
 from robot_id_model.robot_config import load_robot_config
 from robot_id_model.robot_model import ModelError
-from robot_id_msgs.msg import ExcitationStatus, PeriodMarker, RecordingStatus
+from robot_id_msgs.msg import ExcitationStatus, ExcitationTrajectory, PeriodMarker, RecordingStatus
 from robot_id_recorder.bag_writer import BagWriter, offered_qos
 from robot_id_recorder.message_types import typestore_for
 from robot_id_recorder.node_parameters import declare_parameters, default_bag_path
@@ -58,9 +60,10 @@ class RecorderNode(Node):
         p = declare_parameters(self)
         config = load_robot_config(p["robot"])
         self.marker_topic = self.resolve_topic_name(MARKER_TOPIC)  # resolved once, not per message
+        self.trajectory_topic = self.resolve_topic_name(TRAJECTORY_TOPIC)
         self.excitation_status_topic = self.resolve_topic_name(EXCITATION_STATUS_TOPIC)
         topics = {config.joint_states_topic: "sensor_msgs/msg/JointState",
-                  self.resolve_topic_name(TRAJECTORY_TOPIC): "robot_id_msgs/msg/ExcitationTrajectory",
+                  self.trajectory_topic: "robot_id_msgs/msg/ExcitationTrajectory",
                   self.marker_topic: "robot_id_msgs/msg/PeriodMarker",
                   self.resolve_topic_name(EXCITATION_STATUS_TOPIC): "robot_id_msgs/msg/ExcitationStatus"}
         if self.get_parameter("use_sim_time").value:
@@ -77,7 +80,8 @@ class RecorderNode(Node):
         self.joint_states_topic = config.joint_states_topic
         bag_path = p["bag_path"] or default_bag_path(config.robot)
         writer = BagWriter(bag_path, typestore_for(set(topics.values())), p["storage"], p["flush_period_s"])
-        self.session = RecordingSession(writer, config.joint_states_topic, p["rate_hz"] or config.state_rate_hz)
+        self.session = RecordingSession(writer, config.joint_states_topic, p["rate_hz"] or config.state_rate_hz,
+                                        self.get_logger().warning)
         self.exit_when_done = p["exit_when_done"]
         self.ack_name = p["ack_name"]
         self.subscribed: set[str] = set()
@@ -122,6 +126,9 @@ class RecorderNode(Node):
                 marker = deserialize_message(raw, PeriodMarker)
                 self.session.on_marker(PeriodMarkerStamp(
                     marker.period_index, header_stamp_ns(raw), marker.period_s, marker.num_periods))
+            elif topic == self.trajectory_topic:
+                description = deserialize_message(raw, ExcitationTrajectory)
+                self.session.on_description(description.period_s, description.harmonics)
             elif topic == self.excitation_status_topic:
                 status = deserialize_message(raw, ExcitationStatus)
                 if status.stopped:  # no more periods will come: the bag is closed with what was recorded
@@ -134,7 +141,7 @@ class RecorderNode(Node):
         index = s.recorded_index()
         msg = RecordingStatus(bag_path=str(s.writer.path), periods_recorded=s.periods_recorded(),
                               periods_expected=s.periods_expected, samples_recorded=s.samples, finished=self.done,
-                              samples_missing=sum(max(e.expected - e.samples + e.duplicate_stamps, 0) for e in index),
+                              samples_missing=sum(e.missing for e in index),
                               periods_flagged=sum(e.flagged for e in index))
         msg.header.stamp = self.get_clock().now().to_msg()
         return msg
@@ -176,6 +183,10 @@ def main(args: list[str] | None = None) -> int:
         rclpy.logging.get_logger("recorder").fatal(str(err))
         rclpy.try_shutdown()
         return 2
+    except Exception:
+        if rclpy.ok():
+            raise
+        return 0  # stopped (SIGTERM, Ctrl-C) while starting: rclpy shut down under the constructor
     try:
         while rclpy.ok() and not (node.done and node.exit_when_done):
             rclpy.spin_once(node, timeout_sec=0.1)

@@ -37,8 +37,9 @@ def parameters() -> dict[str, tuple[object, ParameterDescriptor]]:
         "extra_topics": (Parameter.Type.STRING_ARRAY, _descriptor(
             "more topics as topic:pkg/msg/Type, e.g. /lbr/state:lbr_fri_idl/msg/LBRState (recorded when the type "
             "is installed)")),
-        "rate_hz": (0.0, _descriptor("joint states per second for the period index (0: the robot config's)",
-                                     floats=(0.0, 100_000.0))),
+        "rate_hz": (0.0, _descriptor("joint states per second expected (0: the robot config's); the period index "
+                                     "uses the rate measured from their first second, warning when it differs by "
+                                     "more than 10 %", floats=(0.0, 100_000.0))),
         "flush_period_s": (1.0, _descriptor("longest time data stay in memory before they are on disk (s)",
                                             floats=(0.01, 60.0))),
         "ack_name": ("recorder", _descriptor("name under which joint states are acknowledged to a lockstep "

@@ -1,17 +1,37 @@
-"""One recording without ROS: messages into the bag as they come, the joint states' stamps and the period markers
-kept for the period index, and the decision that the last period is in."""
+"""One recording without ROS: messages into the bag as they come, the joint states' stamps, the excitation's
+harmonics and the period markers kept for the period index, and the decision that the last period is in.
+
+The index uses the rate the joint states have, measured from the header stamps of their first second
+(period_index.measured_rate_hz), not the configured one; until then the configured rate. When the two differ by
+more than RATE_WARNING_FRACTION, `warn` is called once with both."""
 
 from __future__ import annotations
 
 import pathlib
 import struct
+import sys
+from collections.abc import Callable
 
 import numpy as np
 
 from robot_id_recorder.bag_writer import BagWriter
-from robot_id_recorder.period_index import PeriodEntry, PeriodMarkerStamp, index_yaml, period_entries
+from robot_id_recorder.period_index import (
+    RATE_WINDOW_S,
+    PeriodEntry,
+    PeriodMarkerStamp,
+    index_yaml,
+    longest_usable_gap_s,
+    measured_rate_hz,
+    period_entries,
+)
 
 INDEX_FILE = "period_index.yaml"
+RATE_WARNING_FRACTION = 0.1
+"""A measured joint-state rate this far (relative) from the configured one is warned about."""
+
+
+def _to_stderr(text: str) -> None:
+    print(f"warning: {text}", file=sys.stderr)
 
 
 def header_stamp_ns(raw: bytes) -> int:
@@ -23,14 +43,20 @@ def header_stamp_ns(raw: bytes) -> int:
 class RecordingSession:
     """Feeds a BagWriter; the joint-states topic's stamps and the markers make the period index."""
 
-    def __init__(self, writer: BagWriter, joint_states_topic: str, rate_hz: float) -> None:
+    def __init__(self, writer: BagWriter, joint_states_topic: str, configured_rate_hz: float,
+                 warn: Callable[[str], None] = _to_stderr) -> None:
         self.writer = writer
         self.joint_states_topic = joint_states_topic
-        self.rate_hz = rate_hz
+        self.configured_rate_hz = configured_rate_hz
+        self.measured_rate_hz: float | None = None
+        self.warn = warn
         self._stamps = np.empty(1024, dtype=np.int64)
         self.samples = 0
         self.latest_ns = 0
+        self.earliest_ns = 0
         self.markers: dict[int, PeriodMarkerStamp] = {}
+        self.max_gap_s = longest_usable_gap_s(None, None)
+        """The longest gap a usable period may have (period_index), from the excitation's description."""
 
     def on_message(self, topic: str, receive_ns: int, raw: bytes) -> None:
         """Write any message; joint states also count for the period index."""
@@ -41,10 +67,31 @@ class RecordingSession:
             stamp = header_stamp_ns(raw)
             self._stamps[self.samples] = stamp
             self.latest_ns = max(self.latest_ns, stamp)
+            self.earliest_ns = min(self.earliest_ns, stamp) if self.samples else stamp
             self.samples += 1
+            if self.measured_rate_hz is None and self.latest_ns - self.earliest_ns >= RATE_WINDOW_S * 1e9:
+                self._measure_rate()
+
+    def _measure_rate(self) -> None:
+        """Take the rate from the first second of stamps (they span it now); warn once when it is not the
+        configured one."""
+        self.measured_rate_hz = measured_rate_hz(self.stamps_ns)
+        configured = self.configured_rate_hz
+        if abs(self.measured_rate_hz / configured - 1.0) > RATE_WARNING_FRACTION:
+            self.warn(f"joint states come at {self.measured_rate_hz:.1f} Hz (their header stamps), not at the "
+                      f"configured {configured:g} Hz: the period index uses {self.measured_rate_hz:.1f} Hz")
 
     def on_marker(self, marker: PeriodMarkerStamp) -> None:
         self.markers[marker.index] = marker
+
+    def on_description(self, period_s: float, harmonics: int) -> None:
+        """The excitation's description: its period and harmonics set the longest usable gap."""
+        self.max_gap_s = longest_usable_gap_s(period_s, harmonics)
+
+    @property
+    def rate_hz(self) -> float:
+        """Joint states per second: measured once the first second is in, the configured rate until then."""
+        return self.measured_rate_hz or self.configured_rate_hz
 
     @property
     def stamps_ns(self) -> np.ndarray:
@@ -70,7 +117,7 @@ class RecordingSession:
         return self.periods_expected > 0 and self.periods_recorded() >= self.periods_expected
 
     def index(self) -> list[PeriodEntry]:
-        return period_entries(self.stamps_ns, list(self.markers.values()), self.rate_hz)
+        return period_entries(self.stamps_ns, list(self.markers.values()), self.rate_hz, self.max_gap_s)
 
     def recorded_index(self) -> list[PeriodEntry]:
         """The index of the periods that are in (one still running is not missing anything)."""
@@ -80,7 +127,8 @@ class RecordingSession:
     def close(self) -> pathlib.Path:
         """Close the bag with its period index (in metadata.yaml and as period_index.yaml beside the storage
         file); the index file's path."""
-        text = index_yaml(self.index(), self.rate_hz, self.joint_states_topic)
+        text = index_yaml(self.index(), self.rate_hz, self.joint_states_topic, self.configured_rate_hz,
+                          self.max_gap_s)
         self.writer.close(text)
         path = self.writer.path / INDEX_FILE
         path.write_text(text)

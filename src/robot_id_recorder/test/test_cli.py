@@ -10,14 +10,14 @@ from recorder_bags import STATES_TOPIC, run_cli, write_recording
 
 from robot_id_recorder.bag_tools import bag_index
 
-COLUMNS = ["period", "start [s]", "end [s]", "samples", "expected", "missing", "gaps", "dup", "flag"]
-
 
 def _table(stdout: str) -> list[list[str]]:
-    """The period rows, split at whitespace: index, start, end, samples, expected, missing, gaps, dup, flag..."""
+    """The period rows, split at whitespace: index, start, end, samples, expected, missing, gaps, longest gap,
+    jitter, dup, flag..."""
     lines = stdout.splitlines()
     header = next(i for i, line in enumerate(lines) if line.split()[:1] == ["period"])
-    assert lines[header].split() == "period start [s] end [s] samples expected missing gaps dup flag".split()
+    assert lines[header].split() == ("period start [s] end [s] samples expected missing gaps longest [s] jitter [ms] "
+                                     "dup flag").split()
     return [line.split() for line in lines[header + 1:]]
 
 
@@ -35,11 +35,12 @@ def test_info_on_a_clean_bag_prints_every_period_and_exits_0(tmp_path):
     first = result.stdout.splitlines()[0]
     assert first.startswith(f"joint states on {STATES_TOPIC}: 751 messages over 1.498 s, rate 500.0 Hz")
     assert "0 gaps, 1 duplicate stamps" in first
-    assert "periods (recorder index):" in result.stdout
+    assert "periods (recorder index; flagged: more than 1 % missing or a gap longer than 0.1 s):" in result.stdout
     rows = _table(result.stdout)
     assert [r[0] for r in rows] == ["0", "1", "2"]
-    assert [r[3:] for r in rows] == [["250", "250", "0", "0", "0", "ok"], ["250", "250", "0", "0", "0", "ok"],
-                                     ["251", "250", "0", "0", "1", "ok"]]  # a duplicate is counted, not missing
+    assert [r[3:] for r in rows] == [["250", "250", "0", "0", "0.0020", "0.000", "0", "ok"],
+                                     ["250", "250", "0", "0", "0.0020", "0.000", "0", "ok"],
+                                     ["251", "250", "0", "0", "0.0020", "0.000", "1", "ok"]]  # counted, not missing
     assert [float(r[2]) - float(r[1]) for r in rows] == pytest.approx([0.5] * 3, abs=1e-3)  # printed to 1 ms
 
 
@@ -50,12 +51,12 @@ def test_info_exits_3_when_a_period_is_flagged(tmp_path, stored):
     write_recording(tmp_path / "bag", drop=range(300, 320), with_index=stored)
     result = run_cli("info", str(tmp_path / "bag"))
     assert result.returncode == 3, result.stderr
-    assert f"periods ({'recorder' if stored else 'computed'} index):" in result.stdout
+    assert f"periods ({'recorder' if stored else 'computed'} index; flagged:" in result.stdout
     rows = _table(result.stdout)
-    assert [[*r[3:8], " ".join(r[8:])] for r in rows] == [
-        ["250", "250", "0", "0", "0", "ok"],
-        ["230", "250", "20", "1", "0", "20 of 250 samples missing; 1 gaps, the longest 0.0420 s"],
-        ["250", "250", "0", "0", "0", "ok"]]
+    assert [[*r[3:10], " ".join(r[10:])] for r in rows] == [
+        ["250", "250", "0", "0", "0.0020", "0.000", "0", "ok"],
+        ["230", "250", "20", "1", "0.0420", "0.000", "0", "20 of 250 samples missing (8 %, more than 1 %)"],
+        ["250", "250", "0", "0", "0.0020", "0.000", "0", "ok"]]
     assert "1 gaps, 0 duplicate stamps" in result.stdout.splitlines()[0]
 
 

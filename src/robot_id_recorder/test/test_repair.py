@@ -128,7 +128,9 @@ def test_the_computed_index_of_a_bag_dumps_and_parses_back(tmp_path):
     write_recording(tmp_path / "bag", drop=range(300, 320), with_index=False)
     index = bag_index(tmp_path / "bag")
     assert index.source == "computed" and [e.flagged for e in index.entries] == [False, True, False]
-    assert parse_index(index_yaml(index.entries, index.rate_hz, index.topic)) == index.entries
+    assert index.rate_hz == 500.0 and index.max_gap_s == 0.1  # measured; no description: harmonics unknown
+    assert parse_index(index_yaml(index.entries, index.rate_hz, index.topic, index.rate_hz, index.max_gap_s)) \
+        == index.entries
 
 
 def test_repair_of_a_healthy_bag_says_so_and_changes_nothing(tmp_path):
