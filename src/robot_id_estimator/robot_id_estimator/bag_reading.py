@@ -1,5 +1,6 @@
-"""Reading a rosbag2 bag into a Recording: joint states, and the recorder's trajectory description and period
-markers, from which whole periods are cut.
+"""Reading a rosbag2 bag into a Recording: joint states in the order of their header stamps, and the recorder's
+trajectory description and period markers, from which whole periods are cut (the periods the recorder flagged
+are left out: flagged_periods).
 
 robot_id_msgs' definitions come from its installed share directory. JointState messages that all share one
 byte layout (one publisher, fixed joints: what a robot driver records) are decoded at once from their CDR
@@ -9,6 +10,7 @@ takes 7–9× as long (about 4 s instead of 0.5 s; benchmarks/bag_reading.py).
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import pathlib
 import sys
@@ -20,8 +22,9 @@ from rosbags.rosbag2 import Reader, ReaderError
 from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 from rosbags.typesys.store import Typestore
 
+from robot_id_estimator.flagged_periods import without_flagged_periods
 from robot_id_estimator.recording import DataError, Recording, Unselected, select_joints
-from robot_id_recorder.period_index import stored_index
+from robot_id_recorder.period_index import longest_usable_gap_s
 
 JOINT_STATE = "sensor_msgs/msg/JointState"
 EXCITATION = "robot_id_msgs/msg/ExcitationTrajectory"
@@ -76,9 +79,11 @@ def robot_id_typestore() -> Typestore:
 
 def read_bag(
     path: pathlib.Path, joint_names: Sequence[str] | None, period_s: float | None
-) -> tuple[Recording, Unselected]:
-    """The recording as logged (not yet cleaned), cut to whole periods when the bag marks them, and the positions
-    of the joints `joint_names` leaves out (default: the description's joints, else all)."""
+) -> tuple[Recording, Unselected, float]:
+    """The recording as logged (not yet cleaned) in the order of its header stamps, cut to whole periods when the bag
+    marks them and without the periods the recorder flagged (flagged_periods), the positions of the joints
+    `joint_names` leaves out (default: the description's joints, else all), and the longest gap cleaning fills: the
+    recorder's longest usable gap (period_index.longest_usable_gap_s of the description's harmonics)."""
     store = robot_id_typestore()
     repairs: list[str] = []
     bag = _bag_contents(path, store, repairs)
@@ -87,24 +92,28 @@ def read_bag(
     states = _joint_states(str(path), store, bag.raws, joint_names or default_joints)
     if states.skipped:
         repairs.append(f"skipped {states.skipped} JointState messages without all of the joints {states.names}")
-    t_ns = states.t_ns
-    if not t_ns.any():
-        t_ns = bag.receive_ns[states.used]
+    if not states.t_ns.any():
+        states = dataclasses.replace(states, t_ns=bag.receive_ns[states.used])
         repairs.append("JointState header stamps are zero: used the bag's receive times")
     if states.tau_nm is None:
         raise DataError(f"{path}: the JointState messages on {bag.topic} carry no effort (joint torques)")
-    origin_ns = int(t_ns[0])
-    t_s = (t_ns - origin_ns) * 1e-9
+    states = _in_stamp_order(states, repairs)
+    origin_ns = int(states.t_ns[0])
+    t_s = (states.t_ns - origin_ns) * 1e-9
     unselected = Unselected(tuple(states.others), t_s, states.q_others_rad)
+    described = description is not None
+    max_gap_s = longest_usable_gap_s(description.period_s if described else None,
+                                     description.harmonics if described else None)
 
     period_s, harmonics = _excitation_period(description, bag.markers, period_s, repairs)
     start_ns = _first_period_ns(description, bag.markers)
-    keep = np.ones(len(t_s), dtype=bool)
+    keep, reason = np.ones(len(t_s), dtype=bool), None
     if period_s is not None and start_ns is not None:
         n_planned = int(description.num_periods) if description is not None else 0
         keep, note = _whole_periods(t_s, (start_ns - origin_ns) * 1e-9, period_s, n_planned)
         repairs.append(note)
-        t_s, keep = _without_flagged_periods(path, t_s, keep, origin_ns, period_s, repairs)
+        t_s, keep, reason = without_flagged_periods(path if path.is_dir() else path.parent, t_s, keep, origin_ns,
+                                                    period_s, max_gap_s, repairs)
     return Recording(
         joint_names=tuple(states.names),
         t_s=t_s[keep],
@@ -116,26 +125,20 @@ def read_bag(
         harmonics=harmonics,
         source=str(path),
         repairs=tuple(repairs),
-    ), unselected
+        non_periodic_reason=reason,
+    ), unselected, max_gap_s
 
 
-def _without_flagged_periods(path: pathlib.Path, t_s: np.ndarray, keep: np.ndarray, origin_ns: int, period_s: float,
-                             repairs: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    """Leave out the periods the recorder flagged (samples missing, gaps) and close the holes: the motion is
-    periodic, so every later sample moves back by one period per period left out."""
-    index = stored_index(path if path.is_dir() else path.parent)
-    flagged = [e for e in index or [] if e.flagged]
-    if not flagged:
-        return t_s, keep
-    t_s, keep = t_s.copy(), keep.copy()
-    for entry in sorted(flagged, key=lambda e: e.start_s, reverse=True):
-        start_s = entry.start_s - origin_ns * 1e-9
-        inside = (t_s >= start_s) & (t_s < start_s + period_s)
-        keep &= ~inside
-        t_s[t_s >= start_s + period_s] -= period_s
-    repairs.append("left out periods " + ", ".join(f"{e.index} ({'; '.join(e.reasons)})" for e in flagged)
-                   + " flagged by the recorder; the later periods follow on")
-    return t_s, keep
+def _in_stamp_order(states: _JointStates, repairs: list[str]) -> _JointStates:
+    """The joint states ordered by their header stamps (a sample that arrived late carries its own time)."""
+    late = int(np.count_nonzero(np.diff(states.t_ns) < 0))
+    if not late:
+        return states
+    order = np.argsort(states.t_ns, kind="stable")
+    repairs.append(f"ordered the joint states by their header stamps ({late} arrived after a later-stamped one)")
+    return dataclasses.replace(
+        states, t_ns=states.t_ns[order], q_rad=states.q_rad[order], q_others_rad=states.q_others_rad[order],
+        dq_rad_s=None if states.dq_rad_s is None else states.dq_rad_s[order], tau_nm=states.tau_nm[order])
 
 
 def _msg_directory() -> pathlib.Path | None:

@@ -9,7 +9,7 @@ filtered again (as for the reference figures of the Gaz et al. Panda log: 10 Hz 
 
 Before averaging, the periods are checked (period_check.check_periods): transient periods at either end (a
 ramp-in or ramp-out) are dropped, and periods that still disagree are processed as non-periodic data, with a
-warning either way.
+warning either way; so is a recording with a non_periodic_reason (a bag whose periods the recorder all flagged).
 
 The torque filter is not applied to the motion: to keep τ = Y·π consistent (Coulomb friction sign(dq) has
 content above the cutoff), filter the regressor columns with the same function (they accept (K, n, p)).
@@ -208,6 +208,8 @@ def process(rec: Recording, config: ProcessingConfig = ProcessingConfig()) -> Pr
         ignored = f" (period of {period_s:g} s ignored)" if period_s is not None else ""
         notes.append(f"non_periodic set: processed as non-periodic data{ignored}")
         return _process_nonperiodic(rec, dt_s, config, notes)
+    if rec.non_periodic_reason is not None:
+        return _as_nonperiodic(rec, dt_s, config, notes, rec.non_periodic_reason)
     if period_s is None:
         period_s = detect_period(rec.t_s, rec.q_rad)
         if period_s is not None:

@@ -53,6 +53,8 @@ class Recording:
     source: str
     repairs: tuple[str, ...]
     """Everything loading and cleaning did to the data, in words."""
+    non_periodic_reason: str | None = None
+    """Why periodic data must be processed as non-periodic (a bag whose periods the recorder all flagged)."""
 
     def signal_arrays(self) -> dict[str, np.ndarray]:
         """Copies of the per-joint signals present, as float arrays, keyed q, dq, ddq, tau."""
@@ -84,7 +86,9 @@ def load_recording(
     """Load a CSV file or a rosbag2 bag (directory, or its .db3/.mcap file) and clean it.
 
     `joint_names` selects and orders the joints (default: all, in file order, or the joints of the bag's
-    trajectory description). `period_s` declares the data periodic and overrides a bag's description.
+    trajectory description). `period_s` declares the data periodic and overrides a bag's description. Gaps are
+    interpolated up to cleaning.MAX_GAP_S in a CSV file and up to the recorder's longest usable gap in a bag
+    (robot_id_recorder.period_index.longest_usable_gap_s: 5 % of the highest harmonic's period).
     `columns` maps our CSV column names to the file's (see csv_columns; CSV only). `start_s` and `end_s` keep
     only the samples in [start_s, end_s], in seconds from the first sample of the cleaned recording (for a bag,
     after its cut to whole periods). Joints in the data but not in `joint_names` must not move (their motion
@@ -95,7 +99,7 @@ def load_recording(
     """
     # The readers and the cleaning build on Recording and DataError, so they import this module: imported here.
     from robot_id_estimator.bag_reading import read_bag
-    from robot_id_estimator.cleaning import clean
+    from robot_id_estimator.cleaning import MAX_GAP_S, clean
     from robot_id_estimator.csv_reading import read_csv
 
     path = pathlib.Path(path)
@@ -105,14 +109,15 @@ def load_recording(
     if path.is_dir() or path.suffix in (".db3", ".mcap"):
         if columns:
             raise DataError(f"{path}: a column map applies to CSV files, not to a rosbag2 bag")
-        rec, unselected = read_bag(path, joint_names, period_s)
+        rec, unselected, max_gap_s = read_bag(path, joint_names, period_s)
     elif path.suffix.lower() == ".csv":
+        max_gap_s = MAX_GAP_S
         rec, unselected = read_csv(path, joint_names, period_s, columns, arm_joints)
     elif not path.exists():
         raise DataError(f"{path}: no such file or directory")
     else:
         raise DataError(f"{path}: unknown format; give a .csv file or a rosbag2 bag (directory, .db3 or .mcap)")
-    rec = _window(clean(rec), start_s, end_s)
+    rec = _window(clean(rec, max_gap_s), start_s, end_s)
     return _check_unmodelled_motion(rec, unselected, unmodelled_motion_ok)
 
 

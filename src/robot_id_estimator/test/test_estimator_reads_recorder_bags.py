@@ -65,8 +65,10 @@ def test_a_flagged_period_is_left_out_and_the_later_ones_follow_on(tmp_path):
     per_period = round(PERIOD_S * RATE_HZ)
     assert len(recording.t_s) == 2 * per_period  # periods 0 and 2
     assert np.allclose(np.diff(recording.t_s), 1.0 / RATE_HZ)  # no hole where period 1 was
-    note = next(r for r in recording.repairs if r.startswith("left out periods"))
-    assert "1 (" in note and "gaps" in note
+    note = next(r for r in recording.repairs if r.startswith("left out "))
+    assert note == ("left out 1 of 3 periods, flagged by the recorder: period 1 (20 of 200 samples missing (10 %, "
+                    "more than 1 %), a gap of 0.1050 s, longer than the 0.1 s the estimator fills); the later periods "
+                    "follow on")
     # period 2 moved back onto period 1's place: the motion is periodic, so it continues period 0 exactly
     assert np.allclose(recording.q_rad[:per_period], recording.q_rad[per_period:], atol=1e-12)
 
@@ -89,4 +91,4 @@ def test_bags_of_the_standard_recorder_are_cut_at_the_markers(tmp_path, storage)
     recording = load_recording(tmp_path / "bag")
     assert recording.period_s == PERIOD_S
     assert len(recording.t_s) == PERIODS * round(PERIOD_S * RATE_HZ)
-    assert not any(r.startswith("left out periods") for r in recording.repairs)
+    assert not any(r.startswith("left out ") for r in recording.repairs)
