@@ -90,16 +90,17 @@ def longest_usable_gap_s(period_s: float | None, harmonics: int | None) -> float
 
 
 def measured_rate_hz(stamps_ns: np.ndarray) -> float | None:
-    """The joint states' rate from the distinct header stamps (any order) of their first RATE_WINDOW_S: the sample
-    slots between the first and the last of them (each spacing in whole median spacings: a drop or a stall counts
-    its slots, a burst after a stall none) over the time they span, to 1 mHz. Jitter moves only the two ends.
-    None until the stamps span that window."""
+    """The joint states' rate from the distinct header stamps (any order) of their first RATE_WINDOW_S: each stamp's
+    sample slot counted in whole median spacings (a drop or a stall counts its slots, a burst after a stall none),
+    one over the least-squares slope of the stamps against their slots, to 1 mHz (0.5 ms jitter at 100 Hz: about
+    0.02 %). None until the stamps span that window."""
     stamps = np.unique(np.asarray(stamps_ns, dtype=np.int64))
     if len(stamps) < 2 or stamps[-1] - stamps[0] < round(RATE_WINDOW_S * 1e9):
         return None
-    spacing_ns = np.diff(stamps[stamps <= stamps[0] + round(RATE_WINDOW_S * 1e9)])
-    slots = np.round(spacing_ns / np.median(spacing_ns)).sum()
-    return round(float(slots / (spacing_ns.sum() * 1e-9)), 3)
+    window = stamps[stamps <= stamps[0] + round(RATE_WINDOW_S * 1e9)] - stamps[0]
+    spacing_ns = np.diff(window)
+    slots = np.concatenate([[0.0], np.cumsum(np.round(spacing_ns / np.median(spacing_ns)))])
+    return round(1e9 / float(np.polyfit(slots, window.astype(float), 1)[0]), 3)
 
 
 def period_entries(stamps_ns: np.ndarray, markers: list[PeriodMarkerStamp], rate_hz: float,
