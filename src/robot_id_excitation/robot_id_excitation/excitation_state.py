@@ -9,8 +9,11 @@ between ROS and this class. The guarantees it keeps are stated in docs/safety.md
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field, replace
+from collections.abc import Callable
+from concurrent.futures import Future
+from dataclasses import dataclass, replace
 from enum import StrEnum
+from functools import partial
 
 import numpy as np
 
@@ -27,7 +30,18 @@ from robot_id_excitation.excitation_guard import (  # noqa: F401 (STOP_ACCELERAT
     start_tolerance_rad,
     stop_point,
 )
-from robot_id_excitation.quintic import evaluate_quintic, quintic_coefficients, rest_to_rest_duration
+from robot_id_excitation.excitation_plan import (
+    Approach,
+    Chunk,
+    Command,
+    Points,
+    approach,
+    distinct_points,
+    excitation_chunks,
+    run_now,
+)
+from robot_id_excitation.excitation_step import LogLine, Outbox, PeriodStart, Severity, Step
+from robot_id_excitation.quintic import evaluate_quintic
 from robot_id_excitation.trajectory_file import Trajectory
 from robot_id_model.robot_model import RobotModel
 
@@ -36,6 +50,7 @@ class Phase(StrEnum):
     """Where the run is; the values are the node's state names."""
 
     WAITING = "waiting_for_joint_states"
+    CONFIRMING = "waiting_for_confirmation"
     APPROACHING = "approaching"
     EXCITING = "exciting"
     HOLDING = "holding"
@@ -45,22 +60,6 @@ class Phase(StrEnum):
 
 
 MOVING = (Phase.APPROACHING, Phase.EXCITING)
-
-
-class Severity(StrEnum):
-    """Log level of a LogLine."""
-
-    INFO = "info"
-    WARNING = "warning"
-    ERROR = "error"
-
-
-@dataclass(frozen=True)
-class LogLine:
-    """A line for the caller's log."""
-
-    severity: Severity
-    text: str
 
 
 @dataclass(frozen=True)
@@ -92,107 +91,53 @@ class ExcitationSettings:
     """steps further apart on the node's clock hold the run (0: off, for a simulator's clock in lockstep)"""
 
 
-@dataclass(frozen=True, eq=False)
-class Command:
-    """Points for a joint trajectory controller, due at stamp_s + t_rel_s (stamp_s None: on arrival)."""
-
-    stamp_s: float | None
-    t_rel_s: np.ndarray
-    """(K,)"""
-    q_rad: np.ndarray
-    """(K, n), as dq_rad_s and ddq_rad_s2"""
-    dq_rad_s: np.ndarray
-    ddq_rad_s2: np.ndarray
-
-
-@dataclass(frozen=True)
-class PeriodStart:
-    """Period `index` starts at t_s (a period marker)."""
-
-    index: int
-    t_s: float
-
-
-@dataclass(frozen=True)
-class Step:
-    """What one call decided, in the order to publish: commands, then the stop of a hold."""
-
-    commands: tuple[Command, ...] = ()
-    stop: Command | None = None
-    hold_reason: str | None = None
-    """set when this call held (stop is None if no joint state was known)"""
-    markers: tuple[PeriodStart, ...] = ()
-    excitation_start_s: float | None = None
-    """set when the excitation was planned: t0 of period 0"""
-    log: tuple[LogLine, ...] = ()
-
-
-@dataclass
-class _Outbox:
-    """What the current call has decided so far."""
-
-    commands: list[Command] = field(default_factory=list)
-    stop: Command | None = None
-    hold_reason: str | None = None
-    markers: list[PeriodStart] = field(default_factory=list)
-    excitation_start_s: float | None = None
-    log: list[LogLine] = field(default_factory=list)
-
-    def step(self) -> Step:
-        return Step(tuple(self.commands), self.stop, self.hold_reason, tuple(self.markers), self.excitation_start_s,
-                    tuple(self.log))
-
-
-@dataclass(frozen=True)
-class _Approach:
-    start_s: float
-    duration_s: float
-    coefficients: np.ndarray
-
-
-@dataclass(frozen=True)
-class _Chunk:
-    """One excitation command: `length_s` from `start_s` after t0 (before the overlap)."""
-
-    start_s: float
-    length_s: float
-
-
 @dataclass
 class _Excitation:
     t0_s: float
-    chunks: tuple[_Chunk, ...]
     next_chunk: int = 0
     next_marker: int = 0
 
 
-def _plan_chunks(period_s: float, num_periods: int, max_chunk_s: float) -> tuple[_Chunk, ...]:
-    """Every period in equal pieces of at most max_chunk_s."""
-    pieces = max(1, math.ceil(period_s / max_chunk_s))
-    return tuple(_Chunk(k * period_s + j * period_s / pieces, period_s / pieces)
-                 for k in range(num_periods) for j in range(pieces))
+@dataclass(frozen=True)
+class _Start:
+    """The start as planned from a measured pose: the approach (None: already at the start pose)."""
+
+    q_from_rad: np.ndarray
+    approach: Approach | None
 
 
 class ExcitationStateMachine:
-    """Waits for joint states, approaches the start pose, streams N periods, and holds on any fault.
+    """Waits for joint states, plans and checks the whole run, approaches the start pose, streams N periods, and
+    holds on any fault.
 
     The caller refuses a trajectory first (excitation_guard.trajectory_refusal); here every command is checked
-    again before it is sent. A fault of the joint states (JointStateStream) holds the run at the next step(), or
-    refuses it before motion. Nothing moves again after a hold.
+    again, by the limits and by `monitor` (an independent check of its message; its problems refuse it), before
+    the arm moves: the excitation's chunks once (prepare(), or with the approach), the approach when it is planned
+    from the measured pose. Planning takes long: `submit` may run it in the background (it returns a Future; by
+    default the work is done at once), while the steps go on watching the joint states. Sending only picks what is
+    planned. A fault of the joint states
+    (JointStateStream) holds the run at the next step(), or refuses it before motion. Nothing moves again after a
+    hold.
     """
 
     def __init__(self, trajectory: Trajectory, robot: RobotModel, limits: DesignLimits,
-                 settings: ExcitationSettings) -> None:
+                 settings: ExcitationSettings, monitor: Callable[[Points], list[str]] | None = None,
+                 submit: Callable[[Callable[[], object]], Future] = run_now) -> None:
         settings = replace(settings, lead_s=max(settings.lead_s, MIN_LEAD_S))
         self.trajectory, self.robot, self.limits, self.settings = trajectory, robot, limits, settings
+        self.monitor, self._submit = monitor, submit
+        self._planning: Future | None = None
         self.start_pose_rad = trajectory.evaluate(np.zeros(1))[0][0]
         self.phase = Phase.WAITING
         self.reason = ""
         self.states = JointStateStream(len(limits.joint_names))
-        self._approach: _Approach | None = None
+        self._approach_start_s = 0.0
+        self._start: _Start | None = None
+        self._chunks: tuple[Chunk, ...] | None = None
+        self._chunk_refusal = ""
+        self._closest_m = math.inf
         self._excitation: _Excitation | None = None
-        self._confirm_asked = False
-        self._out = _Outbox()
+        self._out = Outbox()
         self._start_tolerance_rad = start_tolerance_rad(limits, settings.max_start_error_rad, settings.lead_s)
         self.violation = ""  # the first limit the last refused command broke
 
@@ -201,10 +146,25 @@ class ExcitationStateMachine:
         return self.phase in MOVING
 
     @property
+    def approach(self) -> Approach | None:
+        """The planned approach to the start pose (None: not planned yet, or the arm is there)."""
+        return self._start.approach if self._start is not None else None
+
+    @property
     def first_state_s(self) -> float | None:
         return self.states.first_s
 
     # -- inputs --------------------------------------------------------------------------------------------
+    def prepare(self) -> str:
+        """Build and check every chunk of the excitation (once; also done when the approach is planned); why
+        they must not be sent ('' if they may)."""
+        if self._chunks is None:
+            s = self.settings
+            self._chunks = excitation_chunks(self.trajectory, s.num_periods, s.rate_hz, s.overlap_s, s.max_chunk_s)
+            failed = next((p for p in distinct_points(self._chunks) if not self._checked(p)), None)
+            self._chunk_refusal = "" if failed is None else f"the excitation breaks a limit: {self.violation}"
+        return self._chunk_refusal
+
     def on_joint_state(self, t_s: float, q_rad: np.ndarray, dq_rad_s: np.ndarray | None = None,
                        stamp_s: float | None = None) -> None:
         """A measurement received at t_s, stamped stamp_s by its source (None: unstamped); a faulty one is not
@@ -213,11 +173,11 @@ class ExcitationStateMachine:
 
     def step(self, t_s: float, confirmed: bool = False) -> Step:
         """Advance to t_s; `confirmed` (asked for only with require_confirm) lets the arm start moving."""
-        self._out = _Outbox()
+        self._out = Outbox()
         elapsed_s = self.states.tick(t_s)
         if self.moving and self._held_on_fault(t_s, elapsed_s):
             return self._out.step()
-        if self.phase is Phase.WAITING:
+        if self.phase in (Phase.WAITING, Phase.CONFIRMING):
             self._tick_waiting(t_s, confirmed)
         elif self.phase is Phase.APPROACHING:
             self._tick_approaching(t_s)
@@ -227,7 +187,7 @@ class ExcitationStateMachine:
 
     def abort(self, t_s: float) -> tuple[Step, str]:
         """Hold if moving, otherwise never start; the step and a one-line reply for the caller."""
-        self._out = _Outbox()
+        self._out = Outbox()
         moving = self.moving
         if moving:
             self._hold(t_s, "abort requested")
@@ -237,7 +197,7 @@ class ExcitationStateMachine:
 
     def hold(self, t_s: float, reason: str) -> Step:
         """Stop where the arm can: a single point ahead of the measured (or, if stale, commanded) state."""
-        self._out = _Outbox()
+        self._out = Outbox()
         self._hold(t_s, reason)
         return self._out.step()
 
@@ -252,25 +212,31 @@ class ExcitationStateMachine:
         self.phase, self.reason = Phase.REFUSED, reason
         self._log(Severity.ERROR, f"refusing to move: {reason}")
 
-    def _checked(self, stamp_s: float, t_rel_s: np.ndarray, q_rad: np.ndarray, dq_rad_s: np.ndarray,
-                 ddq_rad_s2: np.ndarray) -> Command | None:
-        """The command, or None (after logging why) if a point is not finite, or one of them or of the controller's
-        interpolation between them breaks a hard limit."""
-        if not all(np.isfinite(x).all() for x in (t_rel_s, q_rad, dq_rad_s, ddq_rad_s2)) or not np.isfinite(stamp_s):
-            self._log(Severity.ERROR, "not sending a trajectory with values that are not finite")
-            return None
-        report = check_samples(self.robot, self.limits, *controller_samples(t_rel_s, q_rad, dq_rad_s, ddq_rad_s2))
+    def _checked(self, points: Points) -> bool:
+        """Whether the points are finite, they and the controller's interpolation between them keep the hard
+        limits, and the monitor finds nothing; if not, `violation` says why."""
+        if not all(np.isfinite(x).all() for x in (points.t_rel_s, points.q_rad, points.dq_rad_s, points.ddq_rad_s2)):
+            self.violation = "values that are not finite"
+            return False
+        report = check_samples(self.robot, self.limits, *controller_samples(
+            points.t_rel_s, points.q_rad, points.dq_rad_s, points.ddq_rad_s2))
         if not report.feasible:
-            self.violation = report.violations[0].describe()
-            self._log(Severity.ERROR, f"not sending a trajectory that breaks a limit: {self.violation}")
-            return None
-        return Command(stamp_s, t_rel_s, q_rad, dq_rad_s, ddq_rad_s2)
+            self.violation = " ".join(report.violations[0].describe().split())
+            return False
+        problems = self.monitor(points) if self.monitor is not None else []
+        if problems:
+            self.violation = "the command monitor found " + "; ".join(problems)
+            return False
+        closest = report.closest("collision")
+        self._closest_m = min(self._closest_m, closest.value) if closest is not None else self._closest_m
+        return True
 
     def _commanded(self, t_s: float) -> tuple[np.ndarray, np.ndarray] | None:
         """Commanded position and velocity at t_s, if a motion is under way."""
         if self.phase is Phase.APPROACHING:
-            a = self._approach
-            q, dq, _ = evaluate_quintic(a.coefficients, np.clip(np.array([t_s - a.start_s]), 0.0, a.duration_s))
+            a = self._start.approach
+            q, dq, _ = evaluate_quintic(a.coefficients, np.clip(np.array([t_s - self._approach_start_s]), 0.0,
+                                                                a.duration_s))
             return q[0], dq[0]
         if self.phase is Phase.EXCITING:  # at rest at the start pose before t0 and after the last period
             end_s = self.settings.num_periods * self.trajectory.period_s
@@ -287,7 +253,7 @@ class ExcitationStateMachine:
             return
         target, duration_s = hold_point(self.robot, self.limits, *state)
         zeros = np.zeros((1, len(target)))
-        self._out.stop = Command(None, np.array([duration_s]), target[None, :], zeros, zeros)
+        self._out.stop = Command(None, Points(np.array([duration_s]), target[None, :], zeros, zeros))
         self._log(Severity.WARNING, f"holding: {reason}")
 
     def _held_on_fault(self, t_s: float, elapsed_s: float) -> bool:
@@ -311,16 +277,15 @@ class ExcitationStateMachine:
 
     # -- phases --------------------------------------------------------------------------------------------
     def _tick_waiting(self, t_s: float, confirmed: bool) -> None:
+        """Plan the start once the joint states allow it; start at a later step (stamped then), after the
+        confirmation if one is required, from where the plan was made."""
         s, m = self.settings, self.states
         if m.fault:
             self._refuse(m.fault)
             return
         if m.first_s is None or t_s - self.first_state_s < s.start_delay_s:
             return
-        if s.require_confirm and not confirmed:
-            if not self._confirm_asked:
-                self._confirm_asked = True
-                self._log(Severity.WARNING, "hardware mode: set the parameter confirm:=true to start moving")
+        if self._start is not None and s.require_confirm and not confirmed:
             return
         if not self._states_fresh(t_s):
             self._refuse(f"joint states are stale (the latest is {m.age_s(t_s):.2f} s old, "
@@ -329,34 +294,73 @@ class ExcitationStateMachine:
         refusal = start_refusal(self.limits, m.q_rad, m.dq_rad_s, s.max_start_speed_rad_s, self.start_pose_rad)
         if refusal:
             self._refuse(refusal)
-            return
-        self._start_approach(t_s)
-
-    def _start_approach(self, t_s: float) -> None:
-        s = self.settings
-        q_rad = self.states.q_rad
-        distance_rad = self.start_pose_rad - q_rad
-        if np.all(np.abs(distance_rad) <= self._start_tolerance_rad):
+        elif self._start is None:
+            self._plan_start(m.q_rad)
+        elif np.any(np.abs(m.q_rad - self._start.q_from_rad) > self._start_tolerance_rad):
+            moved_rad = np.abs(m.q_rad - self._start.q_from_rad).max()
+            self._refuse(f"the arm moved by {moved_rad:.3f} rad since its start was planned")
+        elif self._start.approach is None:
             self._start_excitation(t_s)
+        else:
+            self._approach_start_s = t_s + s.lead_s
+            self.phase = Phase.APPROACHING
+            self._out.commands.append(Command(self._approach_start_s, self._start.approach.points))
+            self._log(Severity.INFO, f"moving to the start pose in {self._start.approach.duration_s:.1f} s")
+
+    def _plan_start(self, q_rad: np.ndarray) -> None:
+        """Plan the start from q_rad (in the background, if the caller gave a way): at this step or a later one,
+        refuse or keep the plan (and ask to confirm it)."""
+        if self._planning is None:
+            self._planning = self._submit(partial(self._planned, q_rad.copy()))
+        if not self._planning.done():
             return
-        duration_s = rest_to_rest_duration(distance_rad, s.approach_speed_rad_s, s.approach_acceleration_rad_s2)
-        zeros = np.zeros_like(q_rad)
-        coefficients = quintic_coefficients(duration_s, (q_rad, zeros, zeros),
-                                            (self.start_pose_rad, zeros, zeros))
-        t_rel_s = np.linspace(0.0, duration_s, max(2, int(np.ceil(duration_s * s.rate_hz)) + 1))
-        start_s = t_s + s.lead_s
-        command = self._checked(start_s, t_rel_s, *evaluate_quintic(coefficients, t_rel_s))
-        if command is None:
-            return self._refuse(f"the approach to the start pose breaks a limit: {' '.join(self.violation.split())}")
-        self._approach = _Approach(start_s, duration_s, coefficients)
-        self.phase = Phase.APPROACHING
-        self._out.commands.append(command)
-        self._log(Severity.INFO, f"moving to the start pose in {duration_s:.1f} s "
-                                 f"(largest distance {np.abs(distance_rad).max():.3f} rad)")
+        planned = self._planning.result()
+        if isinstance(planned, str):
+            self._refuse(planned)
+            return
+        self._start = planned
+        if self.settings.require_confirm:
+            self.phase, self.reason = Phase.CONFIRMING, self._plan_summary()
+            self._log(Severity.WARNING, "hardware mode: set the parameter confirm to true to start moving: "
+                                        + self.reason)
+
+    def _planned(self, q_rad: np.ndarray) -> _Start | str:
+        """The start from q_rad with its checked approach, or why there is none (the excitation's chunks are
+        checked too, if they were not yet)."""
+        s = self.settings
+        refusal = self.prepare()
+        if refusal:
+            return refusal
+        if np.all(np.abs(self.start_pose_rad - q_rad) <= self._start_tolerance_rad):
+            return _Start(q_rad, None)
+        planned = approach(q_rad, self.start_pose_rad, s.approach_speed_rad_s, s.approach_acceleration_rad_s2,
+                           s.rate_hz)
+        if not self._checked(planned.points):
+            return f"the approach to the start pose breaks a limit: {self.violation}"
+        return _Start(q_rad, planned)
+
+    def _plan_summary(self) -> str:
+        """Where the arm will go, in one line of parts separated by '; '."""
+        s, start = self.settings, self._start
+        distance_rad = np.abs(self.start_pose_rad - start.q_from_rad)
+        j = int(np.argmax(distance_rad))
+        pose = ", ".join(f"{x:.2f}" for x in self.start_pose_rad)
+        moves = (f"approach {start.approach.duration_s:.1f} s at up to {s.approach_speed_rad_s:g} rad/s"
+                 if start.approach is not None else "no approach: the arm is at the start pose")
+        speed = max(float(np.max(np.abs(p.dq_rad_s) / self.limits.velocity_rad_s))
+                    for p in distinct_points(self._chunks))
+        period_s = self.trajectory.period_s
+        parts = [f"start pose [{pose}] rad", f"largest distance {distance_rad[j]:.3f} rad on "
+                 f"{self.limits.joint_names[j]}", moves,
+                 f"then {s.num_periods} period(s) of {period_s:.3g} s ({s.num_periods * period_s:.0f} s), up to "
+                 f"{100 * speed:.0f} % of the velocity limits"]
+        if math.isfinite(self._closest_m):
+            parts.append(f"closest approach {1000 * self._closest_m:.0f} mm")
+        return "; ".join(parts)
 
     def _tick_approaching(self, t_s: float) -> None:
-        a, s = self._approach, self.settings
-        if t_s < a.start_s + a.duration_s + s.settle_s:
+        s = self.settings
+        if t_s < self._approach_start_s + self._start.approach.duration_s + s.settle_s:
             return
         error_rad = np.abs(self.states.q_rad - self.start_pose_rad)
         if np.any(error_rad > self._start_tolerance_rad):
@@ -370,27 +374,17 @@ class ExcitationStateMachine:
     def _start_excitation(self, t_s: float) -> None:
         s, period_s = self.settings, self.trajectory.period_s
         t0_s = t_s + s.lead_s  # the first chunk goes now, lead_s ahead (a later step may come too late for it)
-        self._excitation = _Excitation(t0_s, _plan_chunks(period_s, s.num_periods, s.max_chunk_s))
-        self.phase = Phase.EXCITING
+        self._excitation = _Excitation(t0_s)
+        self.phase, self.reason = Phase.EXCITING, ""
         self._out.excitation_start_s = t0_s
         self._log(Severity.INFO, f"excitation: {s.num_periods} period(s) of {period_s:.3g} s from t = {t0_s:.3f}")
         self._tick_exciting(t_s)
 
     def _tick_exciting(self, t_s: float) -> None:
         e, s, period_s = self._excitation, self.settings, self.trajectory.period_s
-        while e.next_chunk < len(e.chunks):
-            chunk = e.chunks[e.next_chunk]
-            overlap_s = min(s.overlap_s, chunk.start_s)
-            if t_s < e.t0_s + chunk.start_s - overlap_s - s.lead_s:
-                break
-            span_s = chunk.length_s + overlap_s
-            t_rel_s = np.linspace(0.0, span_s, max(2, int(np.ceil(span_s * s.rate_hz)) + 1))
-            states = self.trajectory.evaluate(chunk.start_s - overlap_s + t_rel_s)
-            command = self._checked(e.t0_s + chunk.start_s - overlap_s, t_rel_s, *states)
-            if command is None:
-                self._hold(t_s, "a commanded point breaks a limit")
-                return
-            self._out.commands.append(command)
+        while e.next_chunk < len(self._chunks) and t_s >= e.t0_s + self._chunks[e.next_chunk].offset_s - s.lead_s:
+            chunk = self._chunks[e.next_chunk]
+            self._out.commands.append(Command(e.t0_s + chunk.offset_s, chunk.points))
             e.next_chunk += 1
         while e.next_marker < s.num_periods and t_s >= e.t0_s + e.next_marker * period_s:
             self._out.markers.append(PeriodStart(e.next_marker, e.t0_s + e.next_marker * period_s))

@@ -7,18 +7,23 @@ both names are relative, so a namespace holds one arm. Commands go to the robot 
 each overlapping the previous one by `overlap_s` so the controller's re-planning at arrival lands on the same curve.
 
 Safety (docs/safety.md): a trajectory for another robot, other joints or beyond the robot config's hard limits
-is refused when loaded, and every point of every message is checked again before it is sent (with
-`monitor_commands`, also by the independent checker of command_check.py, on the message itself); it refuses to
-start if the joint states are stale or faulty, the arm is moving or outside its limits, or did not reach the
-start pose; it holds (a single stop point, decelerating within the acceleration limits) on ~/abort, when joint
-states stop arriving or are not finite or out of order, when the clock jumps back, when tracking error grows
-beyond `max_tracking_error_rad`, and on Ctrl-C/SIGTERM. In `hardware` mode nothing moves until the parameter
-`confirm` is set to true. After a hold, the node waits (at most STOP_ACK_TIMEOUT_S) for the controller to
-acknowledge the stop before it is destroyed.
+is refused when loaded; every command is checked again (with `monitor_commands`, also by the independent checker
+of command_check.py, on the message itself) before the arm moves: the excitation's chunks at start-up, the approach
+when it is planned from the measured pose. It refuses to start if the joint states are stale or faulty, the arm is
+moving or outside its limits, or did not reach the start pose; it holds (a single stop point, decelerating within
+the acceleration limits) on ~/abort, when joint states stop arriving or are not finite or out of order, when the
+clock jumps back, when tracking error grows beyond `max_tracking_error_rad`, and on Ctrl-C/SIGTERM. In `hardware`
+mode it shows where the arm will go (robot_id/excitation_status: state waiting_for_confirmation, the plan in its
+reason) and nothing moves until the parameter `confirm` is set to true. After a hold, the node waits (at most
+STOP_ACK_TIMEOUT_S) for the controller to acknowledge the stop before it is destroyed.
+
+Against a robot that does not wait, the node must never stall: joint states are received on a thread of their own
+(a multi-threaded executor) and only queued with their receipt time, so staleness is judged by when the newest
+state arrived, whatever the steps are doing; while the arm moves, a step only picks prepared messages. The longest
+callback and the oldest joint state seen while moving are logged at the end of a run and published in the status.
 
 The decisions are ExcitationStateMachine's (excitation_state.py); this node moves messages between it and ROS.
-Parameters: see parameters() (`ros2 param describe` shows their descriptions and ranges); all but `confirm` are
-read once at start-up and therefore read-only.
+Parameters: node_parameters.py (`ros2 param describe` shows their descriptions and ranges).
 """
 
 from __future__ import annotations
@@ -26,41 +31,37 @@ from __future__ import annotations
 import math
 import signal
 import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import fields
 from typing import Any
 
 import numpy as np
 import rclpy
 from builtin_interfaces.msg import Duration, Time
-from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
 from rclpy.duration import Duration as RclpyDuration
 from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
 from rclpy.signals import SignalHandlerOptions
+from rclpy.subscription import MessageInfo
 from sensor_msgs.msg import JointState, TimeReference
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from robot_id_excitation.command_check import check_command
 from robot_id_excitation.constraints import design_limits
-from robot_id_excitation.criteria import CRITERIA
 from robot_id_excitation.design import DesignError, design_excitation
 from robot_id_excitation.design_problem import DesignOptions
 from robot_id_excitation.excitation_guard import trajectory_refusal
-from robot_id_excitation.excitation_state import (
-    Command,
-    ExcitationSettings,
-    ExcitationStateMachine,
-    LogLine,
-    Phase,
-    Severity,
-    Step,
-)
-from robot_id_excitation.fourier import KINDS, FourierTrajectory
+from robot_id_excitation.excitation_plan import Command, Points
+from robot_id_excitation.excitation_state import ExcitationSettings, ExcitationStateMachine, Phase
+from robot_id_excitation.excitation_step import LogLine, Severity, Step
+from robot_id_excitation.fourier import FourierTrajectory
+from robot_id_excitation.node_parameters import MODES, parameters
 from robot_id_excitation.trajectory_file import Trajectory, load_trajectory
 from robot_id_model.robot_config import load_robot_config
-from robot_id_model.robot_model import DEFAULT_FRICTION, FRICTION_TERMS, ModelError
+from robot_id_model.robot_model import ModelError
 from robot_id_msgs.msg import ExcitationStatus, ExcitationTrajectory, PeriodMarker
 
 TRAJECTORY_TOPIC = "robot_id/excitation_trajectory"
@@ -69,72 +70,8 @@ STATUS_TOPIC = "robot_id/excitation_status"
 STOPPED = (Phase.HOLDING, Phase.REFUSED, Phase.ABORTED)
 """Phases after which the arm moves no more before its last period (ExcitationStatus.stopped)."""
 ACK_TOPIC = "robot_id/sim_ack"
-MODES = ("sim", "hardware")
 STOP_ACK_TIMEOUT_S = 1.0
 """How long the node waits for the subscribers to acknowledge a stop command before it is destroyed."""
-
-
-def _descriptor(description: str, *, floats: tuple[float, float] | None = None, ints: tuple[int, int] | None = None,
-                read_only: bool = True, constraints: str = "") -> ParameterDescriptor:
-    """A parameter descriptor with an inclusive range of floats or integers (step 1)."""
-    descriptor = ParameterDescriptor(description=description, read_only=read_only,
-                                     additional_constraints=constraints)
-    if floats is not None:
-        descriptor.floating_point_range = [FloatingPointRange(from_value=floats[0], to_value=floats[1])]
-    if ints is not None:
-        descriptor.integer_range = [IntegerRange(from_value=ints[0], to_value=ints[1], step=1)]
-    return descriptor
-
-
-def parameters() -> dict[str, tuple[object, ParameterDescriptor]]:
-    """Name: (default, descriptor) of every parameter; new descriptors on each call (rclpy fills them in)."""
-    return {
-        "robot": ("", _descriptor("robot config: a path or an installed name such as iiwa14 (required)")),
-        "trajectory_file": ("", _descriptor("trajectory file, or a shipped name such as iiwa14; empty: design one "
-                                            "on start-up with the design.* parameters")),
-        "num_periods": (5, _descriptor("periods to stream", ints=(1, 10_000))),
-        "mode": ("sim", _descriptor("sim, or hardware (nothing moves until confirm is true)",
-                                    constraints="one of " + ", ".join(MODES))),
-        "confirm": (False, _descriptor("hardware mode: set to true to let the arm move", read_only=False)),
-        "state_timeout_s": (0.2, _descriptor("joint states older than this are stale (s)", floats=(0.001, 10.0))),
-        "max_start_error_rad": (0.02, _descriptor("largest distance from the start pose before the excitation (rad)",
-                                                  floats=(0.0, math.pi))),
-        "max_tracking_error_rad": (0.3, _descriptor("hold when a joint is further from the commanded position "
-                                                    "(rad; 0: off)", floats=(0.0, math.pi))),
-        "start_delay_s": (1.0, _descriptor("wait after the first joint state before moving (s)", floats=(0.0, 60.0))),
-        "approach_speed_rad_s": (0.2, _descriptor("peak joint speed of the approach to the start pose (rad/s)",
-                                                  floats=(0.001, 10.0))),
-        "approach_acceleration_rad_s2": (0.5, _descriptor("peak joint acceleration of the approach (rad/s²)",
-                                                          floats=(0.001, 100.0))),
-        "settle_s": (0.5, _descriptor("wait after the approach and after the last period (s)", floats=(0.0, 60.0))),
-        "rate_hz": (100.0, _descriptor("points per second of a command", floats=(1.0, 1000.0))),
-        "lead_s": (0.1, _descriptor("send a command this long before its first point is due (s)", floats=(0.0, 5.0))),
-        "overlap_s": (0.5, _descriptor("each command starts this long before the previous one ends (s)",
-                                       floats=(0.0, 10.0))),
-        "max_chunk_s": (30.0, _descriptor("longest command; longer periods are sent in pieces (s)",
-                                          floats=(0.1, 3600.0))),
-        "max_step_gap_s": (0.5, _descriptor("hold when two steps are further apart on the node's clock: a leap of the "
-                                            "clock or a stall (s; 0: off, only in sim mode)", floats=(0.0, 60.0))),
-        "ack_name": ("", _descriptor("sim: acknowledge each step on robot_id/sim_ack under this name, so that a "
-                                     "lockstep simulation waits for this node (empty: no acknowledgements)")),
-        "monitor_commands": (True, _descriptor("check every command message independently before it is sent "
-                                               "(command_check.py); hold instead of sending one that fails")),
-        "design.kind": ("modified_fourier", _descriptor("trajectory kind of a design",
-                                                        constraints="one of " + ", ".join(KINDS))),
-        "design.harmonics": (5, _descriptor("harmonics of a design", ints=(1, 50))),
-        "design.base_frequency_hz": (0.05, _descriptor("base frequency of a design (Hz)", floats=(0.001, 10.0))),
-        "design.criterion": ("cond", _descriptor("criterion of a design", constraints="one of " + ", ".join(CRITERIA))),
-        "design.starts": (4, _descriptor("multi-start count of a design", ints=(1, 1000))),
-        "design.seed": (0, _descriptor("random seed of a design", ints=(0, 2**31 - 1))),
-        "design.time_limit_s": (300.0, _descriptor("time limit of a design (s)", floats=(1.0, 86_400.0))),
-        "design.position_margin_rad": (0.1, _descriptor("margin inside the position limits of a design (rad)",
-                                                        floats=(0.0, 1.0))),
-        "design.velocity_scale": (1.0, _descriptor("fraction of the velocity limits a design may use",
-                                                   floats=(0.01, 1.0))),
-        "design.friction": (list(DEFAULT_FRICTION), _descriptor(
-            "friction terms of the robot model (torque checks, design)",
-            constraints="from " + ", ".join(FRICTION_TERMS))),
-    }
 
 
 def _time_msg(seconds: float) -> Time:
@@ -152,10 +89,11 @@ def trajectory_msg(joint_names: list[str], command: Command) -> JointTrajectory:
     msg = JointTrajectory(joint_names=list(joint_names))
     if command.stamp_s is not None:
         msg.header.stamp = _time_msg(command.stamp_s)
+    p = command.points
     msg.points = [
         JointTrajectoryPoint(positions=q.tolist(), velocities=dq.tolist(), accelerations=ddq.tolist(),
                              time_from_start=_duration_msg(float(t)))
-        for t, q, dq, ddq in zip(command.t_rel_s, command.q_rad, command.dq_rad_s, command.ddq_rad_s2, strict=True)
+        for t, q, dq, ddq in zip(p.t_rel_s, p.q_rad, p.dq_rad_s, p.ddq_rad_s2, strict=True)
     ]
     return msg
 
@@ -166,8 +104,32 @@ def _settings(values: dict) -> ExcitationSettings:
     return ExcitationSettings(require_confirm=values["mode"] == "hardware", **{name: values[name] for name in names})
 
 
+class Timing:
+    """How long the node's callbacks ran and how old the joint states were at its steps."""
+
+    def __init__(self) -> None:
+        self.worst_joint_state_s = 0.0
+        self.worst_step_s = 0.0
+        self.largest_state_age_s = 0.0
+
+    @property
+    def worst_callback_s(self) -> float:
+        return max(self.worst_joint_state_s, self.worst_step_s)
+
+    def line(self, timeout_s: float) -> str:
+        return (f"timing: the longest callback ran {1000 * self.worst_callback_s:.1f} ms (joint states: at most "
+                f"{1000 * self.worst_joint_state_s:.2f} ms); the joint states were at most "
+                f"{1000 * self.largest_state_age_s:.1f} ms old at a step while moving (timeout "
+                f"{1000 * timeout_s:.0f} ms)")
+
+
 class ExcitationNode(Node):
-    """Moves joint states, abort requests and the confirm parameter into the state machine, its steps out."""
+    """Moves joint states, abort requests and the confirm parameter into the state machine, its steps out.
+
+    A joint state counts as received when the middleware received it, not when the executor got to it, and every
+    step first takes the joint states that are waiting: however late a step runs, a fresh state never looks stale.
+    Every command is checked and turned into a message before the arm moves; the approach, planned from the
+    measured pose, in a worker thread while the steps go on."""
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__("excitation", **kwargs)
@@ -187,11 +149,22 @@ class ExcitationNode(Node):
         refusal = trajectory_refusal(self.trajectory, self.robot, self.hard_limits, self.config.robot)
         if refusal:
             raise ValueError(refusal)
-        self._monitor = values["monitor_commands"]
-        self.machine = ExcitationStateMachine(self.trajectory, self.robot, self.hard_limits, _settings(values))
-        self._stop_sent = False
-        self._names_warned = False
+        self._messages: dict[Points, JointTrajectory] = {}
+        self._planner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="excitation_plan")
+        self.machine = ExcitationStateMachine(self.trajectory, self.robot, self.hard_limits, _settings(values),
+                                              self._monitor if values["monitor_commands"] else None,
+                                              self._planner.submit)
+        self._prepare()
+        self.timing = Timing()
+        self._names_warned = self._timing_logged = False
+        self._create_interfaces(values)
+        self.get_logger().info(
+            f"{self.config.robot}: {self.trajectory.kind} trajectory, period {self.trajectory.period_s:.3g} s, "
+            f"{values['num_periods']} period(s), mode {values['mode']}; commands on "
+            f"{self.command_pub.topic_name}, joint states from {self.config.joint_states_topic}"
+        )
 
+    def _create_interfaces(self, values: dict) -> None:
         self.command_pub = self.create_publisher(JointTrajectory, self.config.joint_trajectory_topic, 10)
         latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
                              reliability=ReliabilityPolicy.RELIABLE)
@@ -204,15 +177,19 @@ class ExcitationNode(Node):
         self._periods_started = 0
         self._status_sent: tuple[str, str, int] | None = None
         self._publish_status()
-        self.create_subscription(JointState, self.config.joint_states_topic, self._on_joint_state,
-                                 qos_profile_sensor_data)
+        self._state_sub = self.create_subscription(JointState, self.config.joint_states_topic, self._on_joint_state,
+                                                   qos_profile_sensor_data)
         self.create_service(Trigger, "~/abort", self._on_abort)
         self.create_timer(0.02, self._tick)
-        self.get_logger().info(
-            f"{self.config.robot}: {self.trajectory.kind} trajectory, period {self.trajectory.period_s:.3g} s, "
-            f"{values['num_periods']} period(s), mode {values['mode']}; commands on "
-            f"{self.command_pub.topic_name}, joint states from {self.config.joint_states_topic}"
-        )
+
+    def _prepare(self) -> None:
+        """Check every chunk of the excitation and build its message now, before anything moves."""
+        began = time.perf_counter()
+        refusal = self.machine.prepare()
+        if refusal:
+            raise ValueError(refusal)
+        self.get_logger().info(f"{len(self._messages)} distinct command(s) of the excitation checked and built in "
+                               f"{time.perf_counter() - began:.1f} s")
 
     @property
     def state(self) -> str:
@@ -254,21 +231,29 @@ class ExcitationNode(Node):
         timeout = RclpyDuration(seconds=STOP_ACK_TIMEOUT_S)
         if self._stop_sent and not self.command_pub.wait_for_all_acked(timeout):
             self.get_logger().warning(f"the stop command was not acknowledged within {STOP_ACK_TIMEOUT_S} s")
+        self._planner.shutdown(wait=False, cancel_futures=True)
         super().destroy_node()
 
     # -- from the state machine to ROS ---------------------------------------------------------------------
+    def _message(self, points: Points) -> JointTrajectory:
+        """The message of these points (built once, stamped when sent)."""
+        msg = self._messages.get(points)
+        if msg is None:
+            msg = self._messages[points] = trajectory_msg(self.config.joint_names, Command(None, points))
+        return msg
+
+    def _monitor(self, points: Points) -> list[str]:
+        """The independent check (command_check.py) of the message these points are sent as."""
+        return check_command(self._message(points), self.robot, self.hard_limits)
+
     def _publish(self, step: Step) -> None:
         for line in step.log:
             self._log(line)
         if step.excitation_start_s is not None:
             self._publish_description(step.excitation_start_s)
         for command in step.commands:
-            msg = trajectory_msg(self.config.joint_names, command)
-            problems = check_command(msg, self.robot, self.hard_limits) if self._monitor else []
-            if problems:
-                self.get_logger().error("command monitor: not sending a command with " + "; ".join(problems))
-                self._publish(self.machine.hold(self._now_s(), "the command monitor refused a command"))
-                return
+            msg = self._message(command.points)
+            msg.header.stamp = _time_msg(command.stamp_s) if command.stamp_s is not None else Time()
             self.command_pub.publish(msg)
         if step.stop is not None:
             self.command_pub.publish(trajectory_msg(self.config.joint_names, step.stop))
@@ -279,6 +264,9 @@ class ExcitationNode(Node):
             msg.header.stamp = _time_msg(marker.t_s)
             self.marker_pub.publish(msg)
             self._periods_started = marker.index + 1
+        if self.machine.phase in (*STOPPED, Phase.DONE) and not self._timing_logged:
+            self._timing_logged = True
+            self.get_logger().info(self.timing.line(self.machine.settings.state_timeout_s))
         self._publish_status()
 
     def _publish_status(self) -> None:
@@ -288,7 +276,9 @@ class ExcitationNode(Node):
             return
         self._status_sent = status
         msg = ExcitationStatus(state=status[0], reason=status[1], stopped=self.machine.phase in STOPPED,
-                               periods_started=status[2], num_periods=self.machine.settings.num_periods)
+                               periods_started=status[2], num_periods=self.machine.settings.num_periods,
+                               worst_callback_s=self.timing.worst_callback_s,
+                               largest_state_age_s=self.timing.largest_state_age_s)
         msg.header.stamp = self.get_clock().now().to_msg()
         self.status_pub.publish(msg)
 
@@ -318,7 +308,8 @@ class ExcitationNode(Node):
         self.description_pub.publish(msg)
 
     # -- from ROS to the state machine ---------------------------------------------------------------------
-    def _on_joint_state(self, msg: JointState) -> None:
+    def _on_joint_state(self, msg: JointState, info: MessageInfo) -> None:
+        began = time.perf_counter()
         index = {name: i for i, name in enumerate(msg.name)}
         missing = [j for j in self.config.joint_names if j not in index]
         if missing:
@@ -330,7 +321,26 @@ class ExcitationNode(Node):
         dq_rad_s = np.array([msg.velocity[i] for i in idx]) if len(msg.velocity) == len(msg.name) else None
         stamp_s = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
         q_rad = np.array([msg.position[i] if i < len(msg.position) else math.nan for i in idx])
-        self.machine.on_joint_state(self._now_s(), q_rad, dq_rad_s, stamp_s or None)
+        self.machine.on_joint_state(self._received_s(info), q_rad, dq_rad_s, stamp_s or None)
+        self.timing.worst_joint_state_s = max(self.timing.worst_joint_state_s, time.perf_counter() - began)
+
+    def _received_s(self, info: MessageInfo) -> float:
+        """When the middleware received a message, on the node's clock: its reception time when the node runs on
+        the system clock (the middleware's), else now; never before the latest time the state machine saw (the
+        two clocks are read at different moments)."""
+        now_s = self._now_s()
+        received_ns = info.get("received_timestamp", 0)
+        received_s = now_s if not received_ns or self.get_clock().ros_time_is_active else min(now_s,
+                                                                                              received_ns * 1e-9)
+        latest_s = self.machine.states.latest_s
+        return received_s if latest_s is None else max(received_s, latest_s)
+
+    def _take_waiting_states(self) -> None:
+        """The joint states the executor has not taken yet, through the same callback."""
+        sub = self._state_sub
+        with sub.handle:
+            while (taken := sub.handle.take_message(sub.msg_type, sub.raw)) is not None:
+                self._on_joint_state(*taken)
 
     def _on_abort(self, _request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
         step, response.message = self.machine.abort(self._now_s())
@@ -339,10 +349,16 @@ class ExcitationNode(Node):
         return response
 
     def _tick(self) -> None:
+        began = time.perf_counter()
+        self._take_waiting_states()
         now_s = self._now_s()
-        self._publish(self.machine.step(now_s, confirmed=self.get_parameter("confirm").value))
+        step = self.machine.step(now_s, confirmed=self.get_parameter("confirm").value)
+        if self.machine.moving:
+            self.timing.largest_state_age_s = max(self.timing.largest_state_age_s, self.machine.states.age_s(now_s))
+        self._publish(step)
         if self.ack_pub is not None:  # everything up to now_s is commanded: a lockstep simulation may go on
             self.ack_pub.publish(TimeReference(time_ref=_time_msg(now_s), source=self._ack_name))
+        self.timing.worst_step_s = max(self.timing.worst_step_s, time.perf_counter() - began)
 
 
 def _interrupt(_signum: int, _frame: object) -> None:

@@ -8,16 +8,15 @@ import numpy as np
 import pytest
 
 from robot_id_excitation.constraints import design_limits
+from robot_id_excitation.excitation_plan import Command
 from robot_id_excitation.excitation_state import (
     STOP_ACCELERATION_FRACTION,
-    Command,
     ExcitationSettings,
     ExcitationStateMachine,
     Phase,
-    Severity,
-    Step,
     stop_point,
 )
+from robot_id_excitation.excitation_step import Severity, Step
 from robot_id_excitation.fourier import FourierTrajectory
 from robot_id_excitation.quintic import evaluate_quintic, quintic_coefficients
 
@@ -72,8 +71,8 @@ class Bench:
         if not (self.follow and self.sent):
             return
         (arrival_s, q_arrival), command = self._arrival, self.sent[-1][1]
-        times = (command.stamp_s or arrival_s) + command.t_rel_s
-        q, dq = command.q_rad, command.dq_rad_s
+        times = (command.stamp_s or arrival_s) + command.points.t_rel_s
+        q, dq = command.points.q_rad, command.points.dq_rad_s
         if times[0] > arrival_s:
             times, q, dq = np.r_[arrival_s, times], np.vstack([q_arrival, q]), np.vstack([np.zeros(len(q[0])), dq])
         self.q_rad = np.array([np.interp(self.t_s, times, q[:, j]) for j in range(q.shape[1])])
@@ -111,9 +110,9 @@ def _assert_stop_from(stop: Command, q_rad: np.ndarray, dq_rad_s: np.ndarray, li
     a = STOP_ACCELERATION_FRACTION * limits.acceleration_rad_s2
     duration_s = max(0.1, float(np.max(1.5 * np.abs(dq_rad_s) / a)))
     target = np.clip(q_rad + 0.5 * dq_rad_s * duration_s, limits.position_lower_rad, limits.position_upper_rad)
-    assert stop.stamp_s is None and stop.t_rel_s.tolist() == pytest.approx([duration_s])
-    assert np.allclose(stop.q_rad, [target], atol=1e-12)
-    assert not stop.dq_rad_s.any() and not stop.ddq_rad_s2.any()
+    assert stop.stamp_s is None and stop.points.t_rel_s.tolist() == pytest.approx([duration_s])
+    assert np.allclose(stop.points.q_rad, [target], atol=1e-12)
+    assert not stop.points.dq_rad_s.any() and not stop.points.ddq_rad_s2.any()
 
 
 def test_approach_then_periods_in_chunks_then_done(trajectory, iiwa14, iiwa14_config):
@@ -123,28 +122,30 @@ def test_approach_then_periods_in_chunks_then_done(trajectory, iiwa14, iiwa14_co
     assert bench.phases == [Phase.WAITING, Phase.APPROACHING, Phase.EXCITING, Phase.DONE]
     assert bench.machine.reason == "2 period(s) commanded"
     (sent_a, approach), *chunks = bench.sent
-    assert sent_a == pytest.approx(DT_S + SETTINGS.start_delay_s)  # first state at DT_S
+    assert sent_a == pytest.approx(DT_S + SETTINGS.start_delay_s + DT_S)  # first state at DT_S; planned, then sent
     assert approach.stamp_s == pytest.approx(sent_a + SETTINGS.lead_s)
-    assert np.allclose(approach.q_rad[0], AWAY, atol=1e-12) and np.allclose(approach.q_rad[-1], START_POSE, atol=1e-12)
-    assert np.allclose(approach.dq_rad_s[[0, -1]], 0.0, atol=1e-12)
-    assert np.abs(approach.dq_rad_s).max() <= SETTINGS.approach_speed_rad_s * (1 + 1e-9)
-    assert np.abs(approach.ddq_rad_s2).max() <= SETTINGS.approach_acceleration_rad_s2 * (1 + 1e-6)
+    assert np.allclose(approach.points.q_rad[0], AWAY, atol=1e-12)
+    assert np.allclose(approach.points.q_rad[-1], START_POSE, atol=1e-12)
+    assert np.allclose(approach.points.dq_rad_s[[0, -1]], 0.0, atol=1e-12)
+    assert np.abs(approach.points.dq_rad_s).max() <= SETTINGS.approach_speed_rad_s * (1 + 1e-9)
+    assert np.abs(approach.points.ddq_rad_s2).max() <= SETTINGS.approach_acceleration_rad_s2 * (1 + 1e-6)
 
     t0 = bench.excitation_start_s()
-    approach_end_s = approach.stamp_s + approach.t_rel_s[-1] + SETTINGS.settle_s
+    approach_end_s = approach.stamp_s + approach.points.t_rel_s[-1] + SETTINGS.settle_s
     assert _on_first_tick(t0 - SETTINGS.lead_s, approach_end_s)
     assert chunks[0][0] == pytest.approx(t0 - SETTINGS.lead_s)  # the first chunk leaves at once, lead_s early
     assert len(chunks) == 2 * 3
     for i, (sent_s, chunk) in enumerate(chunks):
         overlap_s = min(SETTINGS.overlap_s, i * CHUNK_S)
         assert chunk.stamp_s == pytest.approx(t0 + i * CHUNK_S - overlap_s)
-        assert chunk.stamp_s + chunk.t_rel_s[-1] == pytest.approx(t0 + (i + 1) * CHUNK_S)
+        assert chunk.stamp_s + chunk.points.t_rel_s[-1] == pytest.approx(t0 + (i + 1) * CHUNK_S)
         assert _on_first_tick(sent_s, chunk.stamp_s - SETTINGS.lead_s)
-        q, dq, _ = trajectory.evaluate(chunk.stamp_s - t0 + chunk.t_rel_s)
-        assert np.allclose(chunk.q_rad, q, atol=1e-12) and np.allclose(chunk.dq_rad_s, dq, atol=1e-12)
+        q, dq, _ = trajectory.evaluate(chunk.stamp_s - t0 + chunk.points.t_rel_s)
+        assert np.allclose(chunk.points.q_rad, q, atol=1e-12) and np.allclose(chunk.points.dq_rad_s, dq, atol=1e-12)
     period_1 = chunks[3][1]  # starts at rest at t0 + PERIOD_S, after overlap_s of the end of period 0
-    k = int(np.argmin(np.abs(period_1.stamp_s + period_1.t_rel_s - (t0 + PERIOD_S))))
-    assert np.allclose(period_1.q_rad[k], START_POSE, atol=1e-9) and np.allclose(period_1.dq_rad_s[k], 0, atol=1e-9)
+    k = int(np.argmin(np.abs(period_1.stamp_s + period_1.points.t_rel_s - (t0 + PERIOD_S))))
+    assert np.allclose(period_1.points.q_rad[k], START_POSE, atol=1e-9)
+    assert np.allclose(period_1.points.dq_rad_s[k], 0, atol=1e-9)
 
     markers = bench.markers()
     assert [m.index for _, m in markers] == [0, 1]
@@ -184,7 +185,7 @@ def test_missed_start_pose_stops_and_refuses(trajectory, iiwa14, iiwa14_config):
     assert bench.phases == [Phase.WAITING, Phase.APPROACHING, Phase.REFUSED]
     assert bench.machine.reason == "robot is 0.250 rad from the start pose on lbr_A4 (allowed 0.01 rad)"
     (_, approach), (stop_s, stop) = bench.sent
-    assert stop_s >= approach.stamp_s + approach.t_rel_s[-1] + SETTINGS.settle_s
+    assert stop_s >= approach.stamp_s + approach.points.t_rel_s[-1] + SETTINGS.settle_s
     assert bench.steps[-1][1].hold_reason == "did not reach the start pose"
     _assert_stop_from(stop, away, np.zeros(7), limits)
     assert bench.markers() == []
@@ -266,22 +267,59 @@ def test_holds_on_tracking_error_above_the_limit_only(trajectory, iiwa14, iiwa14
 def test_hardware_mode_waits_for_confirmation(trajectory, iiwa14, iiwa14_config):
     bench = _bench(trajectory, iiwa14, design_limits(iiwa14_config), START_POSE, require_confirm=True)
     bench.run(1.5)
-    assert bench.phases == [Phase.WAITING] and bench.sent == []
+    assert bench.phases == [Phase.WAITING, Phase.CONFIRMING] and bench.sent == []
     warnings = [line.text for _, step in bench.steps for line in step.log if line.severity is Severity.WARNING]
-    assert warnings == ["hardware mode: set the parameter confirm:=true to start moving"]
+    assert len(warnings) == 1 and warnings[0].startswith("hardware mode: set the parameter confirm to true to start "
+                                                         "moving: start pose [0.30, 0.50, -0.20, -1.00, 0.40, 0.80, "
+                                                         "0.10] rad; largest distance 0.000 rad on lbr_A1")
+    assert "no approach: the arm is at the start pose; then 2 period(s) of 1.5 s (3 s), up to " in warnings[0]
     bench.run(0.01, confirmed=True)
-    assert bench.phases == [Phase.WAITING, Phase.EXCITING]  # at the start pose: no approach
+    assert bench.phases == [Phase.WAITING, Phase.CONFIRMING, Phase.EXCITING]  # at the start pose: no approach
     assert bench.steps[-1][1].excitation_start_s == pytest.approx(bench.t_s + SETTINGS.lead_s)
 
 
-def test_a_chunk_that_breaks_a_limit_is_not_sent(trajectory, iiwa14, iiwa14_config):
+def test_the_confirmation_shows_the_approach_and_holds_to_the_pose_it_was_planned_from(trajectory, iiwa14,
+                                                                                      iiwa14_config):
+    bench = _bench(trajectory, iiwa14, design_limits(iiwa14_config), AWAY, require_confirm=True)
+    bench.run(1.0)
+    assert bench.machine.phase is Phase.CONFIRMING and bench.sent == []
+    parts = bench.machine.reason.split("; ")
+    assert parts[1] == "largest distance 0.200 rad on lbr_A1" and re.fullmatch(
+        r"approach \d+\.\d s at up to 1 rad/s", parts[2]), parts
+    assert re.fullmatch(r"closest approach \d+ mm", parts[-1]), parts
+    bench.q_rad = AWAY + 0.05  # someone moved the arm while the user read the plan
+    bench.run(0.02, confirmed=True)
+    assert bench.machine.phase is Phase.REFUSED and bench.sent == []
+    assert bench.machine.reason == "the arm moved by 0.050 rad since its start was planned"
+
+
+def test_an_excitation_that_breaks_a_limit_is_refused_before_the_arm_moves(trajectory, iiwa14, iiwa14_config):
     slow = design_limits(iiwa14_config, velocity_scale=0.01)
     bench = _bench(trajectory, iiwa14, slow, START_POSE)
-    bench.run(2.0, until=lambda: bench.machine.phase is Phase.HOLDING)
-    assert bench.machine.reason == "a commanded point breaks a limit"
-    assert [c.stamp_s for _, c in bench.sent] == [None], "only the stop is sent"
-    errors = [line.text for line in bench.steps[-1][1].log if line.severity is Severity.ERROR]
-    assert len(errors) == 1 and errors[0].startswith("not sending a trajectory that breaks a limit: velocity")
+    bench.run(2.0, until=lambda: bench.machine.phase is not Phase.WAITING)
+    assert bench.machine.phase is Phase.REFUSED and bench.sent == []
+    assert bench.machine.reason.startswith("the excitation breaks a limit: velocity")
+
+
+def test_every_chunk_is_checked_once_and_a_repeated_chunk_is_the_same_points(trajectory, iiwa14, iiwa14_config):
+    checked = []
+    settings = ExcitationSettings(**(SETTINGS.__dict__ | {"num_periods": 4}))
+    machine = ExcitationStateMachine(trajectory, iiwa14, design_limits(iiwa14_config), settings,
+                                     monitor=lambda points: checked.append(points) or [])
+    assert machine.prepare() == "" and machine.prepare() == ""
+    chunks = machine._chunks
+    assert len(chunks) == 12 and len(checked) == 4  # three per period; the first one has no overlap
+    assert len({id(p) for p in checked}) == 4 and all(c.points in checked for c in chunks)
+    for chunk in chunks:  # each repeat is what the trajectory commands at its own time
+        q, dq, _ = trajectory.evaluate(chunk.offset_s + chunk.points.t_rel_s)
+        assert np.allclose(chunk.points.q_rad, q, atol=1e-9) and np.allclose(chunk.points.dq_rad_s, dq, atol=1e-9)
+
+
+def test_a_monitor_that_finds_a_problem_refuses_the_run(trajectory, iiwa14, iiwa14_config):
+    machine = ExcitationStateMachine(trajectory, iiwa14, design_limits(iiwa14_config), SETTINGS,
+                                     monitor=lambda points: ["point 3: lbr_A2 velocity beyond its limit"])
+    assert machine.prepare() == ("the excitation breaks a limit: the command monitor found point 3: lbr_A2 velocity "
+                                 "beyond its limit")
 
 
 def test_an_approach_that_breaks_a_limit_is_refused(trajectory, iiwa14, iiwa14_config):

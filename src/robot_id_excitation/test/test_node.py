@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import time
 
 import numpy as np
@@ -16,9 +17,11 @@ from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory
 
+from robot_id_excitation import excitation_state
 from robot_id_excitation.constraints import design_limits
+from robot_id_excitation.excitation_state import Phase
 from robot_id_excitation.fourier import FourierTrajectory
-from robot_id_excitation.node import MARKER_TOPIC, STATUS_TOPIC, TRAJECTORY_TOPIC, ExcitationNode
+from robot_id_excitation.node import MARKER_TOPIC, STATUS_TOPIC, STOPPED, TRAJECTORY_TOPIC, ExcitationNode
 from robot_id_excitation.trajectory_file import save_trajectory
 from robot_id_model.robot_config import config_directory
 from robot_id_model.robot_model import DEFAULT_FRICTION
@@ -43,9 +46,10 @@ def _seconds(t) -> float:
 class FakeArm(Node):
     """Publishes joint states at 100 Hz; follows the last received trajectory by linear interpolation."""
 
-    def __init__(self, config, pose: np.ndarray, follow: bool = True, **kwargs) -> None:
+    def __init__(self, config, pose: np.ndarray, follow: bool = True, rate_hz: float = 100.0, stamped: bool = False,
+                 **kwargs) -> None:
         super().__init__("fake_arm", **kwargs)
-        self.config, self.pose, self.follow = config, np.array(pose, dtype=float), follow
+        self.config, self.pose, self.follow, self.stamped = config, np.array(pose, dtype=float), follow, stamped
         self.publishing = True
         self.received: list[tuple[float, JointTrajectory, np.ndarray]] = []
         self.markers: list[PeriodMarker] = []
@@ -58,7 +62,7 @@ class FakeArm(Node):
         self.create_subscription(ExcitationTrajectory, TRAJECTORY_TOPIC, self.descriptions.append, latched)
         self.create_subscription(ExcitationStatus, STATUS_TOPIC, self.statuses.append, latched)
         self.abort_client = self.create_client(Trigger, "/excitation/abort")
-        self.create_timer(0.01, self._tick)
+        self.create_timer(1.0 / rate_hz, self._tick)
 
     def now_s(self) -> float:
         return self.get_clock().now().nanoseconds * 1e-9
@@ -77,7 +81,10 @@ class FakeArm(Node):
             now = self.now_s()
             self.pose = np.array([np.interp(now, times, positions[:, j]) for j in range(positions.shape[1])])
         if self.publishing:
-            self.state_pub.publish(JointState(name=list(self.config.joint_names), position=self.pose.tolist()))
+            msg = JointState(name=list(self.config.joint_names), position=self.pose.tolist())
+            if self.stamped:
+                msg.header.stamp = self.get_clock().now().to_msg()
+            self.state_pub.publish(msg)
 
 
 @pytest.fixture
@@ -95,14 +102,14 @@ def ros_context():
     rclpy.shutdown(context=context)
 
 
-def _start(context, trajectory_file, config, arm_pose, follow=True, **overrides):
+def _start(context, trajectory_file, config, arm_pose, follow=True, executor=None, arm_options=None, **overrides):
     params = {"robot": str(CONFIG_DIR / "iiwa14.yaml"), "trajectory_file": str(trajectory_file), "num_periods": 4,
               "mode": "sim", "start_delay_s": 0.3, "state_timeout_s": 0.2, "rate_hz": 50.0, "settle_s": 0.2,
               "approach_speed_rad_s": 1.0, "approach_acceleration_rad_s2": 3.0, "max_start_error_rad": 0.01,
               "overlap_s": 0.3} | overrides
     node = ExcitationNode(context=context, parameter_overrides=[Parameter(k, value=v) for k, v in params.items()])
-    arm = FakeArm(config, arm_pose, follow, context=context)
-    executor = SingleThreadedExecutor(context=context)
+    arm = FakeArm(config, arm_pose, follow, context=context, **(arm_options or {}))
+    executor = executor or SingleThreadedExecutor(context=context)
     executor.add_node(node)
     executor.add_node(arm)
     return node, arm, executor
@@ -222,11 +229,65 @@ def test_hardware_mode_moves_only_after_confirmation(ros_context, trajectory_fil
     node, arm, executor = _start(ros_context, trajectory_file, iiwa14_config, START_POSE, mode="hardware")
     try:
         _spin(executor, 1.5)
-        assert arm.received == [] and node.state == "waiting_for_joint_states"
+        assert arm.received == [] and node.state == "waiting_for_confirmation"
+        _spin(executor, 1.0, until=lambda: arm.statuses and arm.statuses[-1].state == "waiting_for_confirmation")
+        plan = arm.statuses[-1].reason.split("; ")
+        assert plan[0] == "start pose [0.30, 0.50, -0.20, -1.00, 0.40, 0.80, 0.10] rad" and not arm.statuses[-1].stopped
         node.set_parameters([Parameter("confirm", value=True)])
         _spin(executor, 5.0, until=lambda: len(arm.markers) >= 1)
         assert node.state == "exciting" and arm.received
     finally:
+        _stop(node, arm, executor)
+
+
+def _publish_states(arm: FakeArm, rate_hz: float, done: threading.Event, published: list[float]) -> None:
+    """The arm's joint states, stamped, at rate_hz from a thread of its own (as from another process)."""
+    due_s = time.monotonic()
+    while not done.is_set():
+        published.append(due_s)
+        msg = JointState(name=list(arm.config.joint_names), position=arm.pose.tolist())
+        msg.header.stamp = arm.get_clock().now().to_msg()
+        arm.state_pub.publish(msg)
+        due_s += 1.0 / rate_hz
+        time.sleep(max(0.0, due_s - time.monotonic()))
+
+
+def test_joint_states_count_when_they_arrive_however_slow_a_step(ros_context, trajectory_file, iiwa14_config,
+                                                                 monkeypatch):
+    """A check of 0.3 s while the approach is planned, and steps that stall for 0.15 s while the arm moves (as a
+    busy machine would): the joint states, at 500 Hz, count as received within 20 ms of their stamps (when the
+    middleware received them, not when a step took them), none looks stale (no hold), and the node reports the
+    slow step and the small state age."""
+    check = excitation_state.check_samples
+    monkeypatch.setattr(excitation_state, "check_samples", lambda *a, **k: time.sleep(0.3) or check(*a, **k))
+    step = excitation_state.ExcitationStateMachine.step
+
+    def slow_step(machine, t_s, confirmed=False):
+        if machine.phase is Phase.EXCITING and round(t_s / 0.02) % 25 == 0:
+            time.sleep(0.15)
+        return step(machine, t_s, confirmed)
+
+    monkeypatch.setattr(excitation_state.ExcitationStateMachine, "step", slow_step)
+    away = START_POSE + np.array([0.1, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0])
+    node, arm, executor = _start(ros_context, trajectory_file, iiwa14_config, away)
+    arm.publishing = False
+    latency_s = []
+    receive = node.machine.on_joint_state
+    node.machine.on_joint_state = lambda t_s, q, dq, stamp_s: latency_s.append(t_s - stamp_s) or receive(t_s, q, dq,
+                                                                                                       stamp_s)
+    done, published = threading.Event(), []
+    publisher = threading.Thread(target=_publish_states, args=(arm, 500.0, done, published))
+    publisher.start()
+    try:
+        _spin(executor, 20.0, until=lambda: len(arm.markers) >= 3 or node.machine.phase in STOPPED)
+        assert len(arm.markers) == 3 and node.state == "exciting", node.reason
+        # sensor-data QoS keeps the newest 5 states: a stalled step loses older ones, never the newest
+        assert len(latency_s) > 0.5 * len(published) and max(latency_s) < 0.02, (len(published), max(latency_s))
+        assert node.timing.worst_step_s >= 0.15 and node.timing.worst_joint_state_s < 0.02
+        assert node.timing.largest_state_age_s < 0.05
+    finally:
+        done.set()
+        publisher.join()
         _stop(node, arm, executor)
 
 

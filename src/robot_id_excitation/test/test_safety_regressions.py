@@ -47,10 +47,11 @@ def _assert_all_commands_and_the_stop_within_limits(rec) -> None:
 
 def test_a_low_command_rate_is_checked_between_the_points_too():
     """rate_hz 5: every point within the limits, the controller's quintic between two of them was not (A7 at
-    10.18 rad/s²); now the machine checks the interpolation as well and holds instead."""
+    10.18 rad/s²); now the machine checks the interpolation as well and refuses the excitation before it moves."""
     rec = simulate(Scenario("iiwa14", _trajectory(2.0625), SHRUNK, OFFSETS, Fault("none", math.inf, 0.0)))
     _assert_all_commands_and_the_stop_within_limits(rec)
-    assert rec.machine.reason == "a commanded point breaks a limit"
+    assert rec.machine.phase is Phase.REFUSED and rec.sent == []
+    assert rec.machine.reason.startswith("the excitation breaks a limit: acceleration")
 
 
 @pytest.mark.filterwarnings("ignore:invalid value:RuntimeWarning")
@@ -150,7 +151,7 @@ def test_the_start_gap_is_one_the_controller_closes_within_the_limits():
     settings = replace(SHRUNK, max_start_error_rad=0.02, lead_s=0.1, rate_hz=50.0, approach_acceleration_rad_s2=2.0)
     rec = simulate(Scenario("iiwa14", _trajectory(), settings, _away(3, 0.019), Fault("none", math.inf, 0.0)),
                    until=lambda r: len(r.sent) >= 2)
-    assert rec.machine._approach is not None and all(x.transition == [] for x in rec.sent)
+    assert rec.machine.approach is not None and all(x.transition == [] for x in rec.sent)
 
 
 def test_a_lead_shorter_than_a_step_is_raised():

@@ -17,7 +17,7 @@ from robot_id_excitation.excitation_state import Phase
 
 
 def _first_chunk_sent(rec) -> bool:
-    return sum(not x.stop for x in rec.sent) >= (2 if rec.machine._approach is not None else 1)
+    return sum(not x.stop for x in rec.sent) >= (2 if rec.machine.approach is not None else 1)
 
 
 @SAFETY
@@ -36,12 +36,12 @@ def test_the_approach_and_the_first_period_start_at_rest_within_limits(sc):
     for x in commands:
         assert check_points(x.points, s.robot, s.limits) == []
         assert x.transition == [], "the way to the first point breaks a joint limit"
-    if m._approach is not None:
+    if m.approach is not None:
         approach = commands[0].points
         assert np.allclose(approach.q_rad[0], sc.start_rad, atol=1e-9)
         assert np.allclose(approach.q_rad[-1], m.start_pose_rad, atol=1e-9)
         assert np.abs(approach.dq_rad_s[[0, -1]]).max() < 1e-9 and np.abs(approach.ddq_rad_s2[[0, -1]]).max() < 1e-9
-    chunks = commands[1:] if m._approach is not None else commands
+    chunks = commands[1:] if m.approach is not None else commands
     if chunks:
         first = chunks[0].points
         assert np.allclose(first.q_rad[0], m.start_pose_rad, atol=1e-9)
