@@ -1,21 +1,30 @@
 """The simulated robot node: a MuJoCo arm that speaks the real stack's topics from its robot config.
 
 Subscribes to the config's joint trajectory topic (trajectory_msgs/JointTrajectory, followed as
-joint_trajectory_controller does); publishes sensor_msgs/JointState on the config's joint states topic at the
-config's state rate (effort = the joint torque the drives apply, link side, gravity included, through the
-configured sensor effects), `/clock` (rosgraph_msgs/Clock) for nodes with use_sim_time, and the simulated URDF on
-`robot_description` (std_msgs/String, transient local). Sim time starts at 0 and runs at `real_time_factor` × the
-wall clock; the nodes named in `lockstep_subscribers` acknowledge on robot_id/sim_ack (sensor_msgs/TimeReference:
-source = their name, time_ref = the last joint state stamp they received) and the simulation never runs more than
-`lockstep_window_s` ahead of the slowest, so nothing is lost however slow they are (in lockstep the clock starts once
-the joint states have as many subscribers as lockstep names). When the recorder reports the recording finished
-(robot_id/recording_status, robot_id_msgs/RecordingStatus) the run is over: the simulation holds where it is, says so
-once and waits for nobody.
+joint_trajectory_controller does); publishes sensor_msgs/JointState on the config's joint states topic at
+`state_rate_hz` (0: the config's; effort = the joint torque the drives apply, link side, gravity included, through the
+configured sensor effects) and the simulated URDF on `robot_description` (std_msgs/String, transient local). Its
+`clock` parameter chooses how time runs:
+
+- sim (the default): sim time starts at 0 and runs at `real_time_factor` × the wall clock, published on `/clock`
+  (rosgraph_msgs/Clock) for nodes with use_sim_time; the nodes named in `lockstep_subscribers` acknowledge on
+  robot_id/sim_ack (sensor_msgs/TimeReference: source = their name, time_ref = the last joint state stamp they
+  received) and the simulation never runs more than `lockstep_window_s` ahead of the slowest, so nothing is lost
+  however slow they are (in lockstep the clock starts once the joint states have as many subscribers as lockstep
+  names). When the recorder reports the recording finished (robot_id/recording_status, robot_id_msgs/RecordingStatus)
+  the run is over: the simulation holds where it is, says so once and waits for nobody.
+- wall: free running as a real robot's driver (lbr_fri_ros2_stack, franka_ros2): real time from the start, each
+  joint state published when it is due on the system clock and stamped with that time (ROS time without
+  use_sim_time), trajectory header stamps read on the same clock (zero: on arrival); no /clock, no lockstep, no
+  waiting for anyone, and after the recording it goes on holding its last command. When the machine falls behind it
+  keeps its own time, catches up and counts how late the samples went out (wall_clock.py; the status line every
+  5 s). real_time_factor must stay 1 and lockstep_subscribers empty.
 """
 
 from __future__ import annotations
 
 import sys
+import threading
 import time
 
 import numpy as np
@@ -29,17 +38,18 @@ from sensor_msgs.msg import JointState, TimeReference
 from std_msgs.msg import String
 from trajectory_msgs.msg import JointTrajectory
 
-from robot_id_model.robot_config import load_robot_config
+from robot_id_model.robot_config import RobotConfig, load_robot_config
 from robot_id_model.robot_model import ModelError, load_robot_model
 from robot_id_msgs.msg import RecordingStatus
 from robot_id_sim.mujoco_plant import PlantError
-from robot_id_sim.node_parameters import TRUE_DYNAMICS, declare_parameters
+from robot_id_sim.node_parameters import CLOCKS, TRUE_DYNAMICS, declare_parameters
 from robot_id_sim.pacing import Pacer
 from robot_id_sim.sensors import Measurement, SensorOptions
 from robot_id_sim.simulated_robot import SimSettings, SimulatedRobot
 from robot_id_sim.trajectory_follower import TrajectoryCommand
 from robot_id_sim.true_dynamics import TRUTH_FRICTION, Perturbation, perturbed_dynamics, urdf_dynamics
 from robot_id_sim.truth_file import write_truth
+from robot_id_sim.wall_clock import WallClockLoop, set_realtime_priority
 
 ACK_TOPIC = "robot_id/sim_ack"
 RECORDING_STATUS_TOPIC = "robot_id/recording_status"
@@ -54,14 +64,15 @@ LATCHED_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                          durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
 
-def _stamp(t_s: float) -> Time:
-    sec, nanosec = divmod(round(t_s * 1e9), 1_000_000_000)
+def _stamp(t_ns: int) -> Time:
+    sec, nanosec = divmod(t_ns, 1_000_000_000)
     return Time(sec=sec, nanosec=nanosec)
 
 
-def trajectory_command(msg: JointTrajectory) -> TrajectoryCommand:
-    """A JointTrajectory as plain arrays; ragged velocity or acceleration lists become an unusable shape that the
-    follower refuses with its reason."""
+def trajectory_command(msg: JointTrajectory, epoch_ns: int = 0) -> TrajectoryCommand:
+    """A JointTrajectory as plain arrays, its stamp in seconds after `epoch_ns` (the robot's time 0; a zero stamp
+    stays 0: on arrival); ragged velocity or acceleration lists become an unusable shape that the follower refuses
+    with its reason."""
     def optional(lists: list) -> np.ndarray | None:
         lengths = {len(x) for x in lists}
         if lengths == {0}:
@@ -69,10 +80,11 @@ def trajectory_command(msg: JointTrajectory) -> TrajectoryCommand:
         return np.array(lists, dtype=float) if len(lengths) == 1 else np.empty((0, 0))
 
     points = msg.points
+    stamp_ns = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
     positions = [list(p.positions) for p in points]
     same = len({len(p) for p in positions}) <= 1
     return TrajectoryCommand(
-        stamp_s=msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec,
+        stamp_s=1e-9 * (stamp_ns - epoch_ns) if stamp_ns else 0.0,
         joint_names=tuple(msg.joint_names),
         time_from_start_s=np.array([p.time_from_start.sec + 1e-9 * p.time_from_start.nanosec for p in points]),
         positions_rad=np.array(positions, dtype=float) if same else np.empty((0, 0)),
@@ -84,14 +96,38 @@ def trajectory_command(msg: JointTrajectory) -> TrajectoryCommand:
 class SimNode(Node):
     def __init__(self, **kwargs) -> None:
         super().__init__("robot_id_sim", **kwargs)
+        self.wall_loop: WallClockLoop | None = None  # before anything that can fail: rclpy destroys the node then
         p = declare_parameters(self)
-        if p["true_dynamics"] not in TRUE_DYNAMICS:
-            raise ValueError(f"true_dynamics must be one of {TRUE_DYNAMICS}, not '{p['true_dynamics']}'")
+        problem = _parameter_problem(p)
+        if problem:
+            raise ValueError(problem)
         config = load_robot_config(p["robot"])
+        rate_hz = p["state_rate_hz"] or config.state_rate_hz
+        source = self._build_robot(p, config, rate_hz)
+        self.joint_names = list(config.joint_names)
+        self.published = self.dropped = self.refused = 0
+        self.lock = threading.Lock()  # the robot, between the wall clock's thread and the executor's callbacks
+        self.clock_pub = None
+        self.failure: BaseException | None = None
+
+        self.state_pub = self.create_publisher(JointState, config.joint_states_topic, STATE_QOS)
+        self.description_pub = self.create_publisher(String, "robot_description", LATCHED_QOS)
+        self.description_pub.publish(String(data=self.urdf_text))
+        self.create_subscription(JointTrajectory, config.joint_trajectory_topic, self._on_trajectory, 10)
+        self.state_topic = self.state_pub.topic_name  # remapped, if it is
+        self.status_wall_s = self.start_wall_s = time.monotonic()
+        pace = self._run_on_wall_clock(p) if p["clock"] == "wall" else self._run_on_sim_time(p, rate_hz)
+        self.get_logger().info(
+            f"{config.robot}: {source}; joint states on {config.joint_states_topic} at {rate_hz:g} Hz, "
+            f"trajectories on {config.joint_trajectory_topic}, {pace}")
+
+    def _build_robot(self, p: dict, config: RobotConfig, rate_hz: float) -> str:
+        """The simulated robot of the parameters (self.robot, self.urdf_text), its truth file written; where its
+        true dynamics come from."""
         urdf_path = config.urdf_path if not p["urdf"] else p["urdf"]
-        urdf_text = open(urdf_path).read()
+        self.urdf_text = open(urdf_path).read()
         nominal = config.load_model()
-        truth_model = load_robot_model(urdf_text, config.joint_names, config.gravity_m_s2, TRUTH_FRICTION)
+        truth_model = load_robot_model(self.urdf_text, config.joint_names, config.gravity_m_s2, TRUTH_FRICTION)
         if p["true_dynamics"] == "perturbed":
             truth = perturbed_dynamics(truth_model, config.limits.torque_nm, Perturbation(seed=p["seed"]))
             source = f"{urdf_path} perturbed with seed {p['seed']}"
@@ -104,39 +140,52 @@ class SimNode(Node):
             encoder_resolution_rad=p["encoder_resolution_rad"],
             torque_filter_time_constant_s=config.torque_filter_time_constant_s if filter_s < 0.0 else filter_s,
             drop_probability=p["drop_probability"], seed=p["seed"])
-        rate_hz = p["state_rate_hz"] or config.state_rate_hz
         limits = config.limits
         q0 = np.array(p["start_position_rad"]) if p["start_position_rad"] else 0.5 * (
             limits.position_lower_rad + limits.position_upper_rad)
         settings = SimSettings(rate_hz, p["physics_rate_hz"], p["tracking_bandwidth_hz"])
-        self.robot = SimulatedRobot(config, nominal, urdf_text, truth, settings, sensors, q0)
+        self.robot = SimulatedRobot(config, nominal, self.urdf_text, truth, settings, sensors, q0)
         if p["truth_file"]:
             path = write_truth(p["truth_file"], truth_model, truth, source, sensors)
             self.get_logger().info(f"true parameters written to {path}")
-        self.pacer = Pacer(p["real_time_factor"], p["lockstep_subscribers"], p["lockstep_window_s"])
-        self.joint_names = list(config.joint_names)
-        self.clock_every = max(round(rate_hz / p["clock_rate_hz"]), 1)
-        self.published = self.dropped = self.refused = 0
+        return source
 
-        self.state_pub = self.create_publisher(JointState, config.joint_states_topic, STATE_QOS)
+    def _run_on_sim_time(self, p: dict, rate_hz: float) -> str:
+        """clock sim: /clock, the pacer, lockstep acknowledgements, the recording's end, the tick; how it is paced."""
+        self.pacer = Pacer(p["real_time_factor"], p["lockstep_subscribers"], p["lockstep_window_s"])
+        self.clock_every = max(round(rate_hz / p["clock_rate_hz"]), 1)
         self.clock_pub = self.create_publisher(Clock, "/clock", 10)
-        self.description_pub = self.create_publisher(String, "robot_description", LATCHED_QOS)
-        self.description_pub.publish(String(data=urdf_text))
-        self.create_subscription(JointTrajectory, config.joint_trajectory_topic, self._on_trajectory, 10)
         self.create_subscription(TimeReference, ACK_TOPIC, self._on_ack, STATE_QOS)
         self.create_subscription(RecordingStatus, RECORDING_STATUS_TOPIC, self._on_recording_status, LATCHED_QOS)
         self.lockstep_subscribers = list(p["lockstep_subscribers"])
-        self.state_topic = self.state_pub.topic_name  # remapped, if it is
         self.started = False
-        self.status_wall_s = self.start_wall_s = time.monotonic()
         self.create_timer(TICK_S, self._tick)
-        self.get_logger().info(
-            f"{config.robot}: {source}; joint states on {config.joint_states_topic} at {rate_hz:g} Hz, "
-            f"trajectories on {config.joint_trajectory_topic}, real-time factor {p['real_time_factor']:g}"
-            + (f", lockstep with {p['lockstep_subscribers']}" if p["lockstep_subscribers"] else ""))
+        return f"real-time factor {p['real_time_factor']:g}" + (
+            f", lockstep with {p['lockstep_subscribers']}" if p["lockstep_subscribers"] else "")
+
+    def _run_on_wall_clock(self, p: dict) -> str:
+        """clock wall: a thread publishes each sample when it is due on the system clock, from now on (with this
+        thread at the realtime priority, if any, which it inherits); how it is paced."""
+        priority = p["realtime_priority"]
+        refused = set_realtime_priority(priority)
+        if refused:
+            self.get_logger().warning(f"realtime_priority: {refused}")
+        self.wall_loop = WallClockLoop(self.robot.dt_s, self._advance, self._publish, self._on_wall_clock_error)
+        self.late_reported = 0
+        self.create_timer(STATUS_PERIOD_S, self._wall_status)
+        self.wall_loop.start()
+        return "free running on the system clock" + (
+            f", SCHED_FIFO priority {priority}" if priority and not refused else "")
+
+    @property
+    def epoch_ns(self) -> int:
+        """System time [ns] of the robot's time 0: its start on the wall clock; 0 on sim time."""
+        return self.wall_loop.start_ns if self.wall_loop is not None else 0
 
     def _on_trajectory(self, msg: JointTrajectory) -> None:
-        reason = self.robot.command(trajectory_command(msg))
+        command = trajectory_command(msg, self.epoch_ns)
+        with self.lock:
+            reason = self.robot.command(command)
         if reason:
             self.refused += 1
             self.get_logger().error(f"trajectory refused: {reason}")
@@ -178,9 +227,23 @@ class SimNode(Node):
         self.started = True
         self.status_wall_s = self.start_wall_s = wall_s
 
+    def _advance(self) -> Measurement | None:
+        """clock wall: the next sample, simulated before it is due (a command arriving now acts from the one after,
+        one period later, as a real robot's controller cycle)."""
+        with self.lock:
+            return self.robot.advance()
+
+    def _on_wall_clock_error(self, err: BaseException) -> None:
+        """The wall clock's thread stopped on `err`: after a signal that is the shutdown, otherwise a failure that
+        ends the node (main raises it)."""
+        if self.context.ok():
+            self.failure = err
+            self.context.try_shutdown()
+
     def _publish(self, sample: Measurement | None) -> None:
-        stamp = _stamp(self.robot.t_s)
-        if self.robot.samples % self.clock_every == 0:
+        """The latest sample (None: dropped by the sensor model), stamped with its time (sim time or system time)."""
+        stamp = _stamp(self.epoch_ns + round(self.robot.t_s * 1e9))
+        if self.clock_pub is not None and self.robot.samples % self.clock_every == 0:
             self.clock_pub.publish(Clock(clock=stamp))
         if sample is None:
             self.dropped += 1
@@ -200,6 +263,38 @@ class SimNode(Node):
             + (f", waiting for {waiting}" if waiting else ""))
         self.status_wall_s = wall_s
 
+    def _wall_status(self) -> None:
+        """clock wall: what was published, and how late; a warning when more samples went out late."""
+        lateness = self.wall_loop.lateness
+        text = (f"{self.robot.t_s:.3f} s on the wall clock, {self.published} joint states published, "
+                f"{self.dropped} dropped by the sensor model, {self.refused} trajectories refused; "
+                f"{lateness.late} of {lateness.samples} published more than one period late (at most "
+                f"{1e3 * lateness.max_s:.1f} ms after they were due)")
+        if lateness.late > self.late_reported:  # two calls: rclpy refuses two severities from one call site
+            self.get_logger().warning(text)
+        else:
+            self.get_logger().info(text)
+        self.late_reported = lateness.late
+
+    def destroy_node(self) -> None:
+        if self.wall_loop is not None:
+            self.wall_loop.stop()  # no publishing from its thread into a destroyed node
+        super().destroy_node()
+
+
+def _parameter_problem(p: dict) -> str:
+    """What is wrong with the parameters beyond their declared ranges, in one line ("" if nothing)."""
+    if p["true_dynamics"] not in TRUE_DYNAMICS:
+        return f"true_dynamics must be one of {TRUE_DYNAMICS}, not '{p['true_dynamics']}'"
+    if p["clock"] not in CLOCKS:
+        return f"clock must be one of {CLOCKS}, not '{p['clock']}'"
+    if p["clock"] == "wall" and (p["real_time_factor"] != 1.0 or p["lockstep_subscribers"]):
+        return ("clock wall runs in real time and waits for nobody: real_time_factor must be 1 and "
+                "lockstep_subscribers empty")
+    if p["clock"] == "sim" and p["realtime_priority"]:
+        return "realtime_priority is for clock wall (on sim time nothing is due at a wall-clock time)"
+    return ""
+
 
 def main(args: list[str] | None = None) -> int:
     try:
@@ -213,6 +308,10 @@ def main(args: list[str] | None = None) -> int:
         rclpy.logging.get_logger("robot_id_sim").fatal(str(err))
         rclpy.try_shutdown()
         return 2
+    except Exception:
+        if rclpy.ok():
+            raise
+        return 0  # stopped (SIGTERM, Ctrl-C) while starting: rclpy shut down under the constructor
     try:
         rclpy.spin(node)
     except (KeyboardInterrupt, ExternalShutdownException):
@@ -223,4 +322,6 @@ def main(args: list[str] | None = None) -> int:
     finally:
         node.destroy_node()
         rclpy.try_shutdown()
+    if node.failure is not None:
+        raise node.failure
     return 0

@@ -8,6 +8,7 @@ from rclpy.node import Node
 from rclpy.parameter import Parameter
 
 TRUE_DYNAMICS = ("perturbed", "urdf")
+CLOCKS = ("sim", "wall")
 
 
 def _descriptor(description: str, *, floats: tuple[float, float] | None = None,
@@ -30,15 +31,26 @@ def parameters() -> dict[str, tuple[object, ParameterDescriptor]]:
             "urdf: exactly the URDF, its <dynamics> as friction", constraints="one of " + ", ".join(TRUE_DYNAMICS))),
         "seed": (0, _descriptor("seed of the perturbation and of the sensor noise", ints=(0, 2**31 - 1))),
         "truth_file": ("", _descriptor("write the true parameters to this YAML file (empty: do not)")),
-        "state_rate_hz": (0.0, _descriptor("joint states per second of sim time (0: the robot config's)",
+        "state_rate_hz": (0.0, _descriptor("joint states per second (0: the robot config's)",
                                            floats=(0.0, 10_000.0))),
         "physics_rate_hz": (2000.0, _descriptor("MuJoCo steps per second of sim time", floats=(100.0, 100_000.0))),
         "tracking_bandwidth_hz": (15.0, _descriptor("bandwidth of the joint tracking controller (Hz)",
                                                     floats=(0.1, 200.0))),
         "start_position_rad": (Parameter.Type.DOUBLE_ARRAY, _descriptor(
             "joint positions the arm starts at, at rest (empty: the middle of each joint's range)")),
+        "clock": ("sim", _descriptor(
+            "sim: simulated time from 0 on /clock (for use_sim_time), paced by real_time_factor or in lockstep, "
+            "holding once the recording is finished; wall: free running like a real robot's driver, in real time on "
+            "the system clock (joint states stamped with it, trajectory stamps read on it, no /clock, waits for "
+            "nobody, holds its last command after the recording)", constraints="one of " + ", ".join(CLOCKS))),
+        "realtime_priority": (0, _descriptor(
+            "clock wall: SCHED_FIFO priority of the node's thread and the one that simulates and publishes (0: "
+            "normal scheduling), so that load on the machine does not delay the robot, as lbr_fri_ros2_stack's "
+            "rt_prio and franka_ros2's realtime_config do; refused by the system, it warns and runs without",
+            ints=(0, 99))),
         "real_time_factor": (1.0, _descriptor(
-            "sim seconds per wall second; 0: as fast as the lockstep subscribers acknowledge", floats=(0.0, 100.0))),
+            "sim seconds per wall second; 0: as fast as the lockstep subscribers acknowledge (clock wall: 1 only)",
+            floats=(0.0, 100.0))),
         "lockstep_subscribers": (Parameter.Type.STRING_ARRAY, _descriptor(
             "node names of subscribers that acknowledge joint states on robot_id/sim_ack under that name; the "
             "simulation starts once they subscribe and waits for the slowest")),

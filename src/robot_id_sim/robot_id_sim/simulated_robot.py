@@ -17,7 +17,8 @@ from robot_id_sim.trajectory_follower import TrajectoryCommand, TrajectoryFollow
 from robot_id_sim.true_dynamics import TrueDynamics
 
 MAX_FUTURE_S = 10.0
-"""A trajectory stamped further ahead than this is refused: its publisher is on another clock."""
+"""A trajectory stamped further ahead than this, or further before the robot's time 0, is refused: its publisher is
+on another clock."""
 
 
 @dataclass(frozen=True)
@@ -97,6 +98,9 @@ class SimulatedRobot:
         if command.stamp_s > self.t_s + MAX_FUTURE_S:
             return (f"the trajectory starts {command.stamp_s - self.t_s:.1f} s after the simulator's time "
                     f"{self.t_s:.3f} s: its publisher is on another clock (set use_sim_time)")
+        if command.stamp_s < -MAX_FUTURE_S:
+            return (f"the trajectory starts {-command.stamp_s:.1f} s before the simulator started: its publisher is "
+                    "on another clock (use_sim_time, with a simulator on the wall clock?)")
         return self.follower.command(self.t_s, command)
 
     def block_joint(self, name: str) -> None:

@@ -71,7 +71,7 @@ class TrajectoryFollower:
         if reason:
             return reason
         order_names = [command.joint_names.index(name) for name in self.joint_names]
-        start_s = command.stamp_s if command.stamp_s > 0.0 else now_s
+        start_s = command.stamp_s if command.stamp_s != 0.0 else now_s
         t_points = start_s + np.asarray(command.time_from_start_s, float)
         if t_points[-1] < now_s:
             return f"all points are in the past (last at {t_points[-1]:.3f} s, now {now_s:.3f} s)"

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import rclpy
 import yaml
-from builtin_interfaces.msg import Duration
+from builtin_interfaces.msg import Duration, Time
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
@@ -24,7 +24,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from robot_id_model.robot_config import load_robot_config
 from robot_id_msgs.msg import RecordingStatus
-from robot_id_sim.node import ACK_TOPIC, RECORDING_STATUS_TOPIC, STATUS_PERIOD_S, SimNode
+from robot_id_sim.node import ACK_TOPIC, RECORDING_STATUS_TOPIC, STATUS_PERIOD_S, SimNode, trajectory_command
 from robot_id_sim.true_dynamics import TRUTH_FRICTION
 
 IIWA14 = load_robot_config("iiwa14")
@@ -178,14 +178,30 @@ def test_once_the_recording_is_finished_the_simulation_holds_and_waits_for_nobod
     assert lines == [f"the recording is finished (run/bag): the simulation holds at sim time {held_s:.3f} s"]
 
 
-def test_a_bad_parameter_gives_one_line_and_exit_code_2():
+@pytest.mark.parametrize(("arguments", "line"), [
+    (["true_dynamics:=bogus"], "true_dynamics must be one of ('perturbed', 'urdf'), not 'bogus'"),
+    (["clock:=wall", "real_time_factor:=2.0"], "clock wall runs in real time and waits for nobody: real_time_factor "
+                                               "must be 1 and lockstep_subscribers empty"),
+])
+def test_a_bad_parameter_gives_one_line_and_exit_code_2(arguments, line):
     env = dict(os.environ, ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST")
-    result = subprocess.run(
-        [sys.executable, "-c", "import sys; from robot_id_sim.node import main; sys.exit(main(sys.argv[1:]))",
-         "--ros-args", "-p", "true_dynamics:=bogus"], capture_output=True, text=True, timeout=60, env=env)
+    command = [sys.executable, "-c", "import sys; from robot_id_sim.node import main; sys.exit(main(sys.argv[1:]))",
+               "--ros-args"]
+    for argument in arguments:
+        command += ["-p", argument]
+    result = subprocess.run(command, capture_output=True, text=True, timeout=60, env=env)
     assert result.returncode == 2
-    assert "true_dynamics must be one of ('perturbed', 'urdf'), not 'bogus'" in result.stderr
+    assert line in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_trajectory_stamps_are_read_after_the_robots_time_0_and_zero_stays_on_arrival():
+    epoch_ns = 1_795_000_000_123_456_789
+    msg = _trajectory(np.zeros(7), 1.0)
+    assert trajectory_command(msg, epoch_ns).stamp_s == 0.0
+    msg.header.stamp = Time(sec=1_795_000_001, nanosec=623_456_789)
+    assert trajectory_command(msg, epoch_ns).stamp_s == pytest.approx(1.5, abs=1e-9)
+    assert trajectory_command(msg).stamp_s == pytest.approx(1_795_000_001.623456789)
 
 
 def test_simulates_an_identified_urdf_as_it_is_and_publishes_it(graph, tmp_path):

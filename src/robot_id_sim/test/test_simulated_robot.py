@@ -124,6 +124,10 @@ def test_a_trajectory_on_another_clock_is_refused(arm):
     assert not sim.follower.following
     near = TrajectoryCommand(MAX_FUTURE_S - 1.0, shipped.config.joint_names, np.array([1.0]), q0[None], None, None)
     assert sim.command(near) is None and sim.follower.following
+    # on the wall clock, robot time is system time minus the start: a sim-time stamp lies long before it
+    before = TrajectoryCommand(-1.7e9, shipped.config.joint_names, np.array([1.0]), q0[None], None, None)
+    reason = sim.command(before)
+    assert reason is not None and "before the simulator started" in reason and "use_sim_time" in reason
 
 
 def test_the_followers_refusal_is_passed_on(arm):

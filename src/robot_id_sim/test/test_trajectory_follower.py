@@ -105,6 +105,14 @@ def test_zero_stamp_starts_on_arrival_a_stamp_starts_then():
         np.testing.assert_allclose(stamped.desired(5.0 + T[k])[0], P[k], atol=EXACT)
 
 
+def test_a_stamp_before_time_0_starts_then_not_on_arrival():
+    """On the wall clock the robot's time 0 is its start: a trajectory stamped 0.5 s before it started (in robot
+    time -0.5 s) runs as if it had started then, as joint_trajectory_controller runs a stamp in the past."""
+    f = follower()
+    assert f.command(0.0, cmd(stamp=-0.5)) is None
+    np.testing.assert_allclose(f.desired(-0.5 + T[1])[0], P[1], atol=EXACT)
+
+
 def test_before_the_first_point_it_goes_there_from_the_state_at_arrival():
     """Linear: from HOLD at arrival to P[0] at its time, then on. With a future stamp the first segment is longer
     (arrival 3 s, first point at 5 + 0.5 s)."""
