@@ -84,21 +84,40 @@ def _assert_console_is_clean(stdout: str, stderr: str, warnings: list[str]) -> N
     assert not [line for line in lines[done:] if "waiting for" in line], lines[done:]
 
 
-def test_ctrl_c_ends_every_process_the_runner_started(tmp_path):
+@pytest.mark.parametrize(("after", "delay_s"), [
+    ("", 0.3),                        # the runner still importing and checking the request
+    ("robot_id: sim run of", 0.5),    # the nodes importing
+    ("robot_id: sim run of", 2.0),    # the nodes setting up (rclpy up, the simulator loading)
+    ("robot_id: recording:", 0.0),    # every node up
+])
+def test_ctrl_c_at_any_moment_ends_every_process_without_a_traceback(tmp_path, after, delay_s):
+    """Exit 130, no traceback from the runner or any node, no process left. The runner stops its nodes with SIGTERM:
+    a node still importing ends on it silently, one that is starting ends quietly (its main), a running one shuts
+    down; Ctrl-C while the runner itself imports is caught by its entry point."""
     domain_id = 151 + os.getpid() % 50
     runner = subprocess.Popen([*RUNNER, "--out", str(tmp_path / "run")], env=_environment(domain_id),
-                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    # a shell's background job ignores SIGINT, and Python then keeps ignoring it until the runner sets its handler:
+    # the child gets the default action back, as a terminal's foreground process has it
+    seen = []
     try:
         deadline = time.monotonic() + 60.0
-        for line in runner.stdout:  # every node is up once the recorder reports
-            if "robot_id: recording:" in line or time.monotonic() > deadline:
+        for line in runner.stdout if after else []:
+            seen.append(line)
+            if line.startswith(after) or time.monotonic() > deadline:
                 break
-        assert len(_processes_in_domain(domain_id)) >= 5  # the runner and its four nodes
+        assert not after or seen[-1].startswith(after), "".join(seen)[-3000:]
+        time.sleep(delay_s)
+        if after == "robot_id: recording:":
+            assert len(_processes_in_domain(domain_id)) >= 5  # the runner and its four nodes
         runner.send_signal(signal.SIGINT)
-        assert runner.wait(timeout=30) == 130
+        output = "".join(seen) + runner.communicate(timeout=60)[0]
     finally:
         if runner.poll() is None:
             runner.kill()
+    assert runner.returncode == 130, output[-3000:]
+    assert "Traceback" not in output and "KeyboardInterrupt" not in output, output[-5000:]
     time.sleep(0.5)
     left = _processes_in_domain(domain_id)
     for pid in left:

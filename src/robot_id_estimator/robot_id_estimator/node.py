@@ -227,6 +227,10 @@ def main(args: list[str] | None = None) -> None:
     except ValueError as err:  # a parameter that names no usable robot or config
         print(f"error: {err}", file=sys.stderr)
         raise SystemExit(2) from None
+    except Exception:
+        if rclpy.ok():
+            raise  # once a signal shut rclpy down (SIGTERM, Ctrl-C; while starting: under the constructor)
+            # an error is the stop, not a failure
     finally:
         if node is not None:
             node.destroy_node()
