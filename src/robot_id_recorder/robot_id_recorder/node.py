@@ -187,10 +187,6 @@ def main(args: list[str] | None = None) -> int:
         if rclpy.ok():
             raise
         return 0  # stopped (SIGTERM, Ctrl-C) while starting: rclpy shut down under the constructor
-    except Exception:
-        if rclpy.ok():
-            raise
-        return 0  # stopped (SIGTERM, Ctrl-C) while starting: rclpy shut down under the constructor
     try:
         while rclpy.ok() and not (node.done and node.exit_when_done):
             rclpy.spin_once(node, timeout_sec=0.1)

@@ -312,10 +312,6 @@ def main(args: list[str] | None = None) -> int:
         if rclpy.ok():
             raise
         return 0  # stopped (SIGTERM, Ctrl-C) while starting: rclpy shut down under the constructor
-    except Exception:
-        if rclpy.ok():
-            raise
-        return 0  # stopped (SIGTERM, Ctrl-C) while starting: rclpy shut down under the constructor
     try:
         rclpy.spin(node)
     except (KeyboardInterrupt, ExternalShutdownException):
