@@ -18,5 +18,8 @@ setup(
     maintainer_email='robot_id@example.com',
     description='MuJoCo simulated arm speaking the lbr_fri_ros2_stack and franka_ros2 topics.',
     license='Apache-2.0',
-    entry_points={'console_scripts': ['sim_node = robot_id_sim.node:main']},
+    entry_points={'console_scripts': [
+        'sim_node = robot_id_sim.node:main',
+        'slow_subscriber = robot_id_sim.slow_subscriber:main',
+    ]},
 )
