@@ -8,8 +8,9 @@ The excitation node, once it has fresh joint states and has planned and checked 
 - on a terminal: asks, and sets `confirm` itself when the user types `yes` (anything else: not confirmed, the run
   stops, exit 1);
 - with --yes: sets `confirm` at once;
-- with no terminal (stdin not a tty) and no --yes: says how to confirm from elsewhere and waits (Ctrl-C and --timeout
-  still end the run); when someone else sets `confirm`, the node moves on and so does the run.
+- with no terminal (stdin not a tty, or the runner a background job) and no --yes: says how to confirm from
+  elsewhere and waits (Ctrl-C and --timeout still end the run); when someone else sets `confirm`, the node moves on
+  and so does the run.
 
 Confirmation holds the decisions (no DDS, no terminal), TerminalLine reads the answer without blocking the runner's
 loop, and RunMonitor (run_monitor.py) sets the parameter through the node's parameter service.
@@ -19,6 +20,7 @@ from __future__ import annotations
 
 import os
 import select
+import sys
 import termios
 from collections.abc import Callable
 from typing import Protocol
@@ -134,6 +136,19 @@ class TerminalLine:
     def __init__(self, fd: int) -> None:
         self.fd = fd
         self._typed = b""
+
+    @classmethod
+    def of_stdin(cls) -> TerminalLine | None:
+        """stdin, when it is a terminal this process has in the foreground (a background job that reads or flushes
+        its terminal is stopped by the shell); None otherwise."""
+        stdin = sys.stdin
+        if stdin is None or not stdin.isatty():
+            return None
+        try:
+            foreground = os.tcgetpgrp(stdin.fileno()) == os.getpgrp()
+        except OSError:
+            return None
+        return cls(stdin.fileno()) if foreground else None
 
     def discard(self) -> None:
         """Forget what was typed so far."""

@@ -165,7 +165,7 @@ def run_graph(run: Run, timeout_s: float = 0.0, assume_yes: bool = False) -> int
     previous = {sig: signal.signal(sig, lambda signum, _: received.append(signum))
                 for sig in (signal.SIGINT, signal.SIGTERM)}
     monitor = None
-    terminal = TerminalLine(sys.stdin.fileno()) if sys.stdin is not None and sys.stdin.isatty() else None
+    terminal = TerminalLine.of_stdin()
     confirmation = (Confirmation(console, EXCITATION_NODE, env["ROS_DOMAIN_ID"], assume_yes, terminal is not None)
                     if run.mode == "hardware" else None)
     try:

@@ -6,6 +6,8 @@ status the excitation node publishes while it waits)."""
 from __future__ import annotations
 
 import os
+import pty
+import sys
 import time
 
 import pytest
@@ -81,6 +83,25 @@ def test_the_answer_is_read_from_the_terminal_without_blocking_and_typing_ahead_
     finally:
         os.close(leader)
         os.close(follower)
+
+
+def test_the_answer_is_read_only_from_a_terminal_the_runner_has_in_the_foreground():
+    """A background job that read or flushed its terminal would be stopped by the shell: it says how to confirm
+    instead of asking."""
+    pid, leader = pty.fork()
+    if pid == 0:  # a session of its own on a new terminal, in its foreground
+        sys.stdin = os.fdopen(0, closefd=False)
+        foreground = TerminalLine.of_stdin() is not None
+        job = os.fork()
+        if job == 0:
+            os.setpgid(0, 0)  # a background job of that session
+            os._exit(0 if TerminalLine.of_stdin() is None else 1)
+        background = os.waitstatus_to_exitcode(os.waitpid(job, 0)[1]) == 0
+        os._exit(0 if foreground and background else 1)
+    try:
+        assert os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1]) == 0
+    finally:
+        os.close(leader)
 
 
 class _StandIn:
