@@ -192,6 +192,9 @@ def main(args: list[str] | None = None) -> int:
             rclpy.spin_once(node, timeout_sec=0.1)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
+    except Exception:
+        if rclpy.ok():  # an error after a signal shut rclpy down (spin_once between ok() and its wait) is the stop
+            raise
     finally:
         node.close()
         node.destroy_node()
