@@ -216,10 +216,12 @@ class EstimatorNode(Node):
 
 def main(args: list[str] | None = None) -> None:
     rclpy.init(args=args)
+    # the executor first, while the context is valid: one half-built by a stop while the node starts fails again
+    # when it is collected ("Exception ignored in Executor.__del__" with a traceback)
+    executor = MultiThreadedExecutor()
     node = None
     try:
         node = EstimatorNode()
-        executor = MultiThreadedExecutor()
         executor.add_node(node)
         executor.spin()
     except (KeyboardInterrupt, ExternalShutdownException):
