@@ -38,18 +38,19 @@ from typing import Any
 
 import numpy as np
 import rclpy
-from builtin_interfaces.msg import Duration, Time
 from rclpy.duration import Duration as RclpyDuration
 from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
+from rclpy.serialization import serialize_message
 from rclpy.signals import SignalHandlerOptions
 from rclpy.subscription import MessageInfo
 from sensor_msgs.msg import JointState, TimeReference
 from std_srvs.srv import Trigger
-from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
+from trajectory_msgs.msg import JointTrajectory
 
 from robot_id_excitation.command_check import check_command
+from robot_id_excitation.command_messages import stamped, time_msg, trajectory_msg
 from robot_id_excitation.constraints import design_limits
 from robot_id_excitation.design import DesignError, design_excitation
 from robot_id_excitation.design_problem import DesignOptions
@@ -72,30 +73,6 @@ STOPPED = (Phase.HOLDING, Phase.REFUSED, Phase.ABORTED)
 ACK_TOPIC = "robot_id/sim_ack"
 STOP_ACK_TIMEOUT_S = 1.0
 """How long the node waits for the subscribers to acknowledge a stop command before it is destroyed."""
-
-
-def _time_msg(seconds: float) -> Time:
-    sec, nanosec = divmod(round(seconds * 1e9), 1_000_000_000)
-    return Time(sec=sec, nanosec=nanosec)
-
-
-def _duration_msg(seconds: float) -> Duration:
-    sec, nanosec = divmod(round(seconds * 1e9), 1_000_000_000)
-    return Duration(sec=sec, nanosec=nanosec)
-
-
-def trajectory_msg(joint_names: list[str], command: Command) -> JointTrajectory:
-    """The message of a command (header stamp zero: due on arrival)."""
-    msg = JointTrajectory(joint_names=list(joint_names))
-    if command.stamp_s is not None:
-        msg.header.stamp = _time_msg(command.stamp_s)
-    p = command.points
-    msg.points = [
-        JointTrajectoryPoint(positions=q.tolist(), velocities=dq.tolist(), accelerations=ddq.tolist(),
-                             time_from_start=_duration_msg(float(t)))
-        for t, q, dq, ddq in zip(p.t_rel_s, p.q_rad, p.dq_rad_s, p.ddq_rad_s2, strict=True)
-    ]
-    return msg
 
 
 def _settings(values: dict) -> ExcitationSettings:
@@ -150,6 +127,7 @@ class ExcitationNode(Node):
         if refusal:
             raise ValueError(refusal)
         self._messages: dict[Points, JointTrajectory] = {}
+        self._serialized: dict[Points, bytes] = {}
         self._planner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="excitation_plan")
         self.machine = ExcitationStateMachine(self.trajectory, self.robot, self.hard_limits, _settings(values),
                                               self._monitor if values["monitor_commands"] else None,
@@ -183,11 +161,13 @@ class ExcitationNode(Node):
         self.create_timer(0.02, self._tick)
 
     def _prepare(self) -> None:
-        """Check every chunk of the excitation and build its message now, before anything moves."""
+        """Check every chunk of the excitation and build and serialize its message now, before anything moves."""
         began = time.perf_counter()
         refusal = self.machine.prepare()
         if refusal:
             raise ValueError(refusal)
+        for points in self._messages:
+            self._raw(points)
         self.get_logger().info(f"{len(self._messages)} distinct command(s) of the excitation checked and built in "
                                f"{time.perf_counter() - began:.1f} s")
 
@@ -242,6 +222,13 @@ class ExcitationNode(Node):
             msg = self._messages[points] = trajectory_msg(self.config.joint_names, Command(None, points))
         return msg
 
+    def _raw(self, points: Points) -> bytes:
+        """The serialized message of these points (header stamp zero), serialized once."""
+        raw = self._serialized.get(points)
+        if raw is None:
+            raw = self._serialized[points] = serialize_message(self._message(points))
+        return raw
+
     def _monitor(self, points: Points) -> list[str]:
         """The independent check (command_check.py) of the message these points are sent as."""
         return check_command(self._message(points), self.robot, self.hard_limits)
@@ -252,16 +239,14 @@ class ExcitationNode(Node):
         if step.excitation_start_s is not None:
             self._publish_description(step.excitation_start_s)
         for command in step.commands:
-            msg = self._message(command.points)
-            msg.header.stamp = _time_msg(command.stamp_s) if command.stamp_s is not None else Time()
-            self.command_pub.publish(msg)
+            self.command_pub.publish(stamped(self._raw(command.points), command.stamp_s))
         if step.stop is not None:
             self.command_pub.publish(trajectory_msg(self.config.joint_names, step.stop))
             self._stop_sent = True
         for marker in step.markers:
             msg = PeriodMarker(period_index=marker.index, num_periods=self.machine.settings.num_periods,
                                period_s=float(self.trajectory.period_s))
-            msg.header.stamp = _time_msg(marker.t_s)
+            msg.header.stamp = time_msg(marker.t_s)
             self.marker_pub.publish(msg)
             self._periods_started = marker.index + 1
         if self.machine.phase in (*STOPPED, Phase.DONE) and not self._timing_logged:
@@ -298,7 +283,7 @@ class ExcitationNode(Node):
                                    period_s=float(traj.period_s), base_frequency_hz=1.0 / float(traj.period_s),
                                    num_periods=self.machine.settings.num_periods)
         msg.header.stamp = self.get_clock().now().to_msg()
-        msg.start_time = _time_msg(t0_s)
+        msg.start_time = time_msg(t0_s)
         msg.offsets_rad = traj.rest_pose_rad.tolist()
         if isinstance(traj, FourierTrajectory):
             msg.base_frequency_hz = float(traj.base_frequency_hz)
@@ -357,7 +342,7 @@ class ExcitationNode(Node):
             self.timing.largest_state_age_s = max(self.timing.largest_state_age_s, self.machine.states.age_s(now_s))
         self._publish(step)
         if self.ack_pub is not None:  # everything up to now_s is commanded: a lockstep simulation may go on
-            self.ack_pub.publish(TimeReference(time_ref=_time_msg(now_s), source=self._ack_name))
+            self.ack_pub.publish(TimeReference(time_ref=time_msg(now_s), source=self._ack_name))
         self.timing.worst_step_s = max(self.timing.worst_step_s, time.perf_counter() - began)
 
 

@@ -13,12 +13,15 @@ from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile
+from rclpy.serialization import deserialize_message, serialize_message
 from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory
 
 from robot_id_excitation import excitation_state
+from robot_id_excitation.command_messages import stamped, trajectory_msg
 from robot_id_excitation.constraints import design_limits
+from robot_id_excitation.excitation_plan import Command, Points
 from robot_id_excitation.excitation_state import Phase
 from robot_id_excitation.fourier import FourierTrajectory
 from robot_id_excitation.node import MARKER_TOPIC, STATUS_TOPIC, STOPPED, TRAJECTORY_TOPIC, ExcitationNode
@@ -324,3 +327,12 @@ def test_the_clock_leap_hold_is_off_only_in_sim_mode(ros_context, trajectory_fil
         assert node.get_parameter("design.friction").value == list(DEFAULT_FRICTION)  # the estimator's default too
     finally:
         node.destroy_node()
+
+
+def test_a_serialized_command_stamped_in_its_bytes_is_the_message_stamped(iiwa14_config):
+    rng = np.random.default_rng(3)
+    points = Points(np.linspace(0.0, 1.0, 5), *(rng.normal(size=(5, 7)) for _ in range(3)))
+    raw = serialize_message(trajectory_msg(iiwa14_config.joint_names, Command(None, points)))
+    for stamp_s in (0.25, 1_795_711_367.193468416, None):
+        expected = trajectory_msg(iiwa14_config.joint_names, Command(stamp_s, points))
+        assert deserialize_message(stamped(raw, stamp_s), JointTrajectory) == expected

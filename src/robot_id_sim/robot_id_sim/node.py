@@ -129,7 +129,8 @@ class SimNode(Node):
         nominal = config.load_model()
         truth_model = load_robot_model(self.urdf_text, config.joint_names, config.gravity_m_s2, TRUTH_FRICTION)
         if p["true_dynamics"] == "perturbed":
-            truth = perturbed_dynamics(truth_model, config.limits.torque_nm, Perturbation(seed=p["seed"]))
+            perturbation = Perturbation(seed=p["seed"], static_over_coulomb=p["static_over_coulomb"])
+            truth = perturbed_dynamics(truth_model, config.limits.torque_nm, perturbation)
             source = f"{urdf_path} perturbed with seed {p['seed']}"
         else:
             truth = urdf_dynamics(truth_model)

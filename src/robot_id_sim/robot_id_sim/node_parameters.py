@@ -30,6 +30,9 @@ def parameters() -> dict[str, tuple[object, ParameterDescriptor]]:
             "perturbed: the URDF changed in a seeded way (payload, links, friction, armature, sensor offset); "
             "urdf: exactly the URDF, its <dynamics> as friction", constraints="one of " + ", ".join(TRUE_DYNAMICS))),
         "seed": (0, _descriptor("seed of the perturbation and of the sensor noise", ints=(0, 2**31 - 1))),
+        "static_over_coulomb": (1.3, _descriptor(
+            "perturbed: the true static friction over the Coulomb level (Stribeck rise, Luo et al. 2024 eq. 7); 1: "
+            "none, the friction is then viscous plus a Coulomb level reached within 0.05 rad/s", floats=(1.0, 3.0))),
         "truth_file": ("", _descriptor("write the true parameters to this YAML file (empty: do not)")),
         "state_rate_hz": (0.0, _descriptor("joint states per second (0: the robot config's)",
                                            floats=(0.0, 10_000.0))),

@@ -118,16 +118,18 @@ def wait_for_file(path: pathlib.Path, process: subprocess.Popen, timeout_s: floa
 def hardware_standin(robot: str, rate_hz: float, domain_id: int, truth_file: str | os.PathLike,
                      start_position_rad: Sequence[float] = (), busy: bool = False, slow_subscriber: bool = False,
                      work_s: float = SLOW_WORK_S, realtime_priority: int = REALTIME_PRIORITY,
-                     log_file: str | os.PathLike | None = None) -> Iterator[Standin]:
+                     log_file: str | os.PathLike | None = None,
+                     sim_parameters: dict[str, object] | None = None) -> Iterator[Standin]:
     """The simulated `robot` on the wall clock, publishing joint states at rate_hz, writing its truth to
     truth_file, in ROS domain `domain_id`, its threads at `realtime_priority` (0: normal scheduling); busy: one
     CPU-spinning process per core; slow_subscriber: a subscriber taking work_s per joint state. The nodes' output
-    goes to log_file (appended), or where this process's goes."""
+    goes to log_file (appended), or where this process's goes; sim_parameters: more of the simulator's parameters
+    (e.g. static_over_coulomb)."""
     env = ros_environment(domain_id)
     truth = pathlib.Path(truth_file)
     truth.unlink(missing_ok=True)  # its appearance says the simulator is up
     parameters = {"robot": robot, "clock": "wall", "state_rate_hz": float(rate_hz), "truth_file": str(truth),
-                  "realtime_priority": realtime_priority}
+                  "realtime_priority": realtime_priority} | (sim_parameters or {})
     if len(start_position_rad):
         parameters["start_position_rad"] = [float(q) for q in start_position_rad]
     with ExitStack() as stack:
