@@ -102,7 +102,7 @@ class Confirmation:
             self.refusal = f"could not set the parameter confirm of {self.node}: {error}"
             return REFUSE
         self.phase = "confirmed"
-        self.say(f"robot_id: confirm of {self.node} is true: the arm moves to the start pose")
+        self.say(f"robot_id: confirm of {self.node} is true: the arm starts to move")
         return NOTHING
 
     def step(self, channel: ConfirmChannel, terminal: TerminalLine | None) -> None:

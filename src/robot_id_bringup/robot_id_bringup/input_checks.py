@@ -93,6 +93,8 @@ def input_problems(run: Run) -> list[str]:
             problems += trajectory_problems(run, config) if run.mode != "replay" else []
     if run.mode == "replay" and run.bag:
         problems.append(bag_problem(run.bag))
+    elif run.mode != "replay" and pathlib.Path(run.bag_path).exists():
+        problems.append(f"--out {run.output_dir} already holds a recording ({run.bag_path}): choose a new --out")
     problems += [bag_problem(bag, "friction sweep bag") for bag in run.friction_sweeps]
     if run.friction_sweeps and run.records_sweep:
         problems.append("a friction-sweep run only records; give --friction-sweep to the identification run after it")

@@ -240,7 +240,7 @@ def identify_parser() -> argparse.ArgumentParser:
     parser.add_argument("--mode", default="sim", choices=MODES, help="run against the simulator, the hardware, "
                                                                      "or identify a recorded bag")
     parser.add_argument("--periods", type=int, default=0,
-                        help=f"trajectory periods to run (default: {DEFAULT_PERIODS} of an excitation, "
+                        help=f"trajectory periods to run (default, also 0: {DEFAULT_PERIODS} of an excitation, "
                              f"{SWEEP_PERIODS} of a friction sweep)")
     parser.add_argument("--trajectory", default="",
                         help="trajectory file or shipped name, e.g. iiwa14_friction_sweep: a friction sweep only "

@@ -38,7 +38,7 @@ def test_the_plan_is_shown_one_part_a_line_and_only_yes_lets_the_arm_move():
     assert "largest distance 0.420 rad on A4" in said[2] and said[-1].startswith("robot_id: type yes and Enter")
     assert confirmation.on_status(WAITING, PLAN) == NOTHING  # the same wait is not asked about twice
     assert confirmation.on_answer(" yes ") == SET and not confirmation.refusal
-    assert confirmation.on_set_reply("") == NOTHING and said[-1].endswith("is true: the arm moves to the start pose")
+    assert confirmation.on_set_reply("") == NOTHING and said[-1].endswith("is true: the arm starts to move")
 
 
 @pytest.mark.parametrize("answer", ["no", "", "y", "YES please"])
@@ -160,7 +160,7 @@ def test_the_runner_sets_confirm_through_the_parameter_service_once_yes_is_typed
                    TerminalLine(follower))
         if typed == "yes":
             assert stand_in.confirmed and confirmation.phase == "confirmed" and not confirmation.refusal, said
-            assert said[-1] == "robot_id: confirm of /excitation is true: the arm moves to the start pose"
+            assert said[-1] == "robot_id: confirm of /excitation is true: the arm starts to move"
         else:
             assert not stand_in.confirmed and confirmation.refusal.startswith("not confirmed")
     finally:

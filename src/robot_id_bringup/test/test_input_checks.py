@@ -37,3 +37,10 @@ def test_a_run_that_records_a_friction_sweep_takes_no_friction_sweep(tmp_path):
     assert input_problems(recording) == [
         "a friction-sweep run only records; give --friction-sweep to the identification run after it"]
     assert input_problems(Run("iiwa14", "sim", str(tmp_path / "out"), friction_sweeps=(str(sweep),))) == []
+
+
+def test_an_output_directory_that_holds_a_recording_is_refused(tmp_path):
+    (tmp_path / "out" / "bag").mkdir(parents=True)
+    assert input_problems(Run("iiwa14", "hardware", str(tmp_path / "out"))) == [
+        f"--out {tmp_path / 'out'} already holds a recording ({tmp_path / 'out' / 'bag'}): choose a new --out"]
+    assert input_problems(Run("iiwa14", "sim", str(tmp_path / "new"))) == []

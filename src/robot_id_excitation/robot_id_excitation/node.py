@@ -29,9 +29,11 @@ Parameters: node_parameters.py (`ros2 param describe` shows their descriptions a
 from __future__ import annotations
 
 import math
+import os
 import signal
 import sys
 import time
+import warnings
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import fields
 from typing import Any
@@ -71,6 +73,8 @@ STATUS_TOPIC = "robot_id/excitation_status"
 STOPPED = (Phase.HOLDING, Phase.REFUSED, Phase.ABORTED)
 """Phases after which the arm moves no more before its last period (ExcitationStatus.stopped)."""
 ACK_TOPIC = "robot_id/sim_ack"
+NO_STATES_WARNING_S = 5.0
+"""While no joint state has come, the node says so every this many seconds."""
 STOP_ACK_TIMEOUT_S = 1.0
 """How long the node waits for the subscribers to acknowledge a stop command before it is destroyed."""
 
@@ -135,6 +139,7 @@ class ExcitationNode(Node):
         self._prepare()
         self.timing = Timing()
         self._names_warned = self._timing_logged = False
+        self._silent_since_s = self._now_s()
         self._create_interfaces(values)
         self.get_logger().info(
             f"{self.config.robot}: {self.trajectory.kind} trajectory, period {self.trajectory.period_s:.3g} s, "
@@ -339,6 +344,10 @@ class ExcitationNode(Node):
         self._take_waiting_states()
         now_s = self._now_s()
         step = self.machine.step(now_s, confirmed=self.get_parameter("confirm").value)
+        if self.machine.first_state_s is None and now_s - self._silent_since_s >= NO_STATES_WARNING_S:
+            self._silent_since_s = now_s
+            self.get_logger().warning(f"no joint states on {self._state_sub.topic_name} yet: is the robot's stack "
+                                      f"running, in this ROS_DOMAIN_ID ({os.environ.get('ROS_DOMAIN_ID', '0')})?")
         if self.machine.moving:
             self.timing.largest_state_age_s = max(self.timing.largest_state_age_s, self.machine.states.age_s(now_s))
         self._publish(step)
@@ -355,6 +364,9 @@ def _interrupt(_signum: int, _frame: object) -> None:
 def main(args: list[str] | None = None) -> None:
     # SIGINT and SIGTERM are handled here rather than by rclpy, so that a hold can still be published.
     rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+    # a stop between the executor making a callback's task and running it leaves that coroutine unawaited: the
+    # stop, not a fault, and Python would say so at exit after the run's last lines
+    warnings.filterwarnings("ignore", "coroutine .* was never awaited", RuntimeWarning)
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, _interrupt)
     node = None

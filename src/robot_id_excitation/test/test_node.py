@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import threading
 import time
 
@@ -19,6 +20,7 @@ from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory
 
 from robot_id_excitation import excitation_state
+from robot_id_excitation import node as excitation_node
 from robot_id_excitation.command_messages import stamped, trajectory_msg
 from robot_id_excitation.constraints import design_limits
 from robot_id_excitation.excitation_plan import Command, Points
@@ -336,3 +338,20 @@ def test_a_serialized_command_stamped_in_its_bytes_is_the_message_stamped(iiwa14
     for stamp_s in (0.25, 1_795_711_367.193468416, None):
         expected = trajectory_msg(iiwa14_config.joint_names, Command(stamp_s, points))
         assert deserialize_message(stamped(raw, stamp_s), JointTrajectory) == expected
+
+
+def test_says_so_while_no_joint_states_come(ros_context, trajectory_file, iiwa14_config, monkeypatch):
+    """A stack in another ROS domain looks like silence: the node names the topic and its domain, repeatedly."""
+    monkeypatch.setattr(excitation_node, "NO_STATES_WARNING_S", 0.4)
+    node, arm, executor = _start(ros_context, trajectory_file, iiwa14_config, START_POSE)
+    arm.publishing = False
+    warned = []
+    logger = node.get_logger()
+    monkeypatch.setattr(type(logger), "warning", lambda _self, text, *args, **kwargs: warned.append(text))
+    try:
+        _spin(executor, 1.0)
+        assert len(warned) >= 2 and node.state == "waiting_for_joint_states"
+        assert re.fullmatch(r"no joint states on /lbr/joint_states yet: is the robot's stack running, in this "
+                            r"ROS_DOMAIN_ID \(\d+\)\?", warned[0]), warned
+    finally:
+        _stop(node, arm, executor)
