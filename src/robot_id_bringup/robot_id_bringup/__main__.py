@@ -7,6 +7,8 @@
 
 from __future__ import annotations
 
+import os
+import signal
 import sys
 
 INTERRUPTED = 130
@@ -26,8 +28,10 @@ def main(argv: list[str] | None = None) -> int:
 
         return identify(argv[1:])
     except KeyboardInterrupt:
-        print("robot_id: interrupted", file=sys.stderr)
-        return INTERRUPTED
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C does not interrupt the exit
+        print("robot_id: interrupted", file=sys.stderr, flush=True)
+        sys.stdout.flush()
+        os._exit(INTERRUPTED)  # at once: after an interrupt during start-up the shutdown was seen to end by SIGINT
 
 
 if __name__ == "__main__":

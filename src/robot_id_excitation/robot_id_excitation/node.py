@@ -17,10 +17,11 @@ mode it shows where the arm will go (robot_id/excitation_status: state waiting_f
 reason) and nothing moves until the parameter `confirm` is set to true. After a hold, the node waits (at most
 STOP_ACK_TIMEOUT_S) for the controller to acknowledge the stop before it is destroyed.
 
-Against a robot that does not wait, the node must never stall: joint states are received on a thread of their own
-(a multi-threaded executor) and only queued with their receipt time, so staleness is judged by when the newest
-state arrived, whatever the steps are doing; while the arm moves, a step only picks prepared messages. The longest
-callback and the oldest joint state seen while moving are logged at the end of a run and published in the status.
+Against a robot that does not wait, the node must never stall: while the arm moves a step only sends prepared bytes,
+and every step first takes the joint states waiting (the executor never takes them: TakenBySteps), each counted as
+received when the middleware received it, so staleness is judged by when the newest state arrived, however late a
+step runs. The longest callback and the oldest joint state seen while the arm moved are logged at the end of a run
+and published in the status.
 
 The decisions are ExcitationStateMachine's (excitation_state.py); this node moves messages between it and ROS.
 Parameters: node_parameters.py (`ros2 param describe` shows their descriptions and ranges).
@@ -32,6 +33,7 @@ import math
 import os
 import signal
 import sys
+import threading
 import time
 import warnings
 from concurrent.futures import ThreadPoolExecutor
@@ -62,6 +64,7 @@ from robot_id_excitation.excitation_state import ExcitationSettings, ExcitationS
 from robot_id_excitation.excitation_step import LogLine, Severity, Step
 from robot_id_excitation.fourier import FourierTrajectory
 from robot_id_excitation.node_parameters import MODES, parameters
+from robot_id_excitation.node_steps import TakenBySteps, Timing
 from robot_id_excitation.trajectory_file import Trajectory, load_trajectory
 from robot_id_model.robot_config import load_robot_config
 from robot_id_model.robot_model import ModelError
@@ -85,30 +88,11 @@ def _settings(values: dict) -> ExcitationSettings:
     return ExcitationSettings(require_confirm=values["mode"] == "hardware", **{name: values[name] for name in names})
 
 
-class Timing:
-    """How long the node's callbacks ran and how old the joint states were at its steps, while the arm moved (before,
-    a step may wait for the planning thread, which holds the interpreter for most of a second: nothing moves)."""
-
-    def __init__(self) -> None:
-        self.worst_joint_state_s = 0.0
-        self.worst_step_s = 0.0
-        self.largest_state_age_s = 0.0
-
-    @property
-    def worst_callback_s(self) -> float:
-        return max(self.worst_joint_state_s, self.worst_step_s)
-
-    def line(self, timeout_s: float) -> str:
-        return (f"timing while the arm moved: the longest callback ran {1000 * self.worst_callback_s:.1f} ms (joint "
-                f"states: at most {1000 * self.worst_joint_state_s:.2f} ms); the joint states were at most "
-                f"{1000 * self.largest_state_age_s:.1f} ms old at a step (timeout {1000 * timeout_s:.0f} ms)")
-
-
 class ExcitationNode(Node):
     """Moves joint states, abort requests and the confirm parameter into the state machine, its steps out.
 
-    A joint state counts as received when the middleware received it, not when the executor got to it, and every
-    step first takes the joint states that are waiting: however late a step runs, a fresh state never looks stale.
+    Every step first takes the joint states waiting (the newest few: sensor-data QoS), each counted as received when
+    the middleware received it: however late a step runs, a fresh state never looks stale.
     Every command is checked and turned into a message before the arm moves; the approach, planned from the
     measured pose, in a worker thread while the steps go on."""
 
@@ -161,7 +145,7 @@ class ExcitationNode(Node):
         self._status_sent: tuple[str, str, int] | None = None
         self._publish_status()
         self._state_sub = self.create_subscription(JointState, self.config.joint_states_topic, self._on_joint_state,
-                                                   qos_profile_sensor_data)
+                                                   qos_profile_sensor_data, callback_group=TakenBySteps())
         self.create_service(Trigger, "~/abort", self._on_abort)
         self.create_timer(0.02, self._tick)
 
@@ -327,7 +311,7 @@ class ExcitationNode(Node):
         return received_s if latest_s is None else max(received_s, latest_s)
 
     def _take_waiting_states(self) -> None:
-        """The joint states the executor has not taken yet, through the same callback."""
+        """The joint states waiting (the executor never takes them: TakenBySteps)."""
         sub = self._state_sub
         with sub.handle:
             while (taken := sub.handle.take_message(sub.msg_type, sub.raw)) is not None:
@@ -357,7 +341,11 @@ class ExcitationNode(Node):
             self.timing.worst_step_s = max(self.timing.worst_step_s, time.perf_counter() - began)
 
 
+STOP_REQUESTED = threading.Event()
+
+
 def _interrupt(_signum: int, _frame: object) -> None:
+    STOP_REQUESTED.set()
     raise KeyboardInterrupt
 
 
@@ -373,7 +361,10 @@ def main(args: list[str] | None = None) -> None:
     try:
         node = ExcitationNode()
         rclpy.spin(node)
-    except (KeyboardInterrupt, ExternalShutdownException):
+    except (KeyboardInterrupt, ExternalShutdownException, RuntimeError) as err:
+        # a signal raised inside a call into rclpy's C++ may come out as a RuntimeError of that call
+        if isinstance(err, RuntimeError) and not STOP_REQUESTED.is_set():
+            raise
         if node is not None and node.machine.moving and rclpy.ok():
             node.hold("shutting down")
     except (ModelError, ValueError, FileNotFoundError) as err:

@@ -286,8 +286,8 @@ def test_joint_states_count_when_they_arrive_however_slow_a_step(ros_context, tr
     try:
         _spin(executor, 20.0, until=lambda: len(arm.markers) >= 3 or node.machine.phase in STOPPED)
         assert len(arm.markers) == 3 and node.state == "exciting", node.reason
-        # sensor-data QoS keeps the newest 5 states: a stalled step loses older ones, never the newest
-        assert len(latency_s) > 0.5 * len(published) and max(latency_s) < 0.02, (len(published), max(latency_s))
+        # each step takes the newest of the waiting states (sensor-data QoS keeps 5): never all 500 per second
+        assert 0 < len(latency_s) < 0.8 * len(published) and max(latency_s) < 0.02, (len(published), max(latency_s))
         assert node.timing.worst_step_s >= 0.15 and node.timing.worst_joint_state_s < 0.02
         assert node.timing.largest_state_age_s < 0.05
     finally:

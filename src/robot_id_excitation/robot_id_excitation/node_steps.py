@@ -1,0 +1,39 @@
+"""How the excitation node's steps run: the callback group of the subscription they take from themselves, and how
+long its callbacks ran."""
+
+from __future__ import annotations
+
+from rclpy.callback_groups import CallbackGroup
+
+
+class TakenBySteps(CallbackGroup):
+    """A callback group the executor never runs: the node's steps take its subscription's messages themselves (at
+    1 kHz the executor's own work per message, in Python, is what a loaded machine cannot keep up with)."""
+
+    def can_execute(self, entity: object) -> bool:
+        return False
+
+    def beginning_execution(self, entity: object) -> bool:
+        return False
+
+    def ending_execution(self, entity: object) -> None:
+        """Nothing began."""
+
+
+class Timing:
+    """How long the node's callbacks ran and how old the joint states were at its steps, while the arm moved (before,
+    a step may wait for the planning thread, which holds the interpreter for most of a second: nothing moves)."""
+
+    def __init__(self) -> None:
+        self.worst_joint_state_s = 0.0
+        self.worst_step_s = 0.0
+        self.largest_state_age_s = 0.0
+
+    @property
+    def worst_callback_s(self) -> float:
+        return max(self.worst_joint_state_s, self.worst_step_s)
+
+    def line(self, timeout_s: float) -> str:
+        return (f"timing while the arm moved: the longest callback ran {1000 * self.worst_callback_s:.1f} ms (joint "
+                f"states: at most {1000 * self.worst_joint_state_s:.2f} ms); the joint states were at most "
+                f"{1000 * self.largest_state_age_s:.1f} ms old at a step (timeout {1000 * timeout_s:.0f} ms)")
