@@ -26,6 +26,9 @@ DEFAULT_PERIODS = 5
 SWEEP_PERIODS = 1  # a friction sweep already runs every speed forward and backward
 RECORDER_NAME = "recorder"
 EXCITATION_NAME = "excitation"
+EXCITATION_PRIORITY = 20
+"""hardware: SCHED_FIFO priority of the excitation node's steps (below the robot drivers' control loops: lbr's
+rt_prio 80, ros2_control's 50), so that a loaded machine does not starve the thread that watches the arm."""
 
 
 @dataclass(frozen=True)
@@ -125,7 +128,7 @@ def identify_graph(run: Run) -> list[NodeSpec]:
     nodes.append(NodeSpec("robot_id_excitation", "excitation_node", EXCITATION_NAME, {
         "robot": run.robot, "trajectory_file": run.trajectory or run.robot, "num_periods": run.excitation_periods,
         "mode": run.mode, "use_sim_time": sim_time, "ack_name": EXCITATION_NAME if sim_time else ""}
-        | ({"confirm": run.confirm} if run.mode == "hardware" else {})))
+        | ({"confirm": run.confirm, "realtime_priority": EXCITATION_PRIORITY} if run.mode == "hardware" else {})))
     if not run.records_sweep:
         nodes.append(estimator)
     return nodes

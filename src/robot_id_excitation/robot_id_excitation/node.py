@@ -66,6 +66,7 @@ from robot_id_excitation.fourier import FourierTrajectory
 from robot_id_excitation.node_parameters import MODES, parameters
 from robot_id_excitation.node_steps import TakenBySteps, Timing
 from robot_id_excitation.trajectory_file import Trajectory, load_trajectory
+from robot_id_model.realtime import set_threads_realtime_priority
 from robot_id_model.robot_config import load_robot_config
 from robot_id_model.robot_model import ModelError
 from robot_id_msgs.msg import ExcitationStatus, ExcitationTrajectory, PeriodMarker
@@ -121,6 +122,10 @@ class ExcitationNode(Node):
                                               self._monitor if values["monitor_commands"] else None,
                                               self._planner.submit)
         self._prepare()
+        planner_id = self._planner.submit(threading.get_native_id).result()  # normal scheduling: it starves nobody
+        refused = set_threads_realtime_priority(values["realtime_priority"], {planner_id})
+        if refused:
+            self.get_logger().warning(refused)
         self.timing = Timing()
         self._names_warned = self._timing_logged = False
         self._silent_since_s = self._now_s()

@@ -57,6 +57,11 @@ def parameters() -> dict[str, tuple[object, ParameterDescriptor]]:
                                             "clock or a stall (s; 0: off, only in sim mode)", floats=(0.0, 60.0))),
         "ack_name": ("", _descriptor("sim: acknowledge each step on robot_id/sim_ack under this name, so that a "
                                      "lockstep simulation waits for this node (empty: no acknowledgements)")),
+        "realtime_priority": (0, _descriptor(
+            "SCHED_FIFO priority of the node's threads but the planning one (0: normal scheduling), so that load on "
+            "the machine does not starve the steps that watch the arm, nor the middleware's receipt of the joint "
+            "states; refused by the system, it warns and runs without",
+            ints=(0, 99))),
         "monitor_commands": (True, _descriptor("check every command message independently before it is sent "
                                                "(command_check.py); hold instead of sending one that fails")),
         "design.kind": ("modified_fourier", _descriptor("trajectory kind of a design",

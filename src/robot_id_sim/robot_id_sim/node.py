@@ -38,6 +38,7 @@ from sensor_msgs.msg import JointState, TimeReference
 from std_msgs.msg import String
 from trajectory_msgs.msg import JointTrajectory
 
+from robot_id_model.realtime import set_realtime_priority
 from robot_id_model.robot_config import RobotConfig, load_robot_config
 from robot_id_model.robot_model import ModelError, load_robot_model
 from robot_id_msgs.msg import RecordingStatus
@@ -49,7 +50,7 @@ from robot_id_sim.simulated_robot import SimSettings, SimulatedRobot
 from robot_id_sim.trajectory_follower import TrajectoryCommand
 from robot_id_sim.true_dynamics import TRUTH_FRICTION, Perturbation, perturbed_dynamics, urdf_dynamics
 from robot_id_sim.truth_file import write_truth
-from robot_id_sim.wall_clock import WallClockLoop, set_realtime_priority
+from robot_id_sim.wall_clock import WallClockLoop
 
 ACK_TOPIC = "robot_id/sim_ack"
 RECORDING_STATUS_TOPIC = "robot_id/recording_status"

@@ -7,7 +7,6 @@ one went out is counted."""
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 from collections.abc import Callable
@@ -30,19 +29,6 @@ class Lateness:
         self.samples += 1
         self.late += lateness_s > self.period_s
         self.max_s = max(self.max_s, lateness_s)
-
-
-def set_realtime_priority(priority: int) -> str:
-    """Schedule the calling thread, and the threads it starts from now on, SCHED_FIFO at `priority` (0: leave it
-    as it is), as the real drivers run their control loops; why the system refused, or ''."""
-    if priority == 0:
-        return ""
-    try:
-        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(priority))
-    except OSError as err:
-        return (f"SCHED_FIFO priority {priority} refused ({err.strerror}; it needs CAP_SYS_NICE or `ulimit -r`): "
-                "normal scheduling")
-    return ""
 
 
 class WallClockLoop(Generic[Sample]):

@@ -3,13 +3,12 @@ stall the schedule does not slip and the lateness is counted; errors and stop() 
 
 from __future__ import annotations
 
-import os
 import threading
 import time
 
 import numpy as np
 
-from robot_id_sim.wall_clock import WallClockLoop, set_realtime_priority
+from robot_id_sim.wall_clock import WallClockLoop
 
 RATE_HZ = 500.0
 
@@ -89,15 +88,3 @@ def test_stop_ends_the_thread_while_it_waits():
     loop.stop()
     assert time.monotonic() - began < 1.0
     assert not any(t.name == "wall_clock" and t.is_alive() for t in threading.enumerate())
-
-
-def test_realtime_priority_is_set_or_its_refusal_said():
-    """In a thread of its own, so that the test's thread keeps its scheduling."""
-    outcome: list[tuple[str, int]] = []
-    thread = threading.Thread(target=lambda: outcome.append((set_realtime_priority(1), os.sched_getscheduler(0))))
-    thread.start()
-    thread.join()
-    [(refused, policy)] = outcome
-    assert (refused == "" and policy == os.SCHED_FIFO) or (
-        refused.startswith("SCHED_FIFO priority 1 refused") and policy == os.SCHED_OTHER)
-    assert set_realtime_priority(0) == "" and os.sched_getscheduler(0) == os.SCHED_OTHER

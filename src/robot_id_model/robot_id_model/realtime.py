@@ -1,0 +1,34 @@
+"""Real-time scheduling for the loops that watch or drive an arm: the simulated robot's (as the real drivers run
+theirs) and the excitation node's steps."""
+
+from __future__ import annotations
+
+import os
+
+
+def set_realtime_priority(priority: int) -> str:
+    """Schedule the calling thread, and the threads it starts from now on, SCHED_FIFO at `priority` (0: leave it
+    as it is), as the real drivers run their control loops; why the system refused, or ''."""
+    if priority == 0:
+        return ""
+    try:
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(priority))
+    except OSError as err:
+        return (f"SCHED_FIFO priority {priority} refused ({err.strerror}; it needs CAP_SYS_NICE or `ulimit -r`): "
+                "normal scheduling")
+    return ""
+
+
+def set_threads_realtime_priority(priority: int, except_ids: set[int]) -> str:
+    """Schedule every thread of this process SCHED_FIFO at `priority` but those with the native ids given (the
+    middleware's receive threads too, which stamp when a message arrived); why the system refused, or ''."""
+    if priority == 0:
+        return ""
+    try:
+        for task in os.listdir("/proc/self/task"):
+            if int(task) not in except_ids:
+                os.sched_setscheduler(int(task), os.SCHED_FIFO, os.sched_param(priority))
+    except OSError as err:
+        return (f"SCHED_FIFO priority {priority} refused ({err.strerror}; it needs CAP_SYS_NICE or `ulimit -r`): "
+                "normal scheduling")
+    return ""
