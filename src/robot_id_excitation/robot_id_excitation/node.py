@@ -118,9 +118,9 @@ class ExcitationNode(Node):
         self._messages: dict[Points, JointTrajectory] = {}
         self._serialized: dict[Points, bytes] = {}
         self._planner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="excitation_plan")
+        self._monitoring = values["monitor_commands"]
         self.machine = ExcitationStateMachine(self.trajectory, self.robot, self.hard_limits, _settings(values),
-                                              self._monitor if values["monitor_commands"] else None,
-                                              self._planner.submit)
+                                              self._prepared, self._planner.submit)
         self._prepare()
         planner_id = self._planner.submit(threading.get_native_id).result()  # normal scheduling: it starves nobody
         refused = set_threads_realtime_priority(values["realtime_priority"], {planner_id})
@@ -160,8 +160,6 @@ class ExcitationNode(Node):
         refusal = self.machine.prepare()
         if refusal:
             raise ValueError(refusal)
-        for points in self._messages:
-            self._raw(points)
         self.get_logger().info(f"{len(self._messages)} distinct command(s) of the excitation checked and built in "
                                f"{time.perf_counter() - began:.1f} s")
 
@@ -223,9 +221,11 @@ class ExcitationNode(Node):
             raw = self._serialized[points] = serialize_message(self._message(points))
         return raw
 
-    def _monitor(self, points: Points) -> list[str]:
-        """The independent check (command_check.py) of the message these points are sent as."""
-        return check_command(self._message(points), self.robot, self.hard_limits)
+    def _prepared(self, points: Points) -> list[str]:
+        """Build and serialize the message of points the state machine checked (before the arm moves, monitored or
+        not); what the independent check (command_check.py) finds in it, with monitor_commands."""
+        self._raw(points)
+        return check_command(self._message(points), self.robot, self.hard_limits) if self._monitoring else []
 
     def _publish(self, step: Step) -> None:
         for line in step.log:
