@@ -43,7 +43,9 @@ class Measurement:
 
 
 class Sensors:
-    """Turns the true state sampled every dt_s into published measurements (None for a dropped message)."""
+    """Turns the true state into published measurements (None for a dropped message). The torque sensors read
+    every filter step of dt_s (the robot's control cycle: the simulator's physics step), where the robot's
+    filter runs; a published sample holds the filter's output at that moment, as the LBR's measured torque does."""
 
     def __init__(self, options: SensorOptions, torque_offset_nm: np.ndarray, dt_s: float) -> None:
         problems = options.problems(len(torque_offset_nm))
@@ -57,16 +59,19 @@ class Sensors:
         self.rng = np.random.default_rng(options.seed)
         self.filtered_nm: np.ndarray | None = None
 
-    def measure(self, t_s: float, q_rad: np.ndarray, dq_rad_s: np.ndarray,
-                tau_nm: np.ndarray) -> Measurement | None:
-        """The measurement of the true state (q, dq, joint torque) at t_s; the filter runs on every sample,
-        dropped or not, as the robot's does."""
-        o = self.options
+    def sense_torque(self, tau_nm: np.ndarray) -> None:
+        """One filter step: the joint torque over the last dt_s, with the sensor's offset and white noise."""
         raw = tau_nm + self.offset_nm + self.torque_noise_nm * self.rng.normal(size=tau_nm.shape)
         if self.filtered_nm is None:
             self.filtered_nm = raw.copy()
         else:
             self.filtered_nm = self.filtered_nm + self.alpha * (raw - self.filtered_nm)
+
+    def measure(self, t_s: float, q_rad: np.ndarray, dq_rad_s: np.ndarray) -> Measurement | None:
+        """The published joint state at t_s: the encoders' reading of (q, dq) and the filtered torque."""
+        if self.filtered_nm is None:
+            raise RuntimeError("measure before the first sense_torque")
+        o = self.options
         q = q_rad + o.encoder_noise_rad * self.rng.normal(size=q_rad.shape)
         if o.encoder_resolution_rad > 0.0:
             q = np.round(q / o.encoder_resolution_rad) * o.encoder_resolution_rad

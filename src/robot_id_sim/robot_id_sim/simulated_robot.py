@@ -84,9 +84,10 @@ class SimulatedRobot:
         self.follower.hold(q0_rad)
         self.controller = TrackingController(nominal, truth.armature_kg_m2, settings.tracking_bandwidth_hz,
                                              settings.tracking_damping, limits.torque_nm)
-        self.sensors = Sensors(sensors, truth.torque_offset_nm, self.dt_s)
+        self.sensors = Sensors(sensors, truth.torque_offset_nm, self.dt_s / self.substeps)
         self.samples = 0
         self.tau_drive_nm = self._control(0.0)
+        self.sensors.sense_torque(self.tau_drive_nm)
 
     @property
     def t_s(self) -> float:
@@ -117,8 +118,9 @@ class SimulatedRobot:
         for k in range(1, self.substeps + 1):
             self.plant.step(self.tau_drive_nm)
             self.tau_drive_nm = self._control(t0 + k * self.dt_s / self.substeps)
+            self.sensors.sense_torque(self.tau_drive_nm)
         self.samples += 1
-        return self.sensors.measure(self.t_s, self.plant.q_rad, self.plant.dq_rad_s, self.tau_drive_nm)
+        return self.sensors.measure(self.t_s, self.plant.q_rad, self.plant.dq_rad_s)
 
     def _control(self, t_s: float) -> np.ndarray:
         """The drive torque from now until the next physics step, computed at the present state: with that state

@@ -18,13 +18,19 @@ DT = 0.001
 def run(options: SensorOptions, tau: np.ndarray, q: np.ndarray | None = None, samples: int = N) -> list:
     sensors = Sensors(options, OFFSET, DT)
     q = np.zeros(len(OFFSET)) if q is None else q
-    return [sensors.measure(k * DT, q, np.zeros_like(q), tau) for k in range(samples)]
+    return [measure(sensors, k * DT, q, np.zeros_like(q), tau) for k in range(samples)]
+
+
+def measure(sensors: Sensors, t_s: float, q: np.ndarray, dq: np.ndarray, tau: np.ndarray):
+    """One filter step of tau, then the published sample."""
+    sensors.sense_torque(tau)
+    return sensors.measure(t_s, q, dq)
 
 
 def test_without_options_the_effort_is_torque_plus_offset():
     tau = np.array([1.0, 2.0, 3.0, 4.0, 5.0])
     q, dq = np.linspace(0, 1, 5), np.linspace(-1, 0, 5)
-    m = Sensors(SensorOptions(), OFFSET, DT).measure(0.25, q, dq, tau)
+    m = measure(Sensors(SensorOptions(), OFFSET, DT), 0.25, q, dq, tau)
     assert m.t_s == 0.25
     np.testing.assert_array_equal(m.effort_nm, tau + OFFSET)
     np.testing.assert_array_equal(m.q_rad, q)
@@ -68,7 +74,7 @@ def test_encoder_resolution_quantises_positions():
     sensors = Sensors(SensorOptions(encoder_resolution_rad=step), OFFSET, DT)
     for _ in range(200):
         q = rng.uniform(-3, 3, 5)
-        measured = sensors.measure(0.0, q, np.zeros(5), np.zeros(5)).q_rad
+        measured = measure(sensors, 0.0, q, np.zeros(5), np.zeros(5)).q_rad
         np.testing.assert_allclose(measured / step, np.round(measured / step), atol=1e-9)
         assert np.all(np.abs(measured - q) <= step / 2 + 1e-12)
 
@@ -85,11 +91,11 @@ def test_torque_filter_step_response_reaches_1_minus_1_over_e_after_one_time_con
     time_constant = 0.02                            # 20 samples of 1 ms
     sensors = Sensors(SensorOptions(torque_filter_time_constant_s=time_constant), np.zeros(5), DT)
     q = np.zeros(5)
-    first = sensors.measure(0.0, q, q, np.full(5, 2.0))
+    first = measure(sensors, 0.0, q, q, np.full(5, 2.0))
     np.testing.assert_array_equal(first.effort_nm, 2.0)
     for k in range(5):                              # steady: stays at the input
-        np.testing.assert_allclose(sensors.measure(k * DT, q, q, np.full(5, 2.0)).effort_nm, 2.0, atol=1e-15)
-    out = [sensors.measure(k * DT, q, q, np.full(5, 3.0)).effort_nm[0] for k in range(1, 61)]
+        np.testing.assert_allclose(measure(sensors, k * DT, q, q, np.full(5, 2.0)).effort_nm, 2.0, atol=1e-15)
+    out = [measure(sensors, k * DT, q, q, np.full(5, 3.0)).effort_nm[0] for k in range(1, 61)]
     response = (np.array(out) - 2.0) / 1.0
     assert response[19] == pytest.approx(1.0 - math.exp(-1.0), abs=1e-12)
     assert response[59] == pytest.approx(1.0 - math.exp(-3.0), abs=1e-12)
@@ -103,10 +109,23 @@ def test_the_filter_runs_on_dropped_samples_too():
     kept = Sensors(SensorOptions(**options), np.zeros(5), DT)
     dropping = Sensors(SensorOptions(drop_probability=0.5, **options), np.zeros(5), DT)
     for k, tau in enumerate(tau_step):
-        a = kept.measure(k * DT, np.zeros(5), np.zeros(5), tau)
-        b = dropping.measure(k * DT, np.zeros(5), np.zeros(5), tau)
+        a = measure(kept, k * DT, np.zeros(5), np.zeros(5), tau)
+        b = measure(dropping, k * DT, np.zeros(5), np.zeros(5), tau)
         if b is not None:
             np.testing.assert_allclose(b.effort_nm, a.effort_nm, atol=1e-15)
+
+
+def test_a_published_sample_holds_the_filter_run_on_every_step_between_samples():
+    """The robot filters on its fast cycle and publishes every tenth step: a torque step between two published
+    samples has passed through ten filter steps by the next one, 1 − (1 − α)^10 of the step, not α."""
+    time_constant, steps = 0.02, 10
+    sensors = Sensors(SensorOptions(torque_filter_time_constant_s=time_constant), np.zeros(5), DT)
+    q = np.zeros(5)
+    sensors.sense_torque(np.zeros(5))
+    for _ in range(steps):
+        sensors.sense_torque(np.ones(5))
+    published = sensors.measure(steps * DT, q, q).effort_nm
+    np.testing.assert_allclose(published, 1.0 - math.exp(-steps * DT / time_constant), atol=1e-12)
 
 
 def test_drop_probability():
