@@ -59,7 +59,7 @@ def run_once(robot: str, rate_hz: float, load: str, domain_id: int, workdir: pat
     figures["periods_left_out"] = int(left_out.group(1)) if left_out else 0
     identification = pathlib.Path(run.results_path) / "identification.json"
     if result.returncode in (0, 3) and identification.is_file():
-        errors = check_against_truth(robot, identification, truth)["true model"].rms_percent_of_torque
+        errors = check_against_truth(robot, identification, truth, simulated=False)["true model"].rms_percent_of_torque
         figures["truth_error_percent"] = round(float(errors["physical"].max()), 2)
         figures["urdf_error_percent"] = round(float(errors["urdf"].max()), 2)
     else:

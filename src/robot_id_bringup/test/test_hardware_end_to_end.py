@@ -34,14 +34,15 @@ TIMING = re.compile(r"timing while the arm moved: the longest callback ran (\S+)
 STATE_TIMEOUT_MS = 200.0
 """The excitation node's state_timeout_s: a joint state older than this at a step holds the arm."""
 
-CASES = [("iiwa14", 100.0, 6.0), ("panda", 1000.0, 3.0)]
-"""robot, joint-state rate of the stand-in (the lbr stack as shipped; franka_ros2's 1 kHz), the largest torque error
-of the physical set against the true model on any joint [% of torque RMS]. The iiwa configs say 500 Hz: the 100 Hz
-run also shows the recorder measuring the real rate. At 100 Hz this 8 s excitation identifies A5 and A6 to 2.8–2.9
-and 4.6–5.5 % (three runs; 1.7 and 1.9 % at 500 Hz, not in this test for its time: benchmarks/hardware_mode.py runs
-all three rates): the 3 % asked for is not met at 100 Hz yet, and why is not known. At 1 kHz under this load the
-recorder loses up to a fifth of the samples (a Python subscriber beside two busy processes) and flags periods: the
-run identifies from what it has (measured ≤ 1.9 %)."""
+CASES = [("iiwa14", 100.0, 4.0), ("iiwa14", 500.0, 3.0), ("panda", 1000.0, 3.0)]
+"""robot, joint-state rate of the stand-in, and the largest torque error of the physical set against the true model
+on any joint [% of torque RMS]. The lbr stack as shipped publishes at its controller_manager's 100 Hz (so that run
+also shows the recorder measuring the real rate against the configs' 500 Hz); franka_ros2 at 1 kHz. Measured: ≤ 2.7 %
+at 500 Hz, ≤ 1.4 % at 1 kHz, and at 100 Hz A6 3.5 % on one run: not the rate (the 500 Hz bag, every fifth sample
+kept, identifies A6 to 2.1 %) but where the sampling falls on the motion, which moves the physical set's A6 between
+2.1 and 3.5 %: the estimator's sign-law Coulomb friction against the true one, reached smoothly within 0.05 rad/s
+(the friction issue). At 1 kHz under this load the recorder loses up to a fifth of the samples (a Python
+subscriber beside two busy processes) and flags periods: the run identifies from what it has."""
 
 
 @pytest.mark.wall_clock
@@ -71,6 +72,6 @@ def test_hardware_mode_identifies_a_robot_that_does_not_wait(robot, rate_hz, max
     if rate_hz != 500.0 and robot == "iiwa14":
         assert "not at the configured 500 Hz" in result.stdout, log
     identification = pathlib.Path(run.results_path) / "identification.json"
-    errors = check_against_truth(robot, identification, truth)["true model"].rms_percent_of_torque
+    errors = check_against_truth(robot, identification, truth, simulated=False)["true model"].rms_percent_of_torque
     print(f"{robot} {rate_hz} Hz: physical set against the true model {errors['physical'].round(2)} %")
     assert all(errors["physical"] < max_error_percent), errors["physical"]

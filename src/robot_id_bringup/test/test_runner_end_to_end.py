@@ -63,7 +63,8 @@ def test_a_sweep_then_one_period_through_the_graph_identify_the_truth(tmp_path):
     assert (out / "bag" / "period_index.yaml").is_file()
     fitted = [n for n in json.loads(identification.read_text())["metrics"]["notes"] if "Stribeck fit on" in n]
     assert len(fitted) == 7, fitted
-    errors = check_against_truth("iiwa14", identification, run.truth_path)["true model"].rms_percent_of_torque
+    checks = check_against_truth("iiwa14", identification, run.truth_path, simulated=False)
+    errors = checks["true model"].rms_percent_of_torque
     assert all(errors["physical"] < 3.0), errors["physical"]
     assert all(errors["physical"] < 0.1 * errors["urdf"])
     assert not _processes_in_domain(domain_id)
