@@ -1,7 +1,7 @@
 """The safety properties (docs/safety.md) with more generated cases than CI runs.
 
 Runs the property-based tests of the excitation node's state machine (`src/robot_id_excitation/test/
-test_safety_*.py`) with ROBOT_ID_SAFETY_EXAMPLES examples per property (CI: 500), and reads from Hypothesis'
+test_safety_*.py`) with ROBOT_ID_SAFETY_EXAMPLES examples per property (CI: 200), and reads from Hypothesis'
 statistics how many cases of each property passed, failed or were invalid (filtered out by an assumption), and
 how long each took. Every property must pass on every case.
 

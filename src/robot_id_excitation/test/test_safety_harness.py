@@ -2,7 +2,7 @@
 simulated run of the state machine against an arm that follows its commands like a joint trajectory controller
 (command_check.ControllerModel), with faults injected into the joint states. Its own tests check the checker.
 
-Every property runs SAFETY_EXAMPLES examples (500 in CI; set ROBOT_ID_SAFETY_EXAMPLES for a longer benchmark run),
+Every property runs SAFETY_EXAMPLES examples (200 in CI; set ROBOT_ID_SAFETY_EXAMPLES for a longer benchmark run),
 derandomized so that CI is reproducible.
 """
 
@@ -34,7 +34,7 @@ from robot_id_excitation.fourier import FourierTrajectory
 from robot_id_model.robot_config import RobotConfig, config_directory, load_robot_config
 from robot_id_model.robot_model import RobotModel
 
-SAFETY_EXAMPLES = int(os.environ.get("ROBOT_ID_SAFETY_EXAMPLES", "500"))
+SAFETY_EXAMPLES = int(os.environ.get("ROBOT_ID_SAFETY_EXAMPLES", "200"))
 SAFETY = settings(max_examples=SAFETY_EXAMPLES, deadline=None, derandomize=True, database=None,
                   phases=[Stage.explicit, Stage.reuse, Stage.generate, Stage.shrink],
                   suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
