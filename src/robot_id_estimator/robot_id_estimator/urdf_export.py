@@ -1,4 +1,5 @@
-"""Write identified inertials into a copy of the input URDF, leaving every other byte as it was."""
+"""The identified model as files: identified.urdf (the input URDF with the identified inertials and friction, every
+other byte as it was), identified.yaml and identified.xml (MJCF)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,7 @@ from robot_id_estimator.friction import STRIBECK_NAMES
 from robot_id_estimator.mjcf_export import MJCF_NAME, write_mjcf
 from robot_id_estimator.output_files import write_text
 from robot_id_estimator.results import Identification
+from robot_id_estimator.urdf_edit import UrdfEditor
 from robot_id_model.parameters import inertial_columns
 from robot_id_model.physical import LinkInertial, inertia_six, link_from_standard
 from robot_id_model.robot_model import RobotModel
@@ -24,41 +26,14 @@ def _num(x: float) -> str:
     return repr(float(x))
 
 
-def _inertial_xml(link: LinkInertial, indent: str) -> str:
+def _inertial_xml(link: LinkInertial) -> str:
     c = [_num(v) for v in link.com_m]
     xx, xy, xz, yy, yz, zz = (_num(v) for v in inertia_six(link.inertia_com_kg_m2))
     return (
-        f"<inertial>\n{indent}  <origin xyz=\"{c[0]} {c[1]} {c[2]}\" rpy=\"0 0 0\"/>\n"
-        f"{indent}  <mass value=\"{_num(link.mass_kg)}\"/>\n"
-        f"{indent}  <inertia ixx=\"{xx}\" ixy=\"{xy}\" ixz=\"{xz}\" "
-        f"iyy=\"{yy}\" iyz=\"{yz}\" izz=\"{zz}\"/>\n{indent}</inertial>"
+        f"<inertial>\n  <origin xyz=\"{c[0]} {c[1]} {c[2]}\" rpy=\"0 0 0\"/>\n"
+        f"  <mass value=\"{_num(link.mass_kg)}\"/>\n"
+        f"  <inertia ixx=\"{xx}\" ixy=\"{xy}\" ixz=\"{xz}\" iyy=\"{yy}\" iyz=\"{yz}\" izz=\"{zz}\"/>\n</inertial>"
     )
-
-
-def _element_span(text: str, tag: str, name: str) -> re.Match:
-    pattern = rf"<{tag}\b[^>]*\bname\s*=\s*[\"']{re.escape(name)}[\"'][^>]*?(/?)>"
-    match = re.search(pattern, text)
-    if match is None:
-        raise ValueError(f"URDF has no <{tag}> named '{name}'")
-    return match
-
-
-def _replace_child(text: str, tag: str, name: str, child: str, new_xml: str) -> str:
-    """Replace the <child> element inside <tag name=name>, or insert it as the element's first child."""
-    opening = _element_span(text, tag, name)
-    indent = re.search(r"([ \t]*)$", text[: opening.start()]).group(1)
-    inner = indent + "  "
-    if opening.group(1) == "/":  # <link name="x"/>
-        element = f"{opening.group(0)[:-2].rstrip()}>\n{inner}{new_xml}\n{indent}</{tag}>"
-        return text[: opening.start()] + element + text[opening.end() :]
-    close = text.index(f"</{tag}>", opening.end())
-    body = text[opening.end() : close]
-    existing = re.search(rf"<{child}\b.*?</{child}>|<{child}\b[^>]*/>", body, flags=re.DOTALL)
-    if existing:
-        body = body[: existing.start()] + new_xml + body[existing.end() :]
-    else:
-        body = f"\n{inner}{new_xml}" + body
-    return text[: opening.end()] + body + text[close:]
 
 
 def identified_urdf(
@@ -68,23 +43,22 @@ def identified_urdf(
     lumped: Sequence[np.ndarray | None] = (),
     friction_damping: Sequence[tuple[float, float]] | None = None,
 ) -> str:
-    """The input URDF with each arm link's <inertial> replaced by the identified one.
+    """The input URDF with each arm link's <inertial> replaced by the identified one, in the <link> elements of
+    its <robot> (urdf_edit: nothing else changes, whatever else names the link or joint).
 
     `pi` holds the lumped bodies pinocchio identifies; `lumped` (from lumped_known_parts) is subtracted so
     that fixed children keep their own inertials and nothing is counted twice. With `friction_damping`
-    ((viscous, Coulomb) per joint) the joints' <dynamics damping friction> are written too.
+    ((viscous, Coulomb) per joint) the damping and friction of the joints' <dynamics> are written too, their other
+    attributes kept.
     """
-    text = urdf_text
+    editor = UrdfEditor(urdf_text)
     for j, (name, cols) in enumerate(zip(robot.link_names, inertial_columns(robot), strict=True)):
         own = pi[cols] - lumped[j] if j < len(lumped) and lumped[j] is not None else pi[cols]
-        opening = _element_span(text, "link", name)
-        indent = re.search(r"([ \t]*)$", text[: opening.start()]).group(1) + "  "
-        text = _replace_child(text, "link", name, "inertial", _inertial_xml(link_from_standard(own), indent))
+        editor.set_child("link", name, _inertial_xml(link_from_standard(own)))
     if friction_damping is not None:
         for joint, (viscous, coulomb) in zip(robot.joint_names, friction_damping, strict=True):
-            dynamics = f'<dynamics damping="{_num(viscous)}" friction="{_num(coulomb)}"/>'
-            text = _replace_child(text, "joint", joint, "dynamics", dynamics)
-    return text
+            editor.set_attributes("joint", joint, "dynamics", {"damping": _num(viscous), "friction": _num(coulomb)})
+    return editor.text()
 
 
 STRIBECK_LINEAR = {"FV": ("fv1", STRIBECK_NAMES.index("fv1")), "FC": ("fc", STRIBECK_NAMES.index("fc"))}

@@ -15,7 +15,7 @@ from robot_id_model.robot_model import RobotModel
 
 def read_link_inertial(urdf_text: str, link_name: str) -> LinkInertial | None:
     """The <inertial> of one URDF link expressed in the link frame (origin rpy applied), or None."""
-    for link in ET.fromstring(urdf_text).iter("link"):
+    for link in ET.fromstring(urdf_text).findall("link"):  # the <robot> tree's links only
         if link.get("name") != link_name:
             continue
         inertial = link.find("inertial")
@@ -47,5 +47,5 @@ def lumped_known_parts(robot: RobotModel, urdf_text: str) -> tuple[np.ndarray | 
 
 def all_link_inertials(urdf_text: str) -> list[LinkInertial]:
     """The <inertial> of every URDF link that states one (moving or not)."""
-    names = [link.get("name") for link in ET.fromstring(urdf_text).iter("link")]
+    names = [link.get("name") for link in ET.fromstring(urdf_text).findall("link")]
     return [inertial for inertial in (read_link_inertial(urdf_text, name) for name in names) if inertial is not None]

@@ -1,0 +1,107 @@
+"""identified.urdf from URDFs as their packages ship them: the identified inertials and friction go into the
+<link> and <joint> elements of the <robot> tree, and nothing else changes, whatever else names those links and
+joints (a <ros2_control> block before the links as ros2_kortex ships it, a <transmission>, a comment holding an old
+link) and whatever else a <dynamics> carries (franka_description's D, K, mu_coulomb, mu_viscous)."""
+
+import re
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import pytest
+
+from robot_id_estimator.urdf_edit import UrdfEditError, UrdfEditor, tree_elements
+from robot_id_estimator.urdf_export import identified_urdf
+from robot_id_model import load_robot_model, nominal_parameters
+from robot_id_model.parameters import inertial_columns
+from robot_id_model.robot_config import description_directory
+
+JOINTS = [f"lbr_A{j}" for j in range(1, 8)]
+OLD_LINK = '<!-- before the CAD update: <link name="lbr_link_3"><inertial><mass value="99"/></inertial></link> -->'
+ROS2_CONTROL = "".join(
+    ['\n  <ros2_control name="lbr" type="system">\n    <hardware><plugin>lbr_ros2_control/SystemInterface</plugin>'
+     "</hardware>"]
+    + [f'\n    <joint name="{j}"><command_interface name="position"/><state_interface name="effort"/></joint>'
+       for j in JOINTS]
+    + ["\n  </ros2_control>"])
+TRANSMISSION = ('\n  <transmission name="lbr_A2_transmission"><type>transmission_interface/SimpleTransmission</type>'
+                '<joint name="lbr_A2"><hardwareInterface>EffortJointInterface</hardwareInterface></joint>'
+                '<actuator name="lbr_A2_motor"><mechanicalReduction>1</mechanicalReduction></actuator></transmission>')
+FRANKA_DYNAMICS = '<dynamics D="1" K="7000" damping="0.003" friction="0.2" mu_coulomb="0" mu_viscous="16"/>'
+
+
+def shipped_like(dynamics: str = '<dynamics damping="10.0" friction="0.1"/>') -> str:
+    """Our iiwa14 URDF with what shipped URDFs carry before its links: the comment, <ros2_control> and a
+    <transmission> naming the arm's joints; every joint with `dynamics` (lbr_description's placeholders)."""
+    text = (description_directory() / "urdf" / "iiwa14.urdf").read_text()
+    text = text.replace("</joint>", f"  {dynamics}\n  </joint>")
+    return text.replace('<robot name="iiwa14">', f'<robot name="iiwa14">\n  {OLD_LINK}{ROS2_CONTROL}{TRANSMISSION}', 1)
+
+
+def identified(text: str) -> tuple[str, np.ndarray, list[tuple[float, float]]]:  # (URDF, π (FV, FC), friction)
+    """identified_urdf with every link's mass and first moments 1.3 × the URDF's and friction (0.5 j, 0.1 j)."""
+    robot = load_robot_model(text, JOINTS, friction=("FV", "FC"))
+    pi = nominal_parameters(robot)
+    for cols in inertial_columns(robot):
+        pi[cols] *= 1.3
+    friction = [(0.5 * j, 0.1 * j) for j in range(1, 8)]
+    return identified_urdf(text, robot, pi, friction_damping=friction), pi, friction
+
+
+def outside_the_tree(text: str) -> str:
+    """The text with the <robot> tree's links and joints cut out: what the export must leave alone."""
+    data = text.encode()
+    for element in sorted(tree_elements(text).values(), key=lambda e: e.start, reverse=True):
+        data = data[:element.start] + data[element.end:]
+    return data.decode()
+
+
+def test_inertials_and_friction_go_into_the_robot_tree_and_nothing_else_changes():
+    text = shipped_like()
+    out, pi, friction = identified(text)
+    reloaded = load_robot_model(out, JOINTS, friction=("FV", "FC"))
+    cols = inertial_columns(reloaded)
+    np.testing.assert_allclose(nominal_parameters(reloaded)[cols], pi[cols], rtol=1e-12)
+    joints = {joint.get("name"): joint for joint in ET.fromstring(out).findall("joint")}
+    for name, (viscous, coulomb) in zip(JOINTS, friction, strict=True):
+        dynamics = joints[name].find("dynamics")
+        assert (float(dynamics.get("damping")), float(dynamics.get("friction"))) == (viscous, coulomb)
+    assert outside_the_tree(out) == outside_the_tree(text)
+    for block in (OLD_LINK, ROS2_CONTROL, TRANSMISSION):
+        assert block in out
+
+
+def test_a_dynamics_keeps_the_attributes_the_tool_does_not_own():
+    text = shipped_like(FRANKA_DYNAMICS)
+    out, _, friction = identified(text)
+    written = [tag for tag in re.findall(r"<dynamics [^>]*/>", out) if tag != FRANKA_DYNAMICS]  # a fixed joint's
+    assert len(written) == 7 and out.count(FRANKA_DYNAMICS) == text.count(FRANKA_DYNAMICS) - 7  # stays as it was
+    for tag, (viscous, coulomb) in zip(written, friction, strict=True):
+        assert tag == (f'<dynamics D="1" K="7000" damping="{viscous!r}" friction="{coulomb!r}" mu_coulomb="0" '
+                       'mu_viscous="16"/>')
+
+
+def test_a_link_written_empty_or_self_closing_gets_its_inertial():
+    text = ('<?xml version="1.0"?>\n<robot name="r">\n  <link name="a"/>\n  <link name="b"></link>\n'
+            '  <joint name="j" type="fixed"><parent link="a"/><child link="b"/></joint>\n</robot>\n')
+    editor = UrdfEditor(text)
+    editor.set_child("link", "a", '<inertial>\n  <mass value="2"/>\n</inertial>')
+    editor.set_child("link", "b", '<inertial>\n  <mass value="3"/>\n</inertial>')
+    root = ET.fromstring(editor.text())
+    assert [link.find("inertial/mass").get("value") for link in root.findall("link")] == ["2", "3"]
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ('<robot name="r"><link name="a"/><link name="a"/></robot>', "two <link> elements named 'a'"),
+    ('<robot name="r"><link name="a"></robot>', "not well-formed XML"),
+])
+def test_a_urdf_the_editor_cannot_place_edits_in_is_refused_with_the_reason(text, message):
+    with pytest.raises(UrdfEditError, match=message):
+        UrdfEditor(text)
+
+
+def test_a_link_only_a_comment_or_ros2_control_names_is_not_in_the_tree():
+    editor = UrdfEditor(f'<robot name="r">{OLD_LINK}{ROS2_CONTROL}<link name="base"/></robot>')
+    with pytest.raises(UrdfEditError, match="no <link> named 'lbr_link_3'"):
+        editor.set_child("link", "lbr_link_3", "<inertial/>")
+    with pytest.raises(UrdfEditError, match="no <joint> named 'lbr_A1'"):
+        editor.set_attributes("joint", "lbr_A1", "dynamics", {"damping": "1"})
