@@ -144,7 +144,7 @@ def _identify(args: argparse.Namespace, say) -> int:
         print(f"  not identified: {reason}")
     for s in result.parameter_sets:
         print(f"residual RMS [Nm] {s + ':':<10} " + " ".join(f"{x:.3g}" for x in m.residual_rms_nm[s]))
-    written = [out / "identification.json", report]
+    written, export_warnings = [out / "identification.json", report], ()
     if result.physical is not None:
         p = result.physical
         print(f"physical parameters ({p.method}, {p.wall_time_s:.3g} s): residual {p.residual_increase_percent:+.3g} % "
@@ -153,11 +153,14 @@ def _identify(args: argparse.Namespace, say) -> int:
         held = [name for name, status in zip(p.standard_names, p.status, strict=True) if status == HELD]
         print(f"  {len(held)} of {len(p.status)} standard parameters have no data term and "
               "are held (friction at zero, inertials at the URDF values); see the report")
-        written += list(write_identified_model(result, out))
+        files = write_identified_model(result, out)
+        written, export_warnings = written + list(files.paths), files.warnings
+        for note in files.notes:
+            print(f"note: {note}")
     else:
         remove_stale_model(out)
     print("wrote " + ", ".join(str(path) for path in written))
-    _warn(result.warnings)
+    _warn(result.warnings + export_warnings)
     failed = result.failed_sets()
     if failed:
         print(f"error: the {' and '.join(failed)} parameters failed their check against the identification data "

@@ -148,11 +148,13 @@ class EstimatorNode(Node):
                               progress=self.get_logger().info)
             write_identification(result, out / "identification.json")
             write_identification_report(result, out)
-            urdf_path = write_identified_model(result, out)[0] if result.physical is not None else None
+            files = write_identified_model(result, out) if result.physical is not None else None
         msg = result_message(result, str(out))
         # everything said before the result goes out: a runner stops the graph once it has the result, and a
         # line logged after that would be lost with the node's context
-        for warning in result.warnings:
+        for note in files.notes if files is not None else ():
+            self.get_logger().info(note)
+        for warning in result.warnings + (files.warnings if files is not None else ()):
             self.get_logger().warning(warning)
         summary = f"{msg.message}; wrote {out}"
         if result.unidentified:
@@ -161,8 +163,8 @@ class EstimatorNode(Node):
             self.get_logger().info(summary)
         else:
             self.get_logger().error(summary)
-        if urdf_path is not None and result.passed("physical"):
-            self.urdf_publisher.publish(String(data=urdf_path.read_text()))
+        if files is not None and result.passed("physical"):
+            self.urdf_publisher.publish(String(data=files.urdf.read_text()))
         self._publish(msg)
         return msg, summary
 

@@ -6,12 +6,13 @@ from __future__ import annotations
 import pathlib
 import re
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 import numpy as np
 import yaml
 
 from robot_id_estimator.friction import STRIBECK_NAMES
-from robot_id_estimator.mjcf_export import MJCF_NAME, write_mjcf
+from robot_id_estimator.mjcf_export import MJCF_NAME, MujocoExportError, write_mjcf
 from robot_id_estimator.output_files import write_text
 from robot_id_estimator.results import Identification
 from robot_id_estimator.urdf_edit import UrdfEditor
@@ -90,10 +91,27 @@ REJECTED_URDF_NAME = "identified.rejected.urdf"
 YAML_NAME = "identified.yaml"
 
 
-def write_identified_model(result: Identification, out_dir: str | pathlib.Path) -> tuple[pathlib.Path, ...]:
+@dataclass(frozen=True)
+class ModelFiles:
+    """What write_identified_model wrote: the URDF (or the rejected one), the YAML, the MJCF unless it could not
+    be written, and what to tell the user about the MJCF (notes: what it lacks; warnings: why it is missing)."""
+
+    urdf: pathlib.Path
+    yaml: pathlib.Path
+    mjcf: pathlib.Path | None
+    notes: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def paths(self) -> tuple[pathlib.Path, ...]:
+        return (self.urdf, self.yaml) + ((self.mjcf,) if self.mjcf is not None else ())
+
+
+def write_identified_model(result: Identification, out_dir: str | pathlib.Path) -> ModelFiles:
     """identified.urdf (input URDF with the retrieved inertials and joint friction), identified.yaml beside
-    it (friction model, base parameters with their uncertainty, retrieval figures) and identified.xml (the URDF as
-    MJCF, mjcf_export); their paths, URDF and YAML first. Needs result.physical.
+    it (friction model, base parameters with their uncertainty, retrieval figures), then identified.xml (the URDF
+    as MJCF, mjcf_export): a model MuJoCo does not load is a warning naming the file, and the URDF and YAML stay
+    written. Needs result.physical.
 
     When the physical set failed its check against the data, the URDF is written as identified.rejected.urdf,
     headed by a comment with the failures, no MJCF is written, and the model files of an earlier run there are
@@ -104,30 +122,33 @@ def write_identified_model(result: Identification, out_dir: str | pathlib.Path) 
     out = pathlib.Path(out_dir)
     setup, physical = result.setup, result.physical
     robot = setup.model(result.friction_terms)
-    urdf_text = pathlib.Path(setup.urdf_path).read_text()
-    pi = physical.standard_values
+    source = pathlib.Path(setup.urdf_path)
+    urdf_text = source.read_text()
     friction = model_friction(result)
     damping = None
     if {"FV", "FC"} <= set(result.friction_terms):
         damping = [(terms["FV"][0], terms["FC"][0]) for terms in friction.values()]
-    text = identified_urdf(urdf_text, robot, pi, lumped_known_parts(robot, urdf_text), damping)
+    text = identified_urdf(urdf_text, robot, physical.standard_values, lumped_known_parts(robot, urdf_text), damping)
     passed = result.passed("physical")
-    written = []
+    (out / MJCF_NAME).unlink(missing_ok=True)
     if passed:
         urdf_path = write_text(out / URDF_NAME, text)
         (out / REJECTED_URDF_NAME).unlink(missing_ok=True)
-        written.append(write_mjcf(urdf_path, out / MJCF_NAME))
     else:
         failures = "\n".join(f"  - {f}" for f in result.checks["physical"].failures).replace("--", "- -")
         comment = ("<!-- REJECTED by robot_id: these physical parameters failed their check against the data:\n"
                    f"{failures}\n-->\n")
         urdf_path = write_text(out / REJECTED_URDF_NAME, _after_declaration(text, comment))
         (out / URDF_NAME).unlink(missing_ok=True)
-        (out / MJCF_NAME).unlink(missing_ok=True)
-
     model = _model_yaml(result, urdf_path.name, friction, passed)
     yaml_path = write_text(out / YAML_NAME, yaml.safe_dump(model, sort_keys=False, allow_unicode=True))
-    return (urdf_path, yaml_path, *written)
+    if not passed:
+        return ModelFiles(urdf_path, yaml_path, None)
+    try:
+        mjcf_path, notes = write_mjcf(text, source.parent, out / MJCF_NAME)
+    except (MujocoExportError, OSError) as err:
+        return ModelFiles(urdf_path, yaml_path, None, warnings=(f"{MJCF_NAME} not written: {err}",))
+    return ModelFiles(urdf_path, yaml_path, mjcf_path, notes)
 
 
 def _model_yaml(result: Identification, urdf_name: str, friction: dict, passed: bool) -> dict:

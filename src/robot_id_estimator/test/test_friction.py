@@ -302,7 +302,8 @@ def test_stribeck_model_from_sweeps_improves_predictions(arm, tmp_path):
     y = regressor(robot, *random_motion(robot, 10.0, 5, np.arange(0, 10, 0.005), 7))
     assert np.all(rms_stribeck < 0.03 * np.sqrt(np.mean((y @ pi) ** 2, axis=0)))
 
-    urdf, model, mjcf = write_identified_model(stribeck, tmp_path)
+    files = write_identified_model(stribeck, tmp_path)
+    urdf, model, mjcf = files.urdf, files.yaml, files.mjcf
     dynamics = [(float(d.get("damping")), float(d.get("friction")))
                 for d in ElementTree.parse(urdf).getroot().iter("dynamics")]
     fitted = stribeck.friction.stribeck[:, [0, 5]]  # fv1, fc of eq. (7)

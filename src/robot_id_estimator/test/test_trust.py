@@ -3,6 +3,7 @@ set is checked against the data, bad input is refused in one line, and interrupt
 
 import dataclasses
 import json
+import pathlib
 import shutil
 
 import numpy as np
@@ -89,7 +90,8 @@ def test_with_the_default_target_a_joint_that_does_not_move_has_its_friction_hel
 
 def test_the_urdf_report_and_yaml_carry_the_same_friction(undetermined, tmp_path):
     result = undetermined
-    urdf_path, yaml_path, mjcf_path = write_identified_model(result, tmp_path)
+    files = write_identified_model(result, tmp_path)
+    urdf_path, yaml_path, mjcf_path = files.urdf, files.yaml, files.mjcf
     assert mjcf_path.name == "identified.xml"
     assert urdf_path.name == "identified.urdf"
     values = {n: float(v) for n, v in zip(result.physical.standard_names, result.physical.standard_values,
@@ -321,3 +323,18 @@ def test_a_broken_identification_file_is_one_line(csv_run, identified, tmp_path,
     assert _validate(path, csv, tmp_path / "val") == 2
     errors = _errors(capsys)
     assert len(errors) == 1 and expected in errors[0]
+
+
+def test_an_mjcf_mujoco_refuses_is_a_warning_and_the_urdf_and_yaml_stay(undetermined, tmp_path):
+    """A finished result is never lost to a later step: the MJCF comes last, and its failure is a warning."""
+    source = tmp_path / "robot" / "arm.urdf"
+    source.parent.mkdir()
+    (source.parent / "broken.stl").write_text("not a mesh")
+    text = pathlib.Path(undetermined.setup.urdf_path).read_text()
+    source.write_text(text.replace("</link>", '<collision><geometry><mesh filename="broken.stl"/></geometry>'
+                                              "</collision></link>", 1))
+    result = dataclasses.replace(undetermined, setup=dataclasses.replace(undetermined.setup, urdf_path=str(source)))
+    files = write_identified_model(result, tmp_path / "out")
+    assert files.mjcf is None and not (tmp_path / "out" / "identified.xml").exists()
+    assert len(files.warnings) == 1 and files.warnings[0].startswith("identified.xml not written: MuJoCo does not")
+    assert files.urdf.is_file() and yaml.safe_load(files.yaml.read_text())["robot"] == result.setup.name

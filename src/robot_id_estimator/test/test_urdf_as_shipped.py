@@ -1,20 +1,26 @@
-"""identified.urdf from URDFs as their packages ship them: the identified inertials and friction go into the
-<link> and <joint> elements of the <robot> tree, and nothing else changes, whatever else names those links and
-joints (a <ros2_control> block before the links as ros2_kortex ships it, a <transmission>, a comment holding an old
-link) and whatever else a <dynamics> carries (franka_description's D, K, mu_coulomb, mu_viscous)."""
+"""The identified model from URDFs as their packages ship them. identified.urdf: the identified inertials and
+friction go into the <link> and <joint> elements of the <robot> tree, and nothing else changes, whatever else names
+those links and joints (a <ros2_control> block before the links as ros2_kortex ships it, a <transmission>, a comment
+holding an old link) and whatever else a <dynamics> carries (franka_description's D, K, mu_coulomb, mu_viscous).
+identified.xml: meshes named by package:// found where ROS finds them, or left out with a note."""
 
+import pathlib
 import re
+import shutil
 import xml.etree.ElementTree as ET
 
+import mujoco
 import numpy as np
 import pytest
 
+from robot_id_estimator.mjcf_export import write_mjcf
 from robot_id_estimator.urdf_edit import UrdfEditError, UrdfEditor, tree_elements
 from robot_id_estimator.urdf_export import identified_urdf
 from robot_id_model import load_robot_model, nominal_parameters
 from robot_id_model.parameters import inertial_columns
 from robot_id_model.robot_config import description_directory
 
+DESCRIPTION = description_directory()  # looked up now: some tests run without a sourced ROS 2
 JOINTS = [f"lbr_A{j}" for j in range(1, 8)]
 OLD_LINK = '<!-- before the CAD update: <link name="lbr_link_3"><inertial><mass value="99"/></inertial></link> -->'
 ROS2_CONTROL = "".join(
@@ -32,7 +38,7 @@ FRANKA_DYNAMICS = '<dynamics D="1" K="7000" damping="0.003" friction="0.2" mu_co
 def shipped_like(dynamics: str = '<dynamics damping="10.0" friction="0.1"/>') -> str:
     """Our iiwa14 URDF with what shipped URDFs carry before its links: the comment, <ros2_control> and a
     <transmission> naming the arm's joints; every joint with `dynamics` (lbr_description's placeholders)."""
-    text = (description_directory() / "urdf" / "iiwa14.urdf").read_text()
+    text = (DESCRIPTION / "urdf" / "iiwa14.urdf").read_text()
     text = text.replace("</joint>", f"  {dynamics}\n  </joint>")
     return text.replace('<robot name="iiwa14">', f'<robot name="iiwa14">\n  {OLD_LINK}{ROS2_CONTROL}{TRANSMISSION}', 1)
 
@@ -105,3 +111,61 @@ def test_a_link_only_a_comment_or_ros2_control_names_is_not_in_the_tree():
         editor.set_child("link", "lbr_link_3", "<inertial/>")
     with pytest.raises(UrdfEditError, match="no <joint> named 'lbr_A1'"):
         editor.set_attributes("joint", "lbr_A1", "dynamics", {"damping": "1"})
+
+
+def meshes_as_lbr_ships_them(scheme: str = "package://lbr_description/meshes/iiwa14") -> str:
+    """Our iiwa14 URDF with lbr_description's geometry: a Collada visual and an STL collision mesh per link, named
+    through `scheme` (package:// as lbr_description ships them; a file:// path of another machine as ros2_kortex)."""
+    text = (DESCRIPTION / "urdf" / "iiwa14.urdf").read_text()
+    for k in range(8):
+        geometry = (f'<visual><geometry><mesh filename="{scheme}/visual/link_{k}.dae"/></geometry></visual>'
+                    f'<collision><geometry><mesh filename="{scheme}/collision/link_{k}.stl"/></geometry></collision>')
+        text = re.sub(rf'(<link name="lbr_link_{k}">.*?)<collision>.*?</collision>', rf"\g<1>{geometry}", text,
+                      count=1, flags=re.DOTALL)
+    return text
+
+
+def lbr_description_in(folder: pathlib.Path) -> pathlib.Path:
+    """A copy of lbr_description's iiwa14 collision meshes laid out as the package installs them."""
+    target = folder / "lbr_description" / "meshes" / "iiwa14" / "collision"
+    target.mkdir(parents=True)
+    for mesh in (DESCRIPTION / "meshes" / "lbr_description" / "iiwa14").glob("link_*.stl"):
+        shutil.copy(mesh, target / mesh.name)
+    return folder
+
+
+@pytest.fixture
+def no_ros(monkeypatch):
+    """No ROS 2 sourced and no ROS_PACKAGE_PATH: the mesh lookup has only the URDF's folders."""
+    for name in ("AMENT_PREFIX_PATH", "ROS_PACKAGE_PATH"):
+        monkeypatch.delenv(name, raising=False)
+    return monkeypatch
+
+
+def test_package_meshes_are_found_through_ros_package_path(no_ros, tmp_path):
+    no_ros.setenv("ROS_PACKAGE_PATH", str(lbr_description_in(tmp_path / "share")))
+    path, notes = write_mjcf(meshes_as_lbr_ships_them(), tmp_path, tmp_path / "identified.xml")
+    assert notes == ()
+    model = mujoco.MjModel.from_xml_path(str(path))
+    assert model.nmesh == 8 and model.ngeom == 8  # the collision meshes; no visual (Collada MuJoCo cannot read)
+
+
+def test_package_meshes_are_found_beside_the_urdf_in_its_package(no_ros, tmp_path):
+    package = lbr_description_in(tmp_path) / "lbr_description"
+    (package / "urdf").mkdir()
+    _, notes = write_mjcf(meshes_as_lbr_ships_them(), package / "urdf", tmp_path / "identified.xml")
+    assert notes == ()
+
+
+@pytest.mark.parametrize("scheme", ["package://lbr_description/meshes/iiwa14",
+                                    "file:///home/someone/ws/src/ros2_kortex/kortex_description/meshes"])
+def test_meshes_found_nowhere_give_an_mjcf_with_every_inertial_and_a_note(no_ros, tmp_path, scheme):
+    text = meshes_as_lbr_ships_them(scheme)
+    path, notes = write_mjcf(text, tmp_path, tmp_path / "identified.xml")
+    assert len(notes) == 1 and "has no collision mesh on lbr_link_0, lbr_link_1" in notes[0], notes
+    assert "inertials and joints are complete" in notes[0]
+    model = mujoco.MjModel.from_xml_path(str(path))
+    assert model.nmesh == 0 and model.njnt == 7
+    for k in range(1, 8):
+        inertial = ET.fromstring(text).find(f"link[@name='lbr_link_{k}']/inertial/mass")
+        assert model.body(f"lbr_link_{k}").mass[0] == pytest.approx(float(inertial.get("value")), rel=1e-5)  # 6 digits

@@ -103,7 +103,8 @@ def test_the_identified_model_loads_in_mujoco_as_identified_and_a_2_s_simulation
     urdf = tmp_path / "identified.urdf"
     urdf.write_text(identified_urdf(text, robot, result.pi, lumped))
     assert pin.buildModelFromUrdf(str(urdf)).nv == 7  # pinocchio loads it (the fingers are fixed in this URDF)
-    mjcf = write_mjcf(urdf, tmp_path / "identified.xml")
+    mjcf, notes = write_mjcf(urdf.read_text(), tmp_path, tmp_path / "identified.xml")
+    assert notes == ()
     assert "balanceinertia" not in mjcf.read_text()
     for model in (mujoco_model(urdf.read_text(), tmp_path), mujoco.MjModel.from_xml_path(str(mjcf))):
         for j, (name, cols) in enumerate(zip(robot.link_names, inertial_columns(robot), strict=True)):
