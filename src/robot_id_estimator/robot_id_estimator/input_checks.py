@@ -9,6 +9,7 @@ import numpy as np
 
 from robot_id_estimator.processing import ProcessedData
 from robot_id_estimator.recording import DataError, Recording
+from robot_id_model.parameters import urdf_friction
 from robot_id_model.robot_model import RobotModel
 
 LIMIT_MARGIN_RAD = 0.05
@@ -86,8 +87,15 @@ VELOCITY_SCALE_RANGE = (2.0 / 3.0, 1.5)
 1/57; a sign error: −1)."""
 
 TORQUE_SCALE_RANGE = (1.0 / 3.0, 3.0)
-"""The measured torque's RMS over the URDF model's must lie in this range on every joint the URDF model loads
-(a payload or friction change stays well inside; Nm against mNm or a wrong sign does not)."""
+"""A loaded joint's measured torque RMS over the rigid-body URDF model's outside this range is warned about (a
+wrong URDF, an unmodelled payload, a gripper, large friction)."""
+
+UNIT_SCALE_RANGE = (1.0 / 20.0, 20.0)
+"""... and outside this one refused: a factor of 20 no payload or URDF error makes, which every unit mix-up
+does (Nm against mNm: 1000; against Nm per degree: 57.3)."""
+
+FLIPPED_CORRELATION = -0.5
+"""A loaded joint whose torque correlates with the URDF model's below this has its sign flipped: refused."""
 
 LOADED_FRACTION = 0.1
 """Joints whose URDF-model torque RMS is below this fraction of the largest joint's are not compared."""
@@ -113,21 +121,41 @@ def check_logged_velocities(rec: Recording, joint_names: Sequence[str]) -> None:
 
 
 def check_torque_against_urdf(source: str, tau_nm: np.ndarray, tau_urdf_nm: np.ndarray,
-                              joint_names: Sequence[str]) -> None:
-    """DataError when the measured torque cannot be the robot of the URDF: on a joint the URDF model loads, its
-    RMS is out of TORQUE_SCALE_RANGE of the URDF model's or it is anti-correlated with it (units, sign, the
-    wrong robot or joint order)."""
+                              joint_names: Sequence[str]) -> list[str]:
+    """Compare the measured torque with the URDF's rigid-body model on every joint the model loads (RMS at least
+    LOADED_FRACTION of the largest joint's): DataError for what is certainly wrong, a scale outside
+    UNIT_SCALE_RANGE (units) or a correlation below FLIPPED_CORRELATION (sign); the warnings for what may be
+    (a scale outside TORQUE_SCALE_RANGE, a correlation below 0.5)."""
     urdf_rms = np.sqrt(np.mean(tau_urdf_nm**2, axis=0))
     measured_rms = np.sqrt(np.mean(tau_nm**2, axis=0))
-    low, high = TORQUE_SCALE_RANGE
-    problems = []
+    refused, doubtful = [], []
     for j in np.flatnonzero(urdf_rms >= LOADED_FRACTION * urdf_rms.max()):
         scale = measured_rms[j] / urdf_rms[j]
         correlation = np.corrcoef(tau_nm[:, j], tau_urdf_nm[:, j])[0, 1]
-        if not low <= scale <= high or correlation < 0.0:
-            problems.append(f"{joint_names[j]} ({scale:.3g} × the URDF model's torque RMS, correlation "
-                            f"{correlation:.2f})")
-    if problems:
-        raise DataError(f"{source}: the torque does not look like this robot's: {', '.join(problems)}; check the "
-                        "units (Nm), signs and joint order, the robot and its payload; if the data are right, pass "
+        text = f"{joint_names[j]} ({scale:.3g} × the URDF model's torque RMS, correlation {correlation:.2f})"
+        if not UNIT_SCALE_RANGE[0] <= scale <= UNIT_SCALE_RANGE[1] or correlation < FLIPPED_CORRELATION:
+            refused.append(text)
+        elif not TORQUE_SCALE_RANGE[0] <= scale <= TORQUE_SCALE_RANGE[1] or correlation < 0.5:
+            doubtful.append(text)
+    if refused:
+        raise DataError(f"{source}: the torque cannot be this robot's: {', '.join(refused)}; check the units (Nm), "
+                        "signs and joint order, and the robot; if the data are right, pass "
                         "--allow-implausible-torque")
+    if doubtful:
+        return [f"{source}: the torque differs from the URDF's rigid-body model: {', '.join(doubtful)}; a payload, "
+                "a gripper or a URDF far from the robot does this, so do wrong units, signs or joint order"]
+    return []
+
+
+def urdf_friction_note(robot: RobotModel) -> str | None:
+    """What the URDF's <dynamics> say and that they are not used (None when it states none): the nominal model
+    is rigid-body; a URDF stating the same friction on every joint is flagged as holding placeholders."""
+    values = urdf_friction(robot)
+    if not values.any():
+        return None
+    same = bool(np.all(values == values[0]))
+    stated = (f"damping {values[0, 0]:g} Nm·s/rad, friction {values[0, 1]:g} Nm on every joint" if same else
+              "damping " + ", ".join(f"{v:g}" for v in values[:, 0]) + " Nm·s/rad, friction "
+              + ", ".join(f"{v:g}" for v in values[:, 1]) + " Nm")
+    return (f"the URDF's friction values (<dynamics>): {stated}" + (" — the same on every joint: placeholders, "
+            if same else "; ") + "not used (the nominal model for checks and comparisons is rigid-body)")

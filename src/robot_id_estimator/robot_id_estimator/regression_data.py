@@ -16,7 +16,12 @@ from dataclasses import dataclass
 import numpy as np
 
 from robot_id_estimator.estimation import static_joints
-from robot_id_estimator.input_checks import check_enough_data, check_recording, check_torque_against_urdf
+from robot_id_estimator.input_checks import (
+    check_enough_data,
+    check_recording,
+    check_torque_against_urdf,
+    urdf_friction_note,
+)
 from robot_id_estimator.model_side import Progress, say, stribeck_model_torque, torque_side
 from robot_id_estimator.processing import ProcessedData, process
 from robot_id_estimator.recording import Recording
@@ -80,7 +85,7 @@ def regression_data(
     time_constant_s = setup.torque_filter_time_constant_s
     nominal = base.values(nominal_parameters(robot))
     min_speeds = min_speeds_rad_s(processed, config.min_speed_rad_s)
-    streamed, tau_parts = [], []
+    streamed, tau_parts, torque_warnings = [], [], []
     for i, (rec, data) in enumerate(zip(recordings, processed, strict=True), 1):
         say(progress, f"regressor {i}/{len(processed)}: {len(data.t_s)} samples × {robot.n_joints} joints, "
                       "built and reduced in chunks")
@@ -93,7 +98,10 @@ def regression_data(
             notes.append(f"{rec.source}: equations left out where a joint moves slower than {config.min_speed_rad_s:g} "
                          f"rad/s (static friction): {np.array2string(100 * left_out, precision=1)} % per joint")
         if not allow_implausible_torque:
-            check_torque_against_urdf(rec.source, data.tau_nm, streamed[-1].nominal_nm, robot.joint_names)
+            torque_warnings += check_torque_against_urdf(rec.source, data.tau_nm, streamed[-1].nominal_nm,
+                                                         robot.joint_names)
+    urdf_note = urdf_friction_note(robot)
+    notes += [urdf_note] if urdf_note else []
     robot_filter = (f"the robot's first-order filter ({time_constant_s:g} s) and " if time_constant_s > 0.0
                     else "")
     notes.append(f"regressor columns filtered like the torque: {robot_filter}the zero-phase Butterworth at "
@@ -106,5 +114,5 @@ def regression_data(
         measured_nm=np.concatenate([d.tau_nm for d in processed]),
         notes=tuple(notes),
         warnings=tuple(f"{rec.source}: {w}" for rec, d in zip(recordings, processed, strict=True)
-                       for w in d.warnings),
+                       for w in d.warnings) + tuple(torque_warnings),
     )

@@ -89,6 +89,7 @@ def validate(
     torque_rms = np.sqrt(np.mean(measured_all**2, axis=0))
     motion = motion_summary(processed)
     warnings = [f"{rec.source}: {w}" for rec, d in zip(recordings, processed, strict=True) for w in d.warnings]
+    warnings += [w for part in parts for w in part.torque_warnings]
     warnings += robot_mismatch(rms, robot.joint_names)
     return Validation(
         joint_names=robot.joint_names,
@@ -122,6 +123,7 @@ class _Prediction:
     predicted: dict[str, np.ndarray]
     smoothed: dict[str, np.ndarray]
     residuals: dict[str, np.ndarray]
+    torque_warnings: tuple[str, ...]
 
 
 def _predict_recording(rec: Recording, result: Identification, robot: RobotModel, values: dict[str, np.ndarray],
@@ -142,9 +144,9 @@ def _predict_recording(rec: Recording, result: Identification, robot: RobotModel
         momentum = robot_filtered(momentum, data, time_constant_s)
         model_input = robot_filtered(model_input - friction, data, time_constant_s)
         residuals[s] = momentum_observer(data.t_s, reference, momentum, model_input, config.observer_gain_1_s)
-    if not allow_implausible_torque:
-        check_torque_against_urdf(rec.source, data.tau_nm, predicted["urdf"], robot.joint_names)
-    return _Prediction(data, reference, predicted, smoothed, residuals)
+    torque_warnings = () if allow_implausible_torque else tuple(
+        check_torque_against_urdf(rec.source, data.tau_nm, predicted["urdf"], robot.joint_names))
+    return _Prediction(data, reference, predicted, smoothed, residuals, torque_warnings)
 
 
 def _model_torques(robot: RobotModel, columns: np.ndarray, data: ProcessedData,
@@ -164,7 +166,7 @@ def _model_torques(robot: RobotModel, columns: np.ndarray, data: ProcessedData,
 
 
 def nominal_base_values(robot: RobotModel, columns: np.ndarray) -> np.ndarray:
-    """The base parameters of the URDF model (its inertials and <dynamics>), over the identification's columns."""
+    """The base parameters of the URDF's rigid-body model (its inertials), over the identification's columns."""
     base = base_parameters(robot)
     if not np.array_equal(base.independent, columns):
         raise DataError("the identification's base parameters do not match its robot model; identify again")

@@ -249,7 +249,7 @@ def test_validate_refuses_what_identify_refuses(csv_run, identified, capsys):
     milli = save_csv(dataclasses.replace(rec, tau_nm=1000.0 * rec.tau_nm), tmp / "v_milli.csv")
     assert _validate(identified, milli, tmp / "v_milli") == 2
     error = _errors(capsys)[0]
-    assert "the torque does not look like this robot's: lbr_A2 (1e+03 ×" in error
+    assert "the torque cannot be this robot's: lbr_A2 (1e+03 ×" in error
     assert "--allow-implausible-torque" in error
     assert _validate(identified, milli, tmp / "v_milli", "--allow-implausible-torque") == 0
 

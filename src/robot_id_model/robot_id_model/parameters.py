@@ -36,15 +36,23 @@ def friction_columns(robot: RobotModel) -> np.ndarray:
 
 
 def nominal_parameters(robot: RobotModel) -> np.ndarray:
-    """π of the loaded URDF: its inertials, and for friction its <dynamics> damping (FV) and friction (FC).
+    """π of the rigid-body model the URDF states: its inertials; friction zero, and IA pinocchio's armature (zero
+    unless set), as a URDF cannot state it.
 
-    FO is zero and IA is pinocchio's armature (zero unless set), as a URDF cannot state them.
+    A URDF's <dynamics> are not part of it: shipped URDFs carry placeholders there (lbr_description: damping 10,
+    friction 0.1 on every joint), which taken as friction make correct data look wrong. urdf_friction reads them.
     """
     model = robot.model
     pi = np.zeros(robot.n_params)
     for j, jid in enumerate(range(1, model.njoints)):
         pi[inertial_columns(robot)[j]] = model.inertias[jid].toDynamicParameters()[PIN_INDEX]
-        iv = model.joints[jid].idx_v
-        nominal = {"FV": model.damping[iv], "FC": model.friction[iv], "FO": 0.0, "IA": model.armature[iv]}
-        pi[friction_columns(robot)[j]] = [nominal[term] for term in robot.friction]
+        if "IA" in robot.friction:
+            pi[friction_columns(robot)[j][robot.friction.index("IA")]] = model.armature[model.joints[jid].idx_v]
     return pi
+
+
+def urdf_friction(robot: RobotModel) -> np.ndarray:
+    """(n, 2) each joint's <dynamics> damping [Nm·s/rad] and friction [Nm] as the URDF states them (0 if absent)."""
+    model = robot.model
+    iv = [model.joints[jid].idx_v for jid in range(1, model.njoints)]
+    return np.column_stack([model.damping[iv], model.friction[iv]])

@@ -5,6 +5,7 @@ from conftest import random_arm_urdf
 
 from robot_id_model import load_robot_model, nominal_parameters, parameter_names, regressor, stack
 from robot_id_model.base_parameters import random_states
+from robot_id_model.parameters import urdf_friction
 
 
 def _rnea(robot, q, dq, ddq):
@@ -40,12 +41,15 @@ def test_friction_columns_model_viscous_coulomb_offset_and_rotor_inertia():
     np.testing.assert_allclose(regressor(robot, q, dq, ddq) @ pi, expected, rtol=0, atol=1e-9)
 
 
-def test_nominal_friction_comes_from_urdf_dynamics():
+def test_the_nominal_model_is_rigid_body_and_the_urdf_dynamics_are_read_apart():
+    """A URDF's <dynamics> are often placeholders: the nominal π has no friction; urdf_friction reads the tags."""
     robot = load_robot_model(random_arm_urdf(3, seed=7), friction=("FV", "FC"))
     pi = dict(zip(parameter_names(robot), nominal_parameters(robot), strict=True))
-    assert pi["FV2"] == pytest.approx(robot.model.damping[1])
-    assert pi["FC3"] == pytest.approx(robot.model.friction[2])
-    assert pi["FV1"] > 0.0
+    assert pi["FV2"] == pi["FC3"] == 0.0 and pi["M1"] > 0.0
+    stated = urdf_friction(robot)
+    assert stated[1, 0] == pytest.approx(robot.model.damping[1])
+    assert stated[2, 1] == pytest.approx(robot.model.friction[2])
+    assert np.all(stated > 0.0)
 
 
 def test_stack_is_sample_major():
