@@ -102,6 +102,9 @@ def regression_data(
                                                          robot.joint_names)
     urdf_note = urdf_friction_note(robot)
     notes += [urdf_note] if urdf_note else []
+    if robot.locked:
+        notes.append(f"the URDF's joints {', '.join(robot.locked)} are not the arm's: locked at their neutral "
+                     "position, their links lumped into the arm link they hang on")
     robot_filter = (f"the robot's first-order filter ({time_constant_s:g} s) and " if time_constant_s > 0.0
                     else "")
     notes.append(f"regressor columns filtered like the torque: {robot_filter}the zero-phase Butterworth at "

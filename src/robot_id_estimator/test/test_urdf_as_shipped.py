@@ -2,8 +2,10 @@
 friction go into the <link> and <joint> elements of the <robot> tree, and nothing else changes, whatever else names
 those links and joints (a <ros2_control> block before the links as ros2_kortex ships it, a <transmission>, a comment
 holding an old link) and whatever else a <dynamics> carries (franka_description's D, K, mu_coulomb, mu_viscous).
-identified.xml: meshes named by package:// found where ROS finds them, or left out with a note."""
+identified.xml: meshes named by package:// found where ROS finds them, or left out with a note. A gripper's finger
+joints: the arm is identified, the fingers locked and lumped."""
 
+import json
 import pathlib
 import re
 import shutil
@@ -12,11 +14,16 @@ import xml.etree.ElementTree as ET
 import mujoco
 import numpy as np
 import pytest
+from estimator_synthetic import simulated_recording
 
+from robot_id_estimator.__main__ import main
 from robot_id_estimator.mjcf_export import write_mjcf
+from robot_id_estimator.recording import save_csv
+from robot_id_estimator.results import RobotSetup
+from robot_id_estimator.synthetic import urdf_with_friction
 from robot_id_estimator.urdf_edit import UrdfEditError, UrdfEditor, tree_elements
 from robot_id_estimator.urdf_export import identified_urdf
-from robot_id_model import load_robot_model, nominal_parameters
+from robot_id_model import ModelError, load_robot_model, nominal_parameters
 from robot_id_model.parameters import inertial_columns
 from robot_id_model.robot_config import description_directory
 
@@ -169,3 +176,35 @@ def test_meshes_found_nowhere_give_an_mjcf_with_every_inertial_and_a_note(no_ros
     for k in range(1, 8):
         inertial = ET.fromstring(text).find(f"link[@name='lbr_link_{k}']/inertial/mass")
         assert model.body(f"lbr_link_{k}").mass[0] == pytest.approx(float(inertial.get("value")), rel=1e-5)  # 6 digits
+
+
+def hand_as_franka_ships_it() -> str:
+    """Our FER + hand URDF with the fingers as franka_description ships them: two prismatic joints on the hand."""
+    text = (DESCRIPTION / "urdf" / "panda_hand.urdf").read_text()
+    for side, axis in (("left", "0 1 0"), ("right", "0 -1 0")):
+        text = text.replace(f'<joint name="fer_{side}finger_joint" type="fixed">',
+                            f'<joint name="fer_{side}finger_joint" type="prismatic"><axis xyz="{axis}"/>'
+                            '<limit lower="0" upper="0.04" effort="100" velocity="0.2"/>')
+    return text
+
+
+def test_a_urdf_with_a_gripper_gives_its_arm_and_locks_the_fingers(tmp_path):
+    urdf = tmp_path / "fer_hand.urdf"
+    urdf.write_text(hand_as_franka_ships_it())
+    robot = load_robot_model(urdf)
+    assert robot.joint_names == tuple(f"fer_joint{j}" for j in range(1, 8))
+    assert robot.locked == ("fer_leftfinger_joint", "fer_rightfinger_joint")
+    setup = RobotSetup("fer_hand", str(urdf), robot.joint_names)
+    pi = urdf_with_friction(setup.model(("FV", "FC", "FO")))
+    csv = save_csv(simulated_recording(setup.model(("FV", "FC", "FO")), setup, pi, 2), tmp_path / "arm.csv")
+    assert main(["identify", "--urdf", str(urdf), "--data", str(csv), "--out", str(tmp_path / "out")]) == 0
+    notes = json.loads((tmp_path / "out" / "identification.json").read_text())["metrics"]["notes"]
+    assert any(n.startswith("the URDF's joints fer_leftfinger_joint, fer_rightfinger_joint are not the arm's")
+               for n in notes)
+
+
+def test_joints_that_are_no_chain_name_the_urdfs_arm(tmp_path):
+    with pytest.raises(ModelError, match=r"not a serial chain \(the URDF's arm from its base: fer_joint1, .*"
+                                         r"fer_joint7\)"):
+        load_robot_model(hand_as_franka_ships_it(), [*(f"fer_joint{j}" for j in range(1, 8)),
+                                                     "fer_leftfinger_joint", "fer_rightfinger_joint"])

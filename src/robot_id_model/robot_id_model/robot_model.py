@@ -44,6 +44,8 @@ class RobotModel:
     joint_names: tuple[str, ...]
     link_names: tuple[str, ...]
     friction: tuple[str, ...]
+    locked: tuple[str, ...] = ()
+    """The URDF's other movable joints, locked at their neutral position (a gripper's fingers)."""
 
     @property
     def n_joints(self) -> int:
@@ -121,7 +123,8 @@ def load_robot_model(
     gravity_m_s2: Sequence[float] = (0.0, 0.0, -9.81),
     friction: Sequence[str] = DEFAULT_FRICTION,
 ) -> RobotModel:
-    """Load a URDF (path or XML text) and keep `joint_names` movable (default: every movable joint).
+    """Load a URDF (path or XML text) and keep `joint_names` movable (default: its arm, arm_chain); every other
+    joint (a gripper's fingers) is locked at its neutral position and its links lumped into the arm.
 
     The URDF's root link is the fixed base. Raises ModelError with the reason for a malformed file, an
     unknown joint name, a floating base, or a selection of joints that is not a serial chain.
@@ -143,7 +146,10 @@ def load_robot_model(
         if kind:
             raise ModelError(f"{label}: joint '{full.names[j]}' is {kind}; only 1-DOF joints are supported")
     if joint_names is None:
-        joint_names = movable
+        joint_names = arm_chain(full)
+        if not joint_names:
+            raise ModelError(f"{label}: the movable joints branch at the base, so there is no one arm to take; name "
+                             "the arm's joints base to tip (--joints)")
     missing = [name for name in joint_names if name not in movable]
     if missing:
         raise ModelError(f"{label}: no movable joint named {missing}; movable joints are {movable}")
@@ -160,12 +166,25 @@ def load_robot_model(
     for jid in range(1, model.njoints):
         if model.parents[jid] != jid - 1:
             raise ModelError(
-                f"{label}: joint '{model.names[jid]}' does not follow '{model.names[jid - 1]}'; "
-                "the selected joints are not a serial chain"
+                f"{label}: joint '{model.names[jid]}' does not follow '{model.names[jid - 1]}'; the selected "
+                f"joints are not a serial chain (the URDF's arm from its base: {', '.join(arm_chain(full))})"
             )
     model.gravity.linear = np.asarray(gravity_m_s2, dtype=float)
     link_names = tuple(_child_link(model, jid) for jid in range(1, model.njoints))
-    return RobotModel(model, tuple(joint_names), link_names, tuple(friction))
+    return RobotModel(model, tuple(joint_names), link_names, tuple(friction),
+                      tuple(name for name in movable if name not in joint_names))
+
+
+def arm_chain(full: pin.Model) -> list[str]:
+    """The URDF's arm: the movable joints from the base, each the only movable child of the one before, up to the
+    first that has none or several (a gripper's fingers branch there, as on the FR3 hand and Robotiq grippers)."""
+    chain, parent = [], 0
+    while True:
+        children = [j for j in range(1, full.njoints) if full.parents[j] == parent]
+        if len(children) != 1:
+            return chain
+        parent = children[0]
+        chain.append(full.names[parent])
 
 
 def _child_link(model: pin.Model, jid: int) -> str:
