@@ -38,7 +38,7 @@ from robot_id_estimator.validation import predict_torque
 from robot_id_model.base_parameters import BaseParameters, base_parameters
 from robot_id_model.parameters import nominal_parameters, parameter_names
 from robot_id_model.robot_model import RobotModel
-from robot_id_model.urdf_inertials import all_link_inertials, lumped_known_parts
+from robot_id_model.urdf_inertials import all_link_inertials, fixed_parts, lumped_known_parts, massless_links
 
 
 @dataclass(frozen=True)
@@ -95,6 +95,10 @@ def identify(
         raise DataError("no recording to identify from")
     timer = _Timer()
     robot = setup.model(config.friction)
+    if massless_links(robot):
+        raise DataError(f"{setup.urdf_path}: the arm link(s) {', '.join(massless_links(robot))} have no mass in the "
+                        "URDF (no <inertial>, nothing fixed to them): give each arm link one, a rough one does (it is "
+                        "where the identification starts from)")
     base = base_parameters(robot)
     sweep = _sweep_friction(sweeps, robot, setup, config, progress)
     stribeck = sweep.coefficients if sweep else None
@@ -267,7 +271,7 @@ def retrieve_physical(
     weighs joints alike): ‖W^½(τ − Yb·πb)‖² = ‖z − w·πb‖² + `outside_sq_nm2` with `w` (b, b), so its cost does not
     depend on the number of samples.
     Links that carry known fixed links (a gripper in the URDF) keep those parts' inertials; their own part is kept
-    consistent too.
+    consistent too, unless the URDF gives the link no inertial of its own: then link and fixed parts are one body.
     """
     w = w[:, target_columns]
     target_from_pi = base.beta_from_pi[target_columns]
@@ -280,7 +284,7 @@ def retrieve_physical(
         com_margin_m=config.com_margin_m,
         inertia_factor=config.inertia_factor,
         total_mass_factor=config.total_mass_factor,
-        fixed_inertials=lumped,
+        fixed_inertials=fixed_parts(robot, urdf_text, lumped),
         max_inertia_ratio=config.max_inertia_ratio,
         max_off_diagonal_ratio=config.max_off_diagonal_ratio,
         orderings=config.orderings,

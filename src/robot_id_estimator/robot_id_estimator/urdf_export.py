@@ -19,7 +19,7 @@ from robot_id_estimator.urdf_edit import UrdfEditor
 from robot_id_model.parameters import inertial_columns
 from robot_id_model.physical import LinkInertial, inertia_six, link_from_standard
 from robot_id_model.robot_model import RobotModel
-from robot_id_model.urdf_inertials import lumped_known_parts
+from robot_id_model.urdf_inertials import fixed_descendants, fixed_parts, lumped_known_parts
 
 
 def _num(x: float) -> str:
@@ -37,6 +37,11 @@ def _inertial_xml(link: LinkInertial) -> str:
     )
 
 
+MASSLESS_INERTIAL = ('<inertial>\n  <mass value="0"/>\n  <inertia ixx="0" ixy="0" ixz="0" iyy="0" iyz="0" izz="0"/>\n'
+                     "</inertial>")
+"""What a fixed link identified as part of its arm link's body keeps (its mass is in that body)."""
+
+
 def identified_urdf(
     urdf_text: str,
     robot: RobotModel,
@@ -48,13 +53,19 @@ def identified_urdf(
     its <robot> (urdf_edit: nothing else changes, whatever else names the link or joint).
 
     `pi` holds the lumped bodies pinocchio identifies; `lumped` (from lumped_known_parts) is subtracted so
-    that fixed children keep their own inertials and nothing is counted twice. With `friction_damping`
+    that fixed children keep their own inertials and nothing is counted twice; a link the URDF gives no inertial of
+    its own was identified as one body with its fixed children (urdf_inertials.fixed_parts): it takes the whole
+    body, and they a massless inertial. With `friction_damping`
     ((viscous, Coulomb) per joint) the damping and friction of the joints' <dynamics> are written too, their other
     attributes kept.
     """
     editor = UrdfEditor(urdf_text)
+    fixed = fixed_parts(robot, urdf_text, lumped) if lumped else ()
     for j, (name, cols) in enumerate(zip(robot.link_names, inertial_columns(robot), strict=True)):
-        own = pi[cols] - lumped[j] if j < len(lumped) and lumped[j] is not None else pi[cols]
+        if j < len(lumped) and lumped[j] is not None and fixed[j] is None:  # identified as one body with them
+            for part in fixed_descendants(urdf_text, name):
+                editor.set_child("link", part, MASSLESS_INERTIAL)
+        own = pi[cols] - fixed[j] if j < len(fixed) and fixed[j] is not None else pi[cols]
         editor.set_child("link", name, _inertial_xml(link_from_standard(own)))
     if friction_damping is not None:
         for joint, (viscous, coulomb) in zip(robot.joint_names, friction_damping, strict=True):

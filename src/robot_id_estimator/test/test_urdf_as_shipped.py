@@ -9,6 +9,7 @@ import json
 import pathlib
 import re
 import shutil
+import warnings
 import xml.etree.ElementTree as ET
 
 import mujoco
@@ -19,7 +20,7 @@ from estimator_synthetic import simulated_recording
 from robot_id_estimator.__main__ import main
 from robot_id_estimator.mjcf_export import write_mjcf
 from robot_id_estimator.recording import save_csv
-from robot_id_estimator.results import RobotSetup
+from robot_id_estimator.results import RobotSetup, read_identification
 from robot_id_estimator.synthetic import urdf_with_friction
 from robot_id_estimator.urdf_edit import UrdfEditError, UrdfEditor, tree_elements
 from robot_id_estimator.urdf_export import identified_urdf
@@ -208,3 +209,44 @@ def test_joints_that_are_no_chain_name_the_urdfs_arm(tmp_path):
                                          r"fer_joint7\)"):
         load_robot_model(hand_as_franka_ships_it(), [*(f"fer_joint{j}" for j in range(1, 8)),
                                                      "fer_leftfinger_joint", "fer_rightfinger_joint"])
+
+
+def without_inertial(link: str, gripper: bool) -> str:
+    """Our iiwa14 URDF with `link` stripped of its inertial; with `gripper`, that inertial moved to a link fixed to
+    it 5 cm further (Kinova's Gen3 lite: the last arm link massless, the gripper's links carry the mass)."""
+    text = (DESCRIPTION / "urdf" / "iiwa14.urdf").read_text()
+    match = re.search(rf'(<link name="{link}">.*?)(<inertial>.*?</inertial>)', text, flags=re.DOTALL)
+    text = text.replace(match.group(0), match.group(1))
+    if gripper:
+        text = text.replace("</robot>", f'<joint name="gripper_mount" type="fixed"><parent link="{link}"/>'
+                            '<child link="gripper"/><origin xyz="0 0 0.05"/></joint>'
+                            f'<link name="gripper">{match.group(2)}</link>\n</robot>')
+    return text
+
+
+def _identify_csv(urdf_text: str, tmp_path: pathlib.Path) -> tuple[int, pathlib.Path]:
+    urdf = tmp_path / "arm.urdf"
+    urdf.write_text(urdf_text)
+    setup = RobotSetup("arm", str(urdf), tuple(JOINTS))
+    robot = load_robot_model(DESCRIPTION / "urdf" / "iiwa14.urdf", JOINTS, friction=("FV", "FC", "FO"))  # the truth
+    csv = save_csv(simulated_recording(robot, setup, urdf_with_friction(robot), 2), tmp_path / "arm.csv")
+    return main(["identify", "--urdf", str(urdf), "--data", str(csv), "--out", str(tmp_path / "out")]), urdf
+
+
+def test_an_arm_link_without_an_inertial_of_its_own_is_identified_with_what_is_fixed_to_it(tmp_path):
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # on main: NaN from the massless link into cvxpy
+        code, urdf = _identify_csv(without_inertial("lbr_link_7", gripper=True), tmp_path)
+    assert code == 0 and (tmp_path / "out" / "identified.xml").is_file()  # MuJoCo loads it: every body physical
+    identification = read_identification(tmp_path / "out" / "identification.json")
+    reloaded = load_robot_model(tmp_path / "out" / "identified.urdf", JOINTS, friction=())
+    body = nominal_parameters(reloaded)[inertial_columns(reloaded)[6]]  # link 7 and the gripper, lumped
+    np.testing.assert_allclose(body, identification.physical.standard_values[inertial_columns(
+        load_robot_model(urdf, JOINTS))[6]], rtol=1e-9)
+
+
+def test_an_arm_link_with_no_mass_at_all_is_refused_in_one_line(tmp_path, capsys):
+    code, _ = _identify_csv(without_inertial("lbr_link_3", gripper=False), tmp_path)
+    assert code == 2
+    error = [line for line in capsys.readouterr().err.splitlines() if line.startswith("error:")]
+    assert len(error) == 1 and "the arm link(s) lbr_link_3 have no mass in the URDF" in error[0]

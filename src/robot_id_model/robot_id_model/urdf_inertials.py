@@ -4,6 +4,7 @@ children such as a gripper) that the model lumps onto an arm link."""
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
+from collections.abc import Sequence
 
 import numpy as np
 import pinocchio as pin
@@ -49,3 +50,34 @@ def all_link_inertials(urdf_text: str) -> list[LinkInertial]:
     """The <inertial> of every URDF link that states one (moving or not)."""
     names = [link.get("name") for link in ET.fromstring(urdf_text).findall("link")]
     return [inertial for inertial in (read_link_inertial(urdf_text, name) for name in names) if inertial is not None]
+
+
+def fixed_parts(robot: RobotModel, urdf_text: str,
+                lumped: Sequence[np.ndarray | None]) -> tuple[np.ndarray | None, ...]:
+    """The known parts (lumped_known_parts) to keep fixed in a physical retrieval: none on a link the URDF gives no
+    inertial of its own (Kinova's Gen3 lite: the last arm link massless, the gripper on fixed joints), which is then
+    identified with them as one body; identified.urdf gives it that body minus the known parts."""
+    parts = []
+    for name, part in zip(robot.link_names, lumped, strict=True):
+        own = read_link_inertial(urdf_text, name)
+        parts.append(part if own is not None and own.mass_kg > 0.0 else None)
+    return tuple(parts)
+
+
+def massless_links(robot: RobotModel) -> list[str]:
+    """The arm links with no mass in the URDF, nothing fixed to them either: no prior to identify them around."""
+    pi0 = nominal_parameters(robot)
+    return [name for name, cols in zip(robot.link_names, inertial_columns(robot), strict=True) if pi0[cols][0] <= 0.0]
+
+
+def fixed_descendants(urdf_text: str, link_name: str) -> list[str]:
+    """The links fixed to `link_name` through fixed joints only (a gripper's parts), nearest first."""
+    joints = ET.fromstring(urdf_text).findall("joint")
+    found, frontier = [], [link_name]
+    while frontier:
+        parent = frontier.pop(0)
+        children = [j.find("child").get("link") for j in joints
+                    if j.get("type") == "fixed" and j.find("parent").get("link") == parent]
+        found += children
+        frontier += children
+    return found
