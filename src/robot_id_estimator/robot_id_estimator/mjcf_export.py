@@ -11,10 +11,12 @@ import xml.etree.ElementTree as ET
 
 import mujoco
 
-from robot_id_estimator.mesh_files import MUJOCO_MESH_FORMATS, mesh_file
 from robot_id_estimator.output_files import write_text
+from robot_id_model.mesh_files import SEARCHED, mesh_file
 
 MJCF_NAME = "identified.xml"
+MUJOCO_MESH_FORMATS = frozenset({".stl", ".obj", ".msh"})
+"""The mesh formats MuJoCo's compiler reads without a plugin (not Collada .dae)."""
 
 
 class MujocoExportError(ValueError):
@@ -51,8 +53,7 @@ def mujoco_ready(urdf_text: str, urdf_dir: str | pathlib.Path) -> tuple[str, tup
         links = sorted({name for names in missing.values() for name in names})
         notes = (f"{MJCF_NAME} has no collision mesh on {', '.join(links)}: {len(missing)} mesh file(s) not found or "
                  f"not in a format MuJoCo reads ({', '.join(sorted(MUJOCO_MESH_FORMATS))}), e.g. {first} (package:// "
-                 "paths are looked up through a sourced ROS 2, ROS_PACKAGE_PATH and the URDF's folders); its "
-                 "inertials and joints are complete",)
+                 f"paths are looked up in {SEARCHED}); its inertials and joints are complete",)
     return ET.tostring(root, encoding="unicode"), notes
 
 

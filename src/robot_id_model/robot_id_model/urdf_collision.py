@@ -1,9 +1,9 @@
 """Collision geometry from a URDF's own <collision> elements, for an arm without a robot config.
 
-Boxes, cylinders, spheres and meshes (any format coal reads; `package://` resolved through the ament index or a
-folder of that name beside or above the URDF, `file://` and relative paths as they are) become, per link, one capsule
-that holds them and the convex hull of their points, as robot_id_description's capsules hold the vendors' meshes.
-Round shapes are replaced by circumscribed polygons, so neither the capsule nor the hull is smaller than the shape.
+Boxes, cylinders, spheres and meshes (any format coal reads, found by mesh_files.mesh_file) become, per link, one
+capsule that holds them and the convex hull of their points, as robot_id_description's capsules hold the vendors'
+meshes. Round shapes are replaced by circumscribed polygons, so neither the capsule nor the hull is smaller than
+the shape.
 """
 
 from __future__ import annotations
@@ -15,6 +15,7 @@ import numpy as np
 
 from robot_id_model.capsule_fit import enclosing_capsule, hull_of, mesh_vertices
 from robot_id_model.collision_geometry import FLOOR, CollisionGeometry
+from robot_id_model.mesh_files import SEARCHED, mesh_file
 from robot_id_model.robot_model import ModelError
 
 ROUND_SIDES = 24
@@ -46,26 +47,10 @@ def _size(shape: ET.Element, key: str, least: float = 0.0) -> float:
 
 
 def resolve_mesh(filename: str, urdf_path: pathlib.Path) -> pathlib.Path:
-    """The file a URDF mesh names; FileNotFoundError (naming it) if there is none here."""
-    if filename.startswith("file://"):
-        path = pathlib.Path(filename[len("file://"):])
-    elif filename.startswith("package://"):
-        package, _, relative = filename[len("package://"):].partition("/")
-        candidates = [folder / package / relative for folder in urdf_path.resolve().parents]
-        try:
-            from ament_index_python.packages import PackageNotFoundError, get_package_share_directory
-
-            try:
-                candidates.insert(0, pathlib.Path(get_package_share_directory(package)) / relative)
-            except PackageNotFoundError:
-                pass
-        except ImportError:
-            pass
-        path = next((c for c in candidates if c.is_file()), candidates[0])
-    else:
-        path = urdf_path.parent / filename
-    if not path.is_file():
-        raise FileNotFoundError(f"collision mesh '{filename}' not found (looked for {path})")
+    """The file a URDF mesh names (mesh_files.mesh_file); FileNotFoundError (naming it) if there is none here."""
+    path = mesh_file(filename, urdf_path.parent)
+    if path is None:
+        raise FileNotFoundError(f"collision mesh '{filename}' not found (looked in {SEARCHED})")
     return path
 
 

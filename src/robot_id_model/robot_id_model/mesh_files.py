@@ -6,9 +6,6 @@ import os
 import pathlib
 from urllib.parse import unquote, urlparse
 
-MUJOCO_MESH_FORMATS = frozenset({".stl", ".obj", ".msh"})
-"""The mesh formats MuJoCo's compiler reads without a plugin (not Collada .dae)."""
-
 
 def package_directories(package: str, urdf_dir: str | pathlib.Path) -> list[pathlib.Path]:
     """Candidate folders of a ROS package: the ament index of a sourced ROS 2, ROS_PACKAGE_PATH, and the URDF's
@@ -26,6 +23,10 @@ def package_directories(package: str, urdf_dir: str | pathlib.Path) -> list[path
     for folder in [pathlib.Path(urdf_dir).resolve(), *pathlib.Path(urdf_dir).resolve().parents]:
         found += [folder] if folder.name == package else [folder / package]
     return [folder for folder in found if folder.is_dir()]
+
+
+SEARCHED = "a sourced ROS 2's ament index, ROS_PACKAGE_PATH and the URDF's folders"
+"""Where package:// paths are looked up, for messages."""
 
 
 def mesh_file(filename: str, urdf_dir: str | pathlib.Path) -> pathlib.Path | None:
