@@ -233,7 +233,7 @@ def parser() -> argparse.ArgumentParser:
     source.add_argument("--robot", help="robot config: a name such as iiwa14 or a YAML path (URDF, joints, "
                                         "gravity and torque filter)")
     ident.add_argument("--joints", nargs="+", help="arm joints base to tip, space- or comma-separated, with --urdf "
-                                                   "(default: every movable joint)")
+                                                   "(default: the URDF's arm, up to the first branching)")
     ident.add_argument("--gravity", help=f"gravity in the base frame [m/s²], comma-separated, with --urdf "
                                          f"(default: {DEFAULT_GRAVITY})")
     ident.add_argument("--torque-filter-time-constant", type=float, metavar="SECONDS",

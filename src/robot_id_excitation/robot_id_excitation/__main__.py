@@ -74,7 +74,7 @@ def _add_robot_options(parser: argparse.ArgumentParser, required: bool, robot_he
                                        + ("" if required else "; default: the trajectory's robot config"))
     group = parser.add_argument_group("with --urdf")
     group.add_argument("--joints", nargs="+", help="arm joints base to tip, space- or comma-separated "
-                                                   "(default: every movable joint, for check the trajectory's)")
+                                                   "(default: the URDF's arm, for check the trajectory's)")
     group.add_argument("--acceleration-limit", help="acceleration limit [rad/s²], one value or comma-separated per "
                                                     "joint (required with --urdf)")
     group.add_argument("--flange-frame", help="frame whose speed is limited (default: the last joint's link)")

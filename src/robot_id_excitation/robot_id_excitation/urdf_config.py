@@ -27,7 +27,7 @@ def urdf_robot_config(
     clearance_m: float = DEFAULT_CLEARANCE_M,
     allowed_pairs: tuple[tuple[str, str], ...] = (),
 ) -> RobotConfig:
-    """The config of the URDF's arm (`joint_names`, default every movable joint), gravity −9.81 m/s² along the base z.
+    """The config of the URDF's arm (`joint_names`, default its arm chain), gravity −9.81 m/s² along the base z.
 
     One acceleration value serves every joint. The flange defaults to the link of the last joint. The collision
     geometry is the URDF's own <collision> elements (none if it has none), `allowed_pairs` exempt from the

@@ -42,7 +42,7 @@ def parser() -> argparse.ArgumentParser:
     source.add_argument("--robot", help="robot config YAML, or the name of an installed one such as iiwa14")
     source.add_argument("--urdf", help="URDF file of the arm")
     table.add_argument("--joints", nargs="+", help="arm joints base to tip, space- or comma-separated, with --urdf "
-                                                   "(default: every movable joint)")
+                                                   "(default: the URDF's arm, up to the first branching)")
     table.add_argument("--friction", default=",".join(DEFAULT_FRICTION),
                        help="comma-separated friction terms, of FV,FC,FO,IA")
     return p
