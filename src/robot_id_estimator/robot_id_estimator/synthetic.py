@@ -89,7 +89,8 @@ def random_motion(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """q, dq, ddq at t_s of a random `centred_motion`: coefficients a_il, b_il ~ N(0, 1)/l, each joint scaled to
     stay within POSITION_FRACTION of its half range and VELOCITY_FRACTION of its URDF velocity limit on
-    `limit_grid_s` (default LIMIT_GRID_POINTS over one period). Joints (0-based) in `still` stay at the middle."""
+    `limit_grid_s` (default LIMIT_GRID_POINTS over one period); a continuous joint counts as ±π. Joints (0-based)
+    in `still` stay at the middle."""
     rng = np.random.default_rng(seed)
     ls = np.arange(1, harmonics + 1)
     a, b = rng.normal(size=(2, robot.n_joints, harmonics)) / ls
@@ -97,6 +98,7 @@ def random_motion(
     grid_s = np.linspace(0.0, period_s, LIMIT_GRID_POINTS) if limit_grid_s is None else limit_grid_s
     q_grid, dq_grid, _ = fourier_series(period_s, a, b, grid_s)
     lower, upper = robot.position_limits_rad
+    lower, upper = np.where(np.isfinite(lower), lower, -np.pi), np.where(np.isfinite(upper), upper, np.pi)
     scale = np.minimum(POSITION_FRACTION * 0.5 * (upper - lower) / np.abs(q_grid).max(axis=0),
                        VELOCITY_FRACTION * robot.velocity_limits_rad_s / np.abs(dq_grid).max(axis=0))
     scale[list(still)] = 0.0
