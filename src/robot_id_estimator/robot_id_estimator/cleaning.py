@@ -8,7 +8,6 @@ are refused with their position.
 from __future__ import annotations
 
 import dataclasses
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -87,12 +86,12 @@ def clean(rec: Recording, max_gap_s: float = MAX_GAP_S) -> Recording:
 
 
 def resample(t_s: np.ndarray, x: np.ndarray, grid_s: np.ndarray, smooth: bool) -> np.ndarray:
-    """x(t_s) at the times `grid_s`: a not-a-knot cubic spline when `smooth`, else linear (noisy torques)."""
-    if smooth and len(t_s) >= 4:
-        import scipy.interpolate  # here, not at the top: the command lines start without scipy
+    """x(t_s) at the times `grid_s`: a not-a-knot cubic spline when `smooth`, else linear (noisy torques); a grid
+    time a fraction of a sample beyond the ends (a jittery first or last stamp) is extrapolated the same way."""
+    import scipy.interpolate  # here, not at the top: the command lines start without scipy
 
-        return scipy.interpolate.make_interp_spline(t_s, x, k=3, axis=0)(grid_s)
-    return np.stack([np.interp(grid_s, t_s, column) for column in np.moveaxis(x, -1, 0)], axis=-1)
+    degree = 3 if smooth and len(t_s) >= 4 else 1
+    return scipy.interpolate.make_interp_spline(t_s, x, k=degree, axis=0)(grid_s)
 
 
 def _ms(seconds: float) -> str:
@@ -199,7 +198,7 @@ def _uniform(
     if np.max(np.abs(steps / median - 1.0)) <= UNIFORM_TOL:
         return t_s, signals
     rate_hz = _round_rate(1.0 / median)
-    grid = t_s[0] + np.arange(math.floor((t_s[-1] - t_s[0]) * rate_hz + 1e-9) + 1) / rate_hz
+    grid = _grid(t_s, rate_hz)
     resampled = {key: resample(t_s, x, grid, smooth=key != "tau") for key, x in signals.items()}
     repairs.append(
         f"resampled {len(t_s)} samples onto a uniform {rate_hz:g} Hz grid ({len(grid)} samples); logged sample "
@@ -210,6 +209,17 @@ def _uniform(
         repairs.append(f"interpolated across {np.count_nonzero(gaps)} short gap(s) (dropped rows or missing "
                        f"samples), the longest {_ms(steps.max())} at t = {t_s[np.argmax(steps)]:.6g} s")
     return grid, resampled
+
+
+def _grid(t_s: np.ndarray, rate_hz: float) -> np.ndarray:
+    """The uniform grid the samples were taken on: each sample's place counted along the steps (a gap counts its
+    missing samples), the grid's offset the median of the samples' deviations from it, so that jittery first and
+    last stamps lose no sample (from their own times, a grid came out one sample short: a periodic recording lost
+    its last period)."""
+    steps = np.maximum(np.round(np.diff(t_s) * rate_hz), 1.0)
+    place = np.concatenate([[0.0], np.cumsum(steps)])
+    start_s = float(np.median(t_s - place / rate_hz))
+    return start_s + np.arange(round((t_s[-1] - start_s) * rate_hz) + 1) / rate_hz
 
 
 def _round_rate(rate_hz: float) -> float:
