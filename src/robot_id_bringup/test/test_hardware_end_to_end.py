@@ -37,12 +37,12 @@ STATE_TIMEOUT_MS = 200.0
 CASES = [("iiwa14", 100.0, 4.0), ("iiwa14", 500.0, 3.0), ("panda", 1000.0, 3.0)]
 """robot, joint-state rate of the stand-in, and the largest torque error of the physical set against the true model
 on any joint [% of torque RMS]. The lbr stack as shipped publishes at its controller_manager's 100 Hz (so that run
-also shows the recorder measuring the real rate against the configs' 500 Hz); franka_ros2 at 1 kHz. Measured: ≤ 2.7 %
-at 500 Hz, ≤ 1.4 % at 1 kHz, and at 100 Hz A6 3.5 % on one run: not the rate (the 500 Hz bag, every fifth sample
-kept, identifies A6 to 2.1 %) but where the sampling falls on the motion, which moves the physical set's A6 between
-2.1 and 3.5 %: the estimator's sign-law Coulomb friction against the true one, reached smoothly within 0.05 rad/s
-(the friction issue). At 1 kHz under this load the recorder loses up to a fifth of the samples (a Python
-subscriber beside two busy processes) and flags periods: the run identifies from what it has."""
+also shows the recorder measuring the real rate against the configs' 500 Hz); franka_ros2 at 1 kHz. Measured: ≤ 2.8 %
+at 500 Hz, ≤ 1.4 % at 1 kHz, and at 100 Hz ≤ 2.5 % on one run, A6 3.5 % on another: not the rate (the 500 Hz bag,
+every fifth sample kept, identifies A6 to 2.1 %) but where the samples fall on the motion against the friction law
+(the estimator's sign-law Coulomb against the true one, reached smoothly within 0.05 rad/s: the friction issue). At
+1 kHz under this load the recorder loses up to a fifth of the samples (a Python subscriber beside two busy
+processes) and flags periods: the run identifies from what it has."""
 
 
 @pytest.mark.wall_clock

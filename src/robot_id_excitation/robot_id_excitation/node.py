@@ -123,13 +123,15 @@ class ExcitationNode(Node):
                                               self._prepared, self._planner.submit)
         self._prepare()
         planner_id = self._planner.submit(threading.get_native_id).result()  # normal scheduling: it starves nobody
-        refused = set_threads_realtime_priority(values["realtime_priority"], {planner_id})
-        if refused:
-            self.get_logger().warning(refused)
         self.timing = Timing()
         self._names_warned = self._timing_logged = False
         self._silent_since_s = self._now_s()
         self._create_interfaces(values)
+        refused = set_threads_realtime_priority(values["realtime_priority"], {planner_id})
+        if refused:
+            self.get_logger().warning(refused)
+        elif values["realtime_priority"] > 0:  # the middleware starts threads as peers appear (a recorder, ...)
+            self.create_timer(1.0, lambda: set_threads_realtime_priority(values["realtime_priority"], {planner_id}))
         self.get_logger().info(
             f"{self.config.robot}: {self.trajectory.kind} trajectory, period {self.trajectory.period_s:.3g} s, "
             f"{values['num_periods']} period(s), mode {values['mode']}; commands on "

@@ -21,13 +21,14 @@ def set_realtime_priority(priority: int) -> str:
 
 def set_threads_realtime_priority(priority: int, except_ids: set[int]) -> str:
     """Schedule every thread of this process SCHED_FIFO at `priority` but those with the native ids given (the
-    middleware's receive threads too, which stamp when a message arrived); why the system refused, or ''."""
+    middleware's receive threads too, which stamp when a message arrived); threads already SCHED_FIFO are left as
+    they are, so that calling it again takes in threads started since. Why the system refused, or ''."""
     if priority == 0:
         return ""
     try:
-        for task in os.listdir("/proc/self/task"):
-            if int(task) not in except_ids:
-                os.sched_setscheduler(int(task), os.SCHED_FIFO, os.sched_param(priority))
+        for task in map(int, os.listdir("/proc/self/task")):
+            if task not in except_ids and os.sched_getscheduler(task) != os.SCHED_FIFO:
+                os.sched_setscheduler(task, os.SCHED_FIFO, os.sched_param(priority))
     except OSError as err:
         return (f"SCHED_FIFO priority {priority} refused ({err.strerror}; it needs CAP_SYS_NICE or `ulimit -r`): "
                 "normal scheduling")
