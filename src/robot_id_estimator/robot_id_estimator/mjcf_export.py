@@ -59,9 +59,13 @@ def mujoco_ready(urdf_text: str, urdf_dir: str | pathlib.Path) -> tuple[str, tup
 
 def mujoco_model(urdf_text: str, urdf_dir: str | pathlib.Path) -> mujoco.MjModel:
     """The MjModel of a URDF (mujoco_ready), compiled without balanceinertia."""
-    text, _ = mujoco_ready(urdf_text, urdf_dir)
+    return _compiled(mujoco_ready(urdf_text, urdf_dir)[0])
+
+
+def _compiled(ready_text: str) -> mujoco.MjModel:
+    """MuJoCo's model of a URDF made ready by mujoco_ready; MujocoExportError with MuJoCo's reason."""
     try:
-        return mujoco.MjModel.from_xml_string(text)
+        return mujoco.MjModel.from_xml_string(ready_text)
     except ValueError as err:
         raise MujocoExportError(f"MuJoCo does not load the identified model: {err}") from None
 
@@ -70,8 +74,8 @@ def write_mjcf(urdf_text: str, urdf_dir: str | pathlib.Path, out_path: str | pat
                ) -> tuple[pathlib.Path, tuple[str, ...]]:
     """MJCF of a URDF whose relative mesh paths start at `urdf_dir`, written to `out_path`; with the notes of
     mujoco_ready."""
-    _, notes = mujoco_ready(urdf_text, urdf_dir)
-    model = mujoco_model(urdf_text, urdf_dir)
+    ready_text, notes = mujoco_ready(urdf_text, urdf_dir)
+    model = _compiled(ready_text)
     with tempfile.TemporaryDirectory() as tmp:
         saved = pathlib.Path(tmp) / MJCF_NAME
         mujoco.mj_saveLastXML(str(saved), model)

@@ -95,8 +95,9 @@ def identify(
         raise DataError("no recording to identify from")
     timer = _Timer()
     robot = setup.model(config.friction)
-    if massless_links(robot):
-        raise DataError(f"{setup.urdf_path}: the arm link(s) {', '.join(massless_links(robot))} have no mass in the "
+    massless = massless_links(robot)
+    if massless:
+        raise DataError(f"{setup.urdf_path}: the arm link(s) {', '.join(massless)} have no mass in the "
                         "URDF (no <inertial>, nothing fixed to them): give each arm link one, a rough one does (it is "
                         "where the identification starts from)")
     base = base_parameters(robot)
