@@ -60,7 +60,9 @@ def parameters() -> dict[str, tuple[object, ParameterDescriptor]]:
         "lockstep_window_s": (0.05, _descriptor("how far (sim s) the simulation may run ahead of the slowest "
                                                 "acknowledgement", floats=(0.001, 10.0))),
         "clock_rate_hz": (250.0, _descriptor("/clock messages per second of sim time", floats=(1.0, 10_000.0))),
-        "torque_noise_nm": ([0.1], _descriptor("σ of the torque sensor noise (Nm): one value, or one per joint")),
+        "torque_noise_nm": ([0.1], _descriptor(
+            "σ of the torque sensor's white noise on every physics step, before the torque filter (Nm): one value, "
+            "or one per joint")),
         "encoder_noise_rad": (0.0, _descriptor("σ of the position noise (rad)", floats=(0.0, 1.0))),
         "encoder_resolution_rad": (0.0, _descriptor("quantisation step of the positions (rad; 0: none)",
                                                     floats=(0.0, 1.0))),

@@ -11,7 +11,7 @@ import numpy as np
 
 @dataclass(frozen=True)
 class SensorOptions:
-    torque_noise_nm: tuple[float, ...] | float = 0.0     # σ of white torque noise, one value or one per joint
+    torque_noise_nm: tuple[float, ...] | float = 0.0     # σ of white torque noise per filter step, one or per joint
     encoder_noise_rad: float = 0.0                      # σ of white position noise
     encoder_resolution_rad: float = 0.0                 # quantisation step of the published position (0: none)
     torque_filter_time_constant_s: float = 0.0          # first-order low-pass of the measured torque (0: off)
