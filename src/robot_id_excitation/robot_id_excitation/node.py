@@ -29,6 +29,7 @@ Parameters: node_parameters.py (`ros2 param describe` shows their descriptions a
 
 from __future__ import annotations
 
+import gc
 import math
 import os
 import signal
@@ -162,6 +163,7 @@ class ExcitationNode(Node):
         refusal = self.machine.prepare()
         if refusal:
             raise ValueError(refusal)
+        gc.freeze()  # the built commands stay out of collections: a full one over them would pause the steps
         self.get_logger().info(f"{len(self._messages)} distinct command(s) of the excitation checked and built in "
                                f"{time.perf_counter() - began:.1f} s")
 

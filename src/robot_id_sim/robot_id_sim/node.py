@@ -23,6 +23,7 @@ configured sensor effects) and the simulated URDF on `robot_description` (std_ms
 
 from __future__ import annotations
 
+import gc
 import sys
 import threading
 import time
@@ -47,7 +48,7 @@ from robot_id_sim.node_parameters import CLOCKS, TRUE_DYNAMICS, declare_paramete
 from robot_id_sim.pacing import Pacer
 from robot_id_sim.sensors import Measurement, SensorOptions
 from robot_id_sim.simulated_robot import SimSettings, SimulatedRobot
-from robot_id_sim.trajectory_follower import TrajectoryCommand
+from robot_id_sim.trajectory_cdr import trajectory_command_from_cdr
 from robot_id_sim.true_dynamics import TRUTH_FRICTION, Perturbation, perturbed_dynamics, urdf_dynamics
 from robot_id_sim.truth_file import write_truth
 from robot_id_sim.wall_clock import WallClockLoop
@@ -70,30 +71,6 @@ def _stamp(t_ns: int) -> Time:
     return Time(sec=sec, nanosec=nanosec)
 
 
-def trajectory_command(msg: JointTrajectory, epoch_ns: int = 0) -> TrajectoryCommand:
-    """A JointTrajectory as plain arrays, its stamp in seconds after `epoch_ns` (the robot's time 0; a zero stamp
-    stays 0: on arrival); ragged velocity or acceleration lists become an unusable shape that the follower refuses
-    with its reason."""
-    def optional(lists: list) -> np.ndarray | None:
-        lengths = {len(x) for x in lists}
-        if lengths == {0}:
-            return None
-        return np.array(lists, dtype=float) if len(lengths) == 1 else np.empty((0, 0))
-
-    points = msg.points
-    stamp_ns = msg.header.stamp.sec * 1_000_000_000 + msg.header.stamp.nanosec
-    positions = [list(p.positions) for p in points]
-    same = len({len(p) for p in positions}) <= 1
-    return TrajectoryCommand(
-        stamp_s=1e-9 * (stamp_ns - epoch_ns) if stamp_ns else 0.0,
-        joint_names=tuple(msg.joint_names),
-        time_from_start_s=np.array([p.time_from_start.sec + 1e-9 * p.time_from_start.nanosec for p in points]),
-        positions_rad=np.array(positions, dtype=float) if same else np.empty((0, 0)),
-        velocities_rad_s=optional([list(p.velocities) for p in points]),
-        accelerations_rad_s2=optional([list(p.accelerations) for p in points]),
-    )
-
-
 class SimNode(Node):
     def __init__(self, **kwargs) -> None:
         super().__init__("robot_id_sim", **kwargs)
@@ -114,7 +91,8 @@ class SimNode(Node):
         self.state_pub = self.create_publisher(JointState, config.joint_states_topic, STATE_QOS)
         self.description_pub = self.create_publisher(String, "robot_description", LATCHED_QOS)
         self.description_pub.publish(String(data=self.urdf_text))
-        self.create_subscription(JointTrajectory, config.joint_trajectory_topic, self._on_trajectory, 10)
+        self.create_subscription(JointTrajectory, config.joint_trajectory_topic, self._on_trajectory, 10,
+                                 raw=True)  # read by trajectory_cdr: see there why
         self.state_topic = self.state_pub.topic_name  # remapped, if it is
         self.status_wall_s = self.start_wall_s = time.monotonic()
         pace = self._run_on_wall_clock(p) if p["clock"] == "wall" else self._run_on_sim_time(p, rate_hz)
@@ -175,6 +153,12 @@ class SimNode(Node):
         self.wall_loop = WallClockLoop(self.robot.dt_s, self._advance, self._publish, self._on_wall_clock_error)
         self.late_reported = 0
         self.create_timer(STATUS_PERIOD_S, self._wall_status)
+        # A command of 2001 points every 2 s, with a busy process per core, delayed the joint states at 1 kHz by up
+        # to 149 ms read by rclpy, 79 ms read by trajectory_cdr, 51 ms with what is loaded kept out of collections (a
+        # full one walks it all), 22 ms with the publishing thread waiting at most 0.2 ms (not 5) for the
+        # interpreter lock while a command is read (test_testbed).
+        gc.freeze()
+        sys.setswitchinterval(2e-4)
         self.wall_loop.start()
         return "free running on the system clock" + (
             f", SCHED_FIFO priority {priority}" if priority and not refused else "")
@@ -184,8 +168,13 @@ class SimNode(Node):
         """System time [ns] of the robot's time 0: its start on the wall clock; 0 on sim time."""
         return self.wall_loop.start_ns if self.wall_loop is not None else 0
 
-    def _on_trajectory(self, msg: JointTrajectory) -> None:
-        command = trajectory_command(msg, self.epoch_ns)
+    def _on_trajectory(self, data: bytes) -> None:
+        try:
+            command = trajectory_command_from_cdr(data, self.epoch_ns)
+        except ValueError as err:
+            self.refused += 1
+            self.get_logger().error(f"trajectory refused: {err}")
+            return
         with self.lock:
             reason = self.robot.command(command)
         if reason:

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import rclpy
 import yaml
-from builtin_interfaces.msg import Duration, Time
+from builtin_interfaces.msg import Duration
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
@@ -24,7 +24,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from robot_id_model.robot_config import load_robot_config
 from robot_id_msgs.msg import RecordingStatus
-from robot_id_sim.node import ACK_TOPIC, RECORDING_STATUS_TOPIC, STATUS_PERIOD_S, SimNode, trajectory_command
+from robot_id_sim.node import ACK_TOPIC, RECORDING_STATUS_TOPIC, STATUS_PERIOD_S, SimNode
 from robot_id_sim.true_dynamics import TRUTH_FRICTION
 
 IIWA14 = load_robot_config("iiwa14")
@@ -193,15 +193,6 @@ def test_a_bad_parameter_gives_one_line_and_exit_code_2(arguments, line):
     assert result.returncode == 2
     assert line in result.stderr
     assert "Traceback" not in result.stderr
-
-
-def test_trajectory_stamps_are_read_after_the_robots_time_0_and_zero_stays_on_arrival():
-    epoch_ns = 1_795_000_000_123_456_789
-    msg = _trajectory(np.zeros(7), 1.0)
-    assert trajectory_command(msg, epoch_ns).stamp_s == 0.0
-    msg.header.stamp = Time(sec=1_795_000_001, nanosec=623_456_789)
-    assert trajectory_command(msg, epoch_ns).stamp_s == pytest.approx(1.5, abs=1e-9)
-    assert trajectory_command(msg).stamp_s == pytest.approx(1_795_000_001.623456789)
 
 
 def test_simulates_an_identified_urdf_as_it_is_and_publishes_it(graph, tmp_path):
