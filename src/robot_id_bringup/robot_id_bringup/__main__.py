@@ -11,12 +11,15 @@ import os
 import signal
 import sys
 
+from robot_id_bringup.interrupts import remember_and_raise
+
 INTERRUPTED = 130
 
 
 def main(argv: list[str] | None = None) -> int:
     """The command line; Ctrl-C at any moment (the runner's own imports included) ends it with 130, no traceback."""
     argv = sys.argv[1:] if argv is None else argv
+    signal.signal(signal.SIGINT, remember_and_raise)
     try:
         if not argv or argv[0] in ("-h", "--help"):
             print(__doc__.strip())

@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, TextIO
 
 import yaml
 
+from robot_id_bringup import interrupts
 from robot_id_bringup.confirmation import Confirmation, TerminalLine
 from robot_id_bringup.graph import DEFAULT_PERIODS, MODES, SWEEP_PERIODS, NodeSpec, Run, identify_graph
 from robot_id_bringup.input_checks import input_problems, option_problems
@@ -161,15 +162,15 @@ def run_graph(run: Run, timeout_s: float = 0.0, assume_yes: bool = False) -> int
     console(f"robot_id: {run.mode} run of {run.robot}, ROS_DOMAIN_ID {env['ROS_DOMAIN_ID']}, results in "
             f"{run.output_dir}; nodes: {', '.join(s.name for s in specs)}")
     children: list[Child] = []
-    received: list[int] = []
-    previous = {sig: signal.signal(sig, lambda signum, _: received.append(signum))
-                for sig in (signal.SIGINT, signal.SIGTERM)}
+    received = interrupts.RECEIVED  # also one that arrived, and was swallowed, before the graph
+    previous = {sig: signal.signal(sig, interrupts.remember) for sig in (signal.SIGINT, signal.SIGTERM)}
     monitor = None
     terminal = TerminalLine.of_stdin()
     confirmation = (Confirmation(console, EXCITATION_NODE, env["ROS_DOMAIN_ID"], assume_yes, terminal is not None)
                     if run.mode == "hardware" else None)
     try:
-        monitor = RunMonitor(run)
+        if not received:
+            monitor = RunMonitor(run)
         for spec in specs:
             if not received:
                 children.append(Child(spec, env))

@@ -239,3 +239,35 @@ def test_a_replay_writes_its_results_where_a_recording_run_does(monkeypatch):
         rclpy.shutdown(context=context)
     assert [(r.bag_path, r.output_dir) for r in requests] == [(replay.bag, replay.results_path)]
     assert monitor.failure == "stand-in"
+
+
+def test_a_ctrl_c_a_library_swallows_while_the_runner_starts_still_starts_nothing(monkeypatch, tmp_path):
+    """CI saw a Ctrl-C 0.3 s after the start lost: the runner went on to run the whole graph. The interrupt is now
+    remembered: swallowed during the input checks (as a C extension that clears the error would), the run exits 130
+    without a node or the monitor started."""
+    import os
+    import signal
+
+    from robot_id_bringup import __main__ as entry
+    from robot_id_bringup import interrupts, runner
+
+    def swallowing_checks(_run: Run) -> list[str]:
+        try:
+            os.kill(os.getpid(), signal.SIGINT)
+            time.sleep(1.0)
+        except KeyboardInterrupt:
+            pass
+        return []
+
+    started = []
+    monkeypatch.setattr(interrupts, "RECEIVED", [])
+    monkeypatch.setattr(runner, "input_problems", swallowing_checks)
+    monkeypatch.setattr(runner, "Child", lambda spec, env: started.append(spec.name))
+    monkeypatch.setattr("robot_id_bringup.run_monitor.RunMonitor", lambda run: started.append("monitor"))
+    monkeypatch.setenv("ROS_DOMAIN_ID", "99")
+    previous = signal.getsignal(signal.SIGINT)
+    try:
+        code = entry.main(["identify", "--robot", "iiwa14", "--mode", "sim", "--out", str(tmp_path / "run")])
+    finally:
+        signal.signal(signal.SIGINT, previous)
+    assert code == 130 and not started, started
