@@ -1,7 +1,7 @@
 """Hardware mode end to end against a robot that does not wait: the simulated arm free running on the wall clock in
 a process of its own (robot_id_sim.testbed, stamps and rate of its own, like the lbr and Franka drivers), a busy
-process on every core, and the runner confirming with --yes, as a lab would run it. The identified model is checked
-against the simulator's truth on a motion it was not identified on.
+process on every core until the recording is complete, and the runner confirming with --yes, as a lab would run it.
+The identified model is checked against the simulator's truth on a motion it was not identified on.
 
 The trajectories are 8 s designs (test/data/*_8s.yaml, `robot_id_excitation design --base-frequency 0.125
 --harmonics 4 --velocity-scale 0.5 --friction FV,FC`) so that three runs of 5 periods fit in the test budget; the
@@ -25,7 +25,7 @@ import pytest
 from robot_id_bringup.graph import Run
 from robot_id_bringup.truth_check import check_against_truth
 from robot_id_excitation.trajectory_file import load_trajectory
-from robot_id_sim.testbed import hardware_standin
+from robot_id_sim.testbed import Standin, hardware_standin
 
 DATA = pathlib.Path(__file__).parent / "data"
 PERIODS = 5
@@ -59,21 +59,36 @@ def test_hardware_mode_identifies_a_robot_that_does_not_wait(robot, rate_hz, max
     with hardware_standin(robot, rate_hz, domain_id, truth, near_start_rad, busy=True,
                           log_file=tmp_path / "standin.log",
                           sim_parameters={"static_over_coulomb": 1.0}) as standin:
-        result = subprocess.run(
-            [sys.executable, "-m", "robot_id_bringup", "identify", "--robot", robot, "--mode", "hardware", "--yes",
-             "--trajectory", run.trajectory, "--periods", str(PERIODS), "--out", run.output_dir, "--timeout", "300"],
-            env=standin.env, capture_output=True, text=True, timeout=360)
-    (tmp_path / "runner.log").write_text(result.stdout + result.stderr)
-    log = result.stdout[-4000:] + result.stderr[-2000:]
-    assert result.returncode == 0, log
-    assert "Traceback" not in result.stdout + result.stderr, log
-    assert "waiting_for_confirmation" not in result.stderr
-    callback_ms, age_ms = map(float, TIMING.search(result.stdout).groups())
+        returncode, output = _identify_ending_the_load_once_recorded(run, standin)
+    (tmp_path / "runner.log").write_text(output)
+    log = output[-6000:]
+    assert returncode == 0, log
+    assert "Traceback" not in output and "waiting_for_confirmation" not in output, log
+    callback_ms, age_ms = map(float, TIMING.search(output).groups())
     print(f"{robot} {rate_hz} Hz: longest callback {callback_ms} ms, oldest joint state {age_ms} ms")
     assert age_ms < STATE_TIMEOUT_MS  # no hold; the callback figure, preemption included, is the benchmark's
     if rate_hz != 500.0 and robot == "iiwa14":
-        assert "not at the configured 500 Hz" in result.stdout, log
+        assert "not at the configured 500 Hz" in output, log
     identification = pathlib.Path(run.results_path) / "identification.json"
     errors = check_against_truth(robot, identification, truth, simulated=False)["true model"].rms_percent_of_torque
     print(f"{robot} {rate_hz} Hz: physical set against the true model {errors['physical'].round(2)} %")
     assert all(errors["physical"] < max_error_percent), errors["physical"]
+
+
+def _identify_ending_the_load_once_recorded(run: Run, standin: Standin) -> tuple[int, str]:
+    """The runner's exit code and output (stderr in it); the busy processes run until the recording is complete,
+    not through the identification, which is no real-time work (it took twice as long under the load)."""
+    runner = subprocess.Popen(
+        [sys.executable, "-m", "robot_id_bringup", "identify", "--robot", run.robot, "--mode", "hardware", "--yes",
+         "--trajectory", run.trajectory, "--periods", str(PERIODS), "--out", run.output_dir, "--timeout", "300"],
+        env=standin.env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    lines = []
+    try:
+        for line in runner.stdout:
+            lines.append(line)
+            if line.startswith("robot_id: recorded, identifying"):
+                standin.end_load()
+        return runner.wait(timeout=30), "".join(lines)
+    finally:
+        if runner.poll() is None:
+            runner.kill()

@@ -55,6 +55,12 @@ class Standin:
     def pids(self) -> list[int]:
         return [p.pid for p in self.processes]
 
+    def end_load(self) -> None:
+        """End the busy processes now; the simulator and the rest run on."""
+        for process in self.processes:
+            if process.args[-1] == BUSY_LOOP:
+                kill(process)
+
 
 def executable(name: str) -> pathlib.Path:
     """The installed node lib/robot_id_sim/<name>, found as robot_id_bringup's runner finds nodes (ament_index)."""
