@@ -67,7 +67,7 @@ from robot_id_excitation.fourier import FourierTrajectory
 from robot_id_excitation.node_parameters import MODES, parameters
 from robot_id_excitation.node_steps import TakenBySteps, Timing
 from robot_id_excitation.trajectory_file import Trajectory, load_trajectory
-from robot_id_model.realtime import set_threads_realtime_priority
+from robot_id_model.realtime import keep_threads_realtime
 from robot_id_model.robot_config import load_robot_config
 from robot_id_model.robot_model import ModelError
 from robot_id_msgs.msg import ExcitationStatus, ExcitationTrajectory, PeriodMarker
@@ -128,11 +128,8 @@ class ExcitationNode(Node):
         self._names_warned = self._timing_logged = False
         self._silent_since_s = self._now_s()
         self._create_interfaces(values)
-        refused = set_threads_realtime_priority(values["realtime_priority"], {planner_id})
-        if refused:
-            self.get_logger().warning(refused)
-        elif values["realtime_priority"] > 0:  # the middleware starts threads as peers appear (a recorder, ...)
-            self.create_timer(1.0, lambda: set_threads_realtime_priority(values["realtime_priority"], {planner_id}))
+        keep_threads_realtime(values["realtime_priority"], {planner_id}, lambda apply: self.create_timer(1.0, apply),
+                              self.get_logger().warning)
         self.get_logger().info(
             f"{self.config.robot}: {self.trajectory.kind} trajectory, period {self.trajectory.period_s:.3g} s, "
             f"{values['num_periods']} period(s), mode {values['mode']}; commands on "

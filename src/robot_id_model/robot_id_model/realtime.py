@@ -1,9 +1,10 @@
-"""Real-time scheduling for the loops that watch or drive an arm: the simulated robot's (as the real drivers run
-theirs) and the excitation node's steps."""
+"""Real-time scheduling for the loops that watch, drive or record an arm: the simulated robot's (as the real drivers
+run theirs), the excitation node's steps and the recorder's receipt of the joint states."""
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 
 def set_realtime_priority(priority: int) -> str:
@@ -33,3 +34,14 @@ def set_threads_realtime_priority(priority: int, except_ids: set[int]) -> str:
         return (f"SCHED_FIFO priority {priority} refused ({err.strerror}; it needs CAP_SYS_NICE or `ulimit -r`): "
                 "normal scheduling")
     return ""
+
+
+def keep_threads_realtime(priority: int, except_ids: set[int], every_second: Callable[[Callable[[], object]], object],
+                          warn: Callable[[str], object]) -> None:
+    """set_threads_realtime_priority now and, through `every_second` (a node's timer), again every second for the
+    threads the middleware starts as peers appear; a refusal goes to `warn` once."""
+    refused = set_threads_realtime_priority(priority, except_ids)
+    if refused:
+        warn(refused)
+    elif priority > 0:
+        every_second(lambda: set_threads_realtime_priority(priority, except_ids))

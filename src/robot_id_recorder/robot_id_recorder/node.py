@@ -29,6 +29,7 @@ from rclpy.serialization import deserialize_message
 from sensor_msgs.msg import TimeReference
 from std_srvs.srv import Trigger
 
+from robot_id_model.realtime import keep_threads_realtime
 from robot_id_model.robot_config import load_robot_config
 from robot_id_model.robot_model import ModelError
 from robot_id_msgs.msg import ExcitationStatus, ExcitationTrajectory, PeriodMarker, RecordingStatus
@@ -94,6 +95,8 @@ class RecorderNode(Node):
         self.create_timer(1.0, self._publish_status, clock=wall)
         self.create_timer(p["flush_period_s"] / 4.0, writer.flush_if_due, clock=wall)  # also when no message comes
         self._subscribe_new()
+        keep_threads_realtime(p["realtime_priority"], set(), lambda apply: self.create_timer(1.0, apply, clock=wall),
+                              self.get_logger().warning)
         self.get_logger().info(f"recording {sorted(topics)} into {writer.path} ({p['storage']})")
 
     def _subscribe_new(self) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import datetime
 import pathlib
 
-from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor
+from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 
@@ -21,10 +21,12 @@ def default_bag_path(robot: str) -> pathlib.Path:
 
 
 def _descriptor(description: str, floats: tuple[float, float] | None = None,
-                constraints: str = "") -> ParameterDescriptor:
+                constraints: str = "", ints: tuple[int, int] | None = None) -> ParameterDescriptor:
     descriptor = ParameterDescriptor(description=description, read_only=True, additional_constraints=constraints)
     if floats is not None:
         descriptor.floating_point_range = [FloatingPointRange(from_value=floats[0], to_value=floats[1])]
+    if ints is not None:
+        descriptor.integer_range = [IntegerRange(from_value=ints[0], to_value=ints[1], step=1)]
     return descriptor
 
 
@@ -45,6 +47,9 @@ def parameters() -> dict[str, tuple[object, ParameterDescriptor]]:
         "ack_name": ("recorder", _descriptor("name under which joint states are acknowledged to a lockstep "
                                              "simulation on robot_id/sim_ack (empty: none)")),
         "exit_when_done": (False, _descriptor("end the node once the bag is closed (default: stay up, idle)")),
+        "realtime_priority": (0, _descriptor(
+            "SCHED_FIFO priority of the node's threads (0: normal scheduling), so that load on the machine does not "
+            "make it miss joint states; refused by the system, it warns and runs without", ints=(0, 99))),
     }
 
 
