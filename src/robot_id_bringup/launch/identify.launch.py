@@ -28,6 +28,7 @@ ARGUMENTS = {
     "bag": ("", "replay: the bag to identify"),
     "friction_sweep": ("", "comma-separated bags of friction sweeps for the Stribeck friction (Luo et al. 2024)"),
     "confirm": ("false", "hardware: true lets the excitation node move without waiting for its parameter confirm"),
+    "namespace": ("", "the graph's namespace (one arm's graph each: several in one ROS domain)"),
 }
 
 
@@ -37,9 +38,10 @@ def _nodes(context):
         raise ValueError(f"confirm must be true or false, not '{value['confirm']}'")
     run = Run(value["robot"], value["mode"], value["output_dir"], int(value["periods"]), value["trajectory"],
               value["bag"], tuple(b for b in value["friction_sweep"].split(",") if b),
-              confirm=value["confirm"].lower() == "true")
+              confirm=value["confirm"].lower() == "true", namespace=value["namespace"])
     return [Node(package=spec.package, executable=spec.executable, name=spec.name, namespace=spec.namespace,
-                 parameters=[spec.parameters], output="screen") for spec in identify_graph(run)]
+                 parameters=[spec.parameters], remappings=list(spec.remappings), output="screen")
+            for spec in identify_graph(run)]
 
 
 def generate_launch_description() -> LaunchDescription:

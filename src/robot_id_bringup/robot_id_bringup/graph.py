@@ -17,11 +17,14 @@ Luo et al. 2024 to it and identifies the rigid-body parameters from the torque w
 
 from __future__ import annotations
 
+import dataclasses
 import pathlib
+import re
 from dataclasses import dataclass, field
 from functools import cached_property
 
 MODES = ("sim", "hardware", "replay")
+NAMESPACE = re.compile(r"/?([A-Za-z_][A-Za-z0-9_]*)(/[A-Za-z_][A-Za-z0-9_]*)*/?")
 DEFAULT_PERIODS = 5
 SWEEP_PERIODS = 1  # a friction sweep already runs every speed forward and backward
 RECORDER_NAME = "recorder"
@@ -41,6 +44,7 @@ class NodeSpec:
     name: str
     parameters: dict[str, object] = field(default_factory=dict)
     namespace: str = ""
+    remappings: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -55,6 +59,7 @@ class Run:
     bag: str = ""             # replay: the bag to identify
     friction_sweeps: tuple[str, ...] = ()  # bags of friction sweeps for the estimator's Stribeck fit
     confirm: bool = False     # hardware: the excitation node may move at once (the runner asks instead)
+    namespace: str = ""       # the graph's namespace: one arm's graph each, several in one ROS domain
 
     def problems(self) -> list[str]:
         """What is wrong with the request, one line each."""
@@ -72,6 +77,9 @@ class Run:
         if self.mode != "replay" and self.bag:
             problems.append(f"mode {self.mode} records its own bag (into the output directory); a bag to identify "
                             "is for mode replay")
+        if self.namespace and not NAMESPACE.fullmatch(self.namespace):
+            problems.append(f"namespace '{self.namespace}' is no ROS namespace: names of letters, digits and "
+                            "underscores, not starting with a digit, separated by /")
         if self.mode != "hardware" and self.confirm:
             problems.append(f"confirm lets the arm move in mode hardware; mode {self.mode} moves no robot")
         return problems
@@ -105,6 +113,15 @@ class Run:
         return str(pathlib.Path(self.output_dir) / f"{pathlib.Path(self.bag_path).name}_identification")
 
     @property
+    def namespace_path(self) -> str:
+        """The namespace as an absolute name ("/" for none)."""
+        return "/" + self.namespace.strip("/")
+
+    def node_path(self, name: str) -> str:
+        """A node's full name in the graph's namespace, e.g. /left/excitation."""
+        return f"{self.namespace_path.rstrip('/')}/{name}"
+
+    @property
     def truth_path(self) -> str:
         return str(pathlib.Path(self.output_dir) / "truth.yaml")
 
@@ -119,7 +136,7 @@ def identify_graph(run: Run) -> list[NodeSpec]:
                          {"robot": run.robot, "use_sim_time": sim_time}
                          | ({"friction_sweep_bags": list(run.friction_sweeps)} if run.friction_sweeps else {}))
     if run.mode == "replay":
-        return [estimator]
+        return [_in_namespace(estimator, run)]
     nodes = []
     if run.mode == "sim":
         nodes.append(NodeSpec("robot_id_sim", "sim_node", "robot_id_sim", {
@@ -134,4 +151,13 @@ def identify_graph(run: Run) -> list[NodeSpec]:
         | ({"confirm": run.confirm, "realtime_priority": EXCITATION_PRIORITY} if run.mode == "hardware" else {})))
     if not run.records_sweep:
         nodes.append(estimator)
-    return nodes
+    return [_in_namespace(spec, run) for spec in nodes]
+
+
+def _in_namespace(spec: NodeSpec, run: Run) -> NodeSpec:
+    """The node in the run's namespace; on sim time with its own clock there (/clock is global: two simulators in
+    one domain would each drive the other's graph)."""
+    if not run.namespace:
+        return spec
+    clock = (("/clock", f"{run.namespace_path}/clock"),) if run.mode == "sim" else ()
+    return dataclasses.replace(spec, namespace=run.namespace_path, remappings=clock)

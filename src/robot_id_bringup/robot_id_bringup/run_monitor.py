@@ -10,21 +10,15 @@ import rclpy
 from rcl_interfaces.srv import SetParameters
 from rclpy.node import Node
 from rclpy.parameter import Parameter
-from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 
 from robot_id_bringup.graph import EXCITATION_NAME, Run
 from robot_id_bringup.runner import console
+from robot_id_contract.topics import EXCITATION_STATUS, IDENTIFICATION_RESULT, IDENTIFY_BAG_SERVICE, RECORDING_STATUS
 from robot_id_msgs.msg import ExcitationStatus, IdentificationResult, RecordingStatus
 from robot_id_msgs.srv import IdentifyBag
 
-STATUS_TOPIC = "/robot_id/recording_status"
-RESULT_TOPIC = "/robot_id/identification_result"
-EXCITATION_TOPIC = "/robot_id/excitation_status"
-SERVICE = "/robot_id/identify_bag"
-EXCITATION_NODE = f"/{EXCITATION_NAME}"
 CONFIRM_TIMEOUT_S = 10.0
 """How long the excitation node's parameter service may take to answer (or to appear) when confirm is set."""
-LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
 
 class RunMonitor:
@@ -34,7 +28,8 @@ class RunMonitor:
         self.run = run
         self.context = rclpy.Context()
         rclpy.init(context=self.context)
-        self.node = Node("robot_id_runner", context=self.context)
+        self.node = Node("robot_id_runner", namespace=run.namespace_path, context=self.context)
+        self.excitation_node = run.node_path(EXCITATION_NAME)
         self.executor = rclpy.executors.SingleThreadedExecutor(context=self.context)
         self.executor.add_node(self.node)
         self.result: IdentificationResult | None = None
@@ -42,17 +37,18 @@ class RunMonitor:
         self.started = time.monotonic()
         self._periods = -1
         self._periods_announced_at: float | None = None
-        self.node.create_subscription(RecordingStatus, STATUS_TOPIC, self._on_status, LATCHED)
-        self.node.create_subscription(IdentificationResult, RESULT_TOPIC, self._on_result, LATCHED)
-        self.node.create_subscription(ExcitationStatus, EXCITATION_TOPIC, self._on_excitation, LATCHED)
+        for topic, msg_type, callback in ((RECORDING_STATUS, RecordingStatus, self._on_status),
+                                          (IDENTIFICATION_RESULT, IdentificationResult, self._on_result),
+                                          (EXCITATION_STATUS, ExcitationStatus, self._on_excitation)):
+            self.node.create_subscription(msg_type, topic.name, callback, topic.qos)
         self.excitation_stopped: str | None = None
         """Why the excitation node stopped the arm before its last period (it holds, refused or was aborted)."""
-        self.client = self.node.create_client(IdentifyBag, SERVICE) if run.mode == "replay" else None
+        self.client = self.node.create_client(IdentifyBag, IDENTIFY_BAG_SERVICE) if run.mode == "replay" else None
         self._request = None
         self.failure: str | None = None
         """Why the estimator refused the replay request (it then publishes no result)."""
         self._excitation_updates: list[ExcitationStatus] = []
-        self.parameters = (self.node.create_client(SetParameters, f"{EXCITATION_NODE}/set_parameters")
+        self.parameters = (self.node.create_client(SetParameters, f"{self.excitation_node}/set_parameters")
                            if run.mode == "hardware" else None)
         self._confirm_asked_at: float | None = None
         self._confirm_future = None
@@ -94,7 +90,8 @@ class RunMonitor:
                 f"the node refused it ({result.reason})" if result is not None else "the service gave no answer")
         elif time.monotonic() - self._confirm_asked_at > CONFIRM_TIMEOUT_S:
             where = "answered" if self._confirm_future is not None else "appeared"
-            self._confirm_reply = f"{EXCITATION_NODE}/set_parameters has not {where} within {CONFIRM_TIMEOUT_S:g} s"
+            self._confirm_reply = (f"{self.excitation_node}/set_parameters has not {where} within "
+                                   f"{CONFIRM_TIMEOUT_S:g} s")
         else:
             return
         self._confirm_asked_at = self._confirm_future = None

@@ -28,7 +28,15 @@ import yaml
 
 from robot_id_bringup import interrupts
 from robot_id_bringup.confirmation import Confirmation, TerminalLine
-from robot_id_bringup.graph import DEFAULT_PERIODS, MODES, SWEEP_PERIODS, NodeSpec, Run, identify_graph
+from robot_id_bringup.graph import (
+    DEFAULT_PERIODS,
+    EXCITATION_NAME,
+    MODES,
+    SWEEP_PERIODS,
+    NodeSpec,
+    Run,
+    identify_graph,
+)
 from robot_id_bringup.input_checks import input_problems, option_problems
 from robot_id_model.command_line import HelpFormatter, check_writable_directory
 
@@ -75,6 +83,8 @@ def command(spec: NodeSpec) -> list[str]:
     args = [str(path), "--ros-args", "-r", f"__node:={spec.name}"]
     if spec.namespace:
         args += ["-r", f"__ns:={spec.namespace}"]
+    for source, target in spec.remappings:
+        args += ["-r", f"{source}:={target}"]
     for name, value in spec.parameters.items():
         args += ["-p", parameter_argument(name, value)]
     return args
@@ -153,7 +163,7 @@ def run_graph(run: Run, timeout_s: float = 0.0, assume_yes: bool = False) -> int
     held or refused to move, the motion was not confirmed, the time ran out or a sweep period was flagged; 3
     identified but a parameter set failed its check; 128 + the signal when interrupted: 130 on Ctrl-C).
     `assume_yes`: in hardware mode, confirm the excitation node's plan without asking."""
-    from robot_id_bringup.run_monitor import EXCITATION_NODE, RunMonitor
+    from robot_id_bringup.run_monitor import RunMonitor
 
     specs = identify_graph(run)
     env = ros_environment()
@@ -166,8 +176,8 @@ def run_graph(run: Run, timeout_s: float = 0.0, assume_yes: bool = False) -> int
     previous = {sig: signal.signal(sig, interrupts.remember) for sig in (signal.SIGINT, signal.SIGTERM)}
     monitor = None
     terminal = TerminalLine.of_stdin()
-    confirmation = (Confirmation(console, EXCITATION_NODE, env["ROS_DOMAIN_ID"], assume_yes, terminal is not None)
-                    if run.mode == "hardware" else None)
+    confirmation = (Confirmation(console, run.node_path(EXCITATION_NAME), env["ROS_DOMAIN_ID"], assume_yes,
+                                 terminal is not None) if run.mode == "hardware" else None)
     try:
         if not received:
             monitor = RunMonitor(run)
@@ -250,6 +260,9 @@ def identify_parser() -> argparse.ArgumentParser:
     parser.add_argument("--friction-sweep", action="append", default=[], metavar="BAG",
                         help="bag of a friction-sweep run: the estimator fits Stribeck friction to it (repeatable; "
                              "default: none)")
+    parser.add_argument("--namespace", default="", metavar="NS",
+                        help="the graph's namespace: one arm's graph each, several in one ROS domain (default: none; "
+                             "on sim time each namespace has its own clock)")
     parser.add_argument("--out", default="", metavar="DIR", help="results directory (default: results/<robot>_<time>)")
     parser.add_argument("--timeout", type=float, default=0.0, help="give up after this time [s] (default: 0, never)")
     parser.add_argument("--yes", action="store_true",
@@ -262,7 +275,8 @@ def identify(argv: Sequence[str]) -> int:
     """`identify` command: check the request and the inputs, then run the graph."""
     args = identify_parser().parse_args(argv)
     out = args.out or time.strftime(f"results/{pathlib.Path(args.robot).stem}_%Y%m%d_%H%M%S")
-    run = Run(args.robot, args.mode, out, args.periods, args.trajectory, args.bag, tuple(args.friction_sweep))
+    run = Run(args.robot, args.mode, out, args.periods, args.trajectory, args.bag, tuple(args.friction_sweep),
+              namespace=args.namespace)
     problems = run.problems() + option_problems(run, args.timeout, args.yes)
     problems += input_problems(run) if not problems else []
     if problems:

@@ -17,8 +17,9 @@ from rclpy.executors import SingleThreadedExecutor
 
 from robot_id_bringup.confirmation import ASK, NOTHING, REFUSE, SET, WAITING, Confirmation, TerminalLine, plan_lines
 from robot_id_bringup.graph import EXCITATION_NAME, Run
-from robot_id_bringup.run_monitor import EXCITATION_TOPIC, LATCHED, RunMonitor
+from robot_id_bringup.run_monitor import RunMonitor
 from robot_id_bringup.runner import free_domain_id
+from robot_id_contract.topics import EXCITATION_STATUS
 from robot_id_msgs.msg import ExcitationStatus
 
 PLAN = ("start pose [0.00, 0.52, 0.00, -1.20, 0.00, 0.70, 0.00] rad; largest distance 0.420 rad on A4; approach 4.2 s "
@@ -114,7 +115,7 @@ class _StandIn:
         self.node = rclpy.create_node(EXCITATION_NAME, context=self.context)
         self.node.declare_parameter("confirm", False)
         self.node.add_on_set_parameters_callback(lambda _: SetParametersResult(successful=not refuse, reason=refuse))
-        self.publisher = self.node.create_publisher(ExcitationStatus, EXCITATION_TOPIC, LATCHED)
+        self.publisher = self.node.create_publisher(ExcitationStatus, EXCITATION_STATUS.name, EXCITATION_STATUS.qos)
         self.publisher.publish(ExcitationStatus(state=WAITING, reason=PLAN, num_periods=5))
         self.node.add_post_set_parameters_callback(
             lambda _: self.publisher.publish(ExcitationStatus(state="approaching", num_periods=5)))

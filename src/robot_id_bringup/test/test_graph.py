@@ -13,6 +13,7 @@ from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter
 from rosbags.rosbag2 import Reader
 
+from robot_id_contract.stamps import header_stamp_ns
 from robot_id_estimator.recording import load_recording
 from robot_id_excitation.fourier import FourierTrajectory
 from robot_id_excitation.node import ExcitationNode
@@ -20,7 +21,6 @@ from robot_id_excitation.trajectory_file import save_trajectory
 from robot_id_model.robot_config import load_robot_config
 from robot_id_recorder.bag_tools import bag_index
 from robot_id_recorder.node import RecorderNode
-from robot_id_recorder.recording_session import header_stamp_ns
 from robot_id_sim.node import SimNode
 
 IIWA14 = load_robot_config("iiwa14")

@@ -78,23 +78,28 @@ def _launched(monkeypatch, **arguments: str) -> list[dict]:
     {}, {"robot": "panda", "mode": "hardware", "periods": "3"},
     {"mode": "replay", "bag": "/data/run1/bag"}, {"robot": "iiwa7", "trajectory": "/tmp/exc.yaml", "output_dir": "r"},
     {"friction_sweep": "/data/sweep/bag,/data/sweep2/bag"}, {"trajectory": "iiwa14_friction_sweep"},
+    {"namespace": "left"}, {"namespace": "lab/arm_2", "mode": "hardware"},
     {"robot": "panda", "mode": "hardware", "confirm": "true"},
 ])
 def test_the_launch_file_and_the_runner_start_the_same_nodes(monkeypatch, arguments):
     nodes = _launched(monkeypatch, **arguments)
     values = {"robot": "iiwa14", "mode": "sim", "output_dir": "results/run", "periods": "0", "trajectory": "",
-              "bag": "", "friction_sweep": "", "confirm": "false"} | arguments
+              "bag": "", "friction_sweep": "", "confirm": "false", "namespace": ""} | arguments
     run = Run(values["robot"], values["mode"], values["output_dir"], int(values["periods"]), values["trajectory"],
-              values["bag"], tuple(b for b in values["friction_sweep"].split(",") if b), values["confirm"] == "true")
+              values["bag"], tuple(b for b in values["friction_sweep"].split(",") if b), values["confirm"] == "true",
+              values["namespace"])
     specs = identify_graph(run)
     assert [(n["package"], n["executable"], n["name"]) for n in nodes] == [
         (s.package, s.executable, s.name) for s in specs]
     assert [n["parameters"] for n in nodes] == [[s.parameters] for s in specs]
+    assert [(n["namespace"], n["remappings"]) for n in nodes] == [(s.namespace, list(s.remappings)) for s in specs]
     for spec in specs:  # the runner passes every parameter on the command line, in rcl's syntax
         args = command(spec)
         assert args[args.index("--ros-args") + 2] == f"__node:={spec.name}"
         for name, value in spec.parameters.items():
             assert parameter_argument(name, value) in args
+        for source, target in spec.remappings:
+            assert f"{source}:={target}" in args
 
 
 def test_a_friction_sweep_run_records_only_and_its_bag_goes_to_the_next_runs_estimator():
@@ -144,11 +149,24 @@ def test_the_sim_graph_is_lockstep_with_the_recorder_and_the_excitation_on_the_s
     assert not hardware["recorder"].parameters["use_sim_time"]
 
 
+def test_a_graph_in_a_namespace_has_every_node_there_and_on_sim_time_its_own_clock():
+    """Names are relative (robot_id_contract.topics), so the namespace holds the whole graph; /clock is global and
+    is remapped into it, else two simulators in one domain would each drive the other's graph."""
+    sim = identify_graph(Run("iiwa14", "sim", "out", 2, namespace="left"))
+    assert {s.namespace for s in sim} == {"/left"}
+    assert all(s.remappings == (("/clock", "/left/clock"),) for s in sim)
+    hardware = identify_graph(Run("panda", "hardware", "out", 2, namespace="/lab/arm_2/"))
+    assert {(s.namespace, s.remappings) for s in hardware} == {("/lab/arm_2", ())}
+    assert Run(namespace="lab/arm_2").node_path("excitation") == "/lab/arm_2/excitation"
+    assert Run().node_path("excitation") == "/excitation" and not identify_graph(Run())[0].remappings
+
+
 @pytest.mark.parametrize(("run", "message"), [
     (Run(mode="replay"), r"mode replay needs a bag to identify \(--bag DIR, or bag:=DIR with ros2 launch\)"),
     (Run(mode="dry"), "mode must be one of sim, hardware, replay, not 'dry'"),
     (Run(periods=-1), r"periods must be at least 1 \(0: the trajectory's default\), not -1"),
     (Run(mode="replay", bag="b", trajectory="iiwa14"), "mode replay identifies a bag; it runs no trajectory"),
+    (Run(namespace="2nd arm"), "namespace '2nd arm' is no ROS namespace"),
 ])
 def test_a_bad_request_is_refused_with_its_reason(run, message):
     with pytest.raises(ValueError, match=message):
@@ -204,7 +222,8 @@ def test_a_replay_writes_its_results_where_a_recording_run_does(monkeypatch):
     import rclpy
     from rclpy.executors import SingleThreadedExecutor
 
-    from robot_id_bringup.run_monitor import SERVICE, RunMonitor
+    from robot_id_bringup.run_monitor import RunMonitor
+    from robot_id_contract.topics import IDENTIFY_BAG_SERVICE
     from robot_id_msgs.srv import IdentifyBag
 
     assert Run("iiwa14", "sim", "out").results_path == str(pathlib.Path("out") / "bag_identification")
@@ -223,7 +242,7 @@ def test_a_replay_writes_its_results_where_a_recording_run_does(monkeypatch):
         response.success, response.message = False, "stand-in"
         return response
 
-    estimator.create_service(IdentifyBag, SERVICE, answer)
+    estimator.create_service(IdentifyBag, IDENTIFY_BAG_SERVICE, answer)
     executor = SingleThreadedExecutor(context=context)
     executor.add_node(estimator)
     monitor = RunMonitor(replay)

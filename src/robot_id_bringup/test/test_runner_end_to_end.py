@@ -71,6 +71,38 @@ def test_a_sweep_then_one_period_through_the_graph_identify_the_truth(tmp_path):
     _assert_console_is_clean(result.stdout, result.stderr, json.loads(identification.read_text())["warnings"])
 
 
+@pytest.mark.timeout(900)
+def test_two_graphs_in_two_namespaces_of_one_domain_identify_two_arms_at_once(tmp_path):
+    """The simulated iiwa14's graph in /left and the Panda's in /right, in one ROS domain at the same time: each
+    graph's statuses, markers, acknowledgements, clock and result stay in its namespace (the names are relative,
+    /clock is remapped), and each identifies its own arm, checked against its own simulator's truth."""
+    domain_id = 101 + (os.getpid() + 10) % 50
+    data = pathlib.Path(__file__).parent / "data"
+    runs = {"left": Run("iiwa14", "sim", str(tmp_path / "left"), 2, str(data / "iiwa14_8s.yaml"), namespace="left"),
+            "right": Run("panda", "sim", str(tmp_path / "right"), 2, str(data / "panda_8s.yaml"), namespace="right")}
+    runners = {name: subprocess.Popen(
+        [sys.executable, "-m", "robot_id_bringup", "identify", "--robot", run.robot, "--mode", "sim", "--namespace",
+         name, "--trajectory", run.trajectory, "--periods", "2", "--out", run.output_dir, "--timeout", "600"],
+        env=_environment(domain_id), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        for name, run in runs.items()}
+    try:
+        outputs = {name: runner.communicate(timeout=700)[0] for name, runner in runners.items()}
+    finally:
+        for runner in runners.values():
+            if runner.poll() is None:
+                runner.kill()
+    for name, run in runs.items():
+        assert runners[name].returncode == 0, outputs[name][-4000:]
+        identification = pathlib.Path(run.results_path) / "identification.json"
+        assert json.loads(identification.read_text())["robot"]["name"] == run.robot
+        errors = check_against_truth(run.robot, identification, run.truth_path, simulated=False)
+        physical, urdf = errors["true model"].rms_percent_of_torque["physical"], \
+            errors["true model"].rms_percent_of_torque["urdf"]
+        print(f"{name} ({run.robot}): physical set against its truth {physical.round(2)} %, the URDF {urdf.round(1)} %")
+        assert all(physical < 0.25 * urdf), (physical, urdf)
+    assert not _processes_in_domain(domain_id)
+
+
 def _assert_console_is_clean(stdout: str, stderr: str, warnings: list[str]) -> None:
     """Whole lines only, each from a node or the runner; every warning of the identification once; no rosout errors
     at shutdown; the simulator reports no waiting once the result is in."""
@@ -136,7 +168,7 @@ def test_a_hold_ends_the_run_at_once_naming_its_reason(tmp_path):
     from rclpy.executors import SingleThreadedExecutor
     from std_srvs.srv import Trigger
 
-    from robot_id_bringup.run_monitor import EXCITATION_TOPIC, LATCHED
+    from robot_id_contract.topics import EXCITATION_STATUS
     from robot_id_msgs.msg import ExcitationStatus
 
     domain_id = 151 + (os.getpid() + 25) % 50
@@ -151,7 +183,7 @@ def test_a_hold_ends_the_run_at_once_naming_its_reason(tmp_path):
     executor = SingleThreadedExecutor(context=context)
     executor.add_node(node)
     statuses: list[ExcitationStatus] = []
-    node.create_subscription(ExcitationStatus, EXCITATION_TOPIC, statuses.append, LATCHED)
+    node.create_subscription(ExcitationStatus, EXCITATION_STATUS.name, statuses.append, EXCITATION_STATUS.qos)
     try:
         deadline = time.monotonic() + 90.0
         while not (statuses and statuses[-1].periods_started >= 1) and time.monotonic() < deadline:

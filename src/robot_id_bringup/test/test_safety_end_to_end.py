@@ -27,15 +27,16 @@ from sensor_msgs.msg import JointState, TimeReference
 from trajectory_msgs.msg import JointTrajectory
 
 from robot_id_bringup.runner import free_domain_id
+from robot_id_contract.topics import EXCITATION_TRAJECTORY, SIM_ACK
 from robot_id_excitation.check import check_trajectory
 from robot_id_excitation.command_check import check_command
 from robot_id_excitation.constraints import design_limits
 from robot_id_excitation.fourier import FourierTrajectory
-from robot_id_excitation.node import TRAJECTORY_TOPIC, ExcitationNode
+from robot_id_excitation.node import ExcitationNode
 from robot_id_excitation.trajectory_file import save_trajectory
 from robot_id_model.robot_config import config_directory, load_robot_config
 from robot_id_msgs.msg import ExcitationTrajectory
-from robot_id_sim.node import ACK_TOPIC, SimNode
+from robot_id_sim.node import SimNode
 from robot_id_sim.simulated_robot import SimulatedRobot
 
 
@@ -149,14 +150,14 @@ class Relay(Node):
         config = arm.config
         self.state_pub = self.create_publisher(JointState, config.joint_states_topic, RELIABLE)
         self.clock_pub = self.create_publisher(Clock, "/clock", 10)
-        self.ack_pub = self.create_publisher(TimeReference, ACK_TOPIC, RELIABLE)
+        self.ack_pub = self.create_publisher(TimeReference, SIM_ACK.name, RELIABLE)
         self.create_subscription(JointState, RAW_STATES, self._on_state, RELIABLE)
         self.create_subscription(Clock, RAW_CLOCK, self._on_clock, 10)
         self.create_subscription(JointTrajectory, config.joint_trajectory_topic,
                                  lambda msg: self.commands.append((robot.t_s, msg)), RELIABLE)
         latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
                              durability=DurabilityPolicy.TRANSIENT_LOCAL)
-        self.create_subscription(ExcitationTrajectory, TRAJECTORY_TOPIC, self._on_description, latched)
+        self.create_subscription(ExcitationTrajectory, EXCITATION_TRAJECTORY.name, self._on_description, latched)
 
     def _on_description(self, msg: ExcitationTrajectory) -> None:
         self.t0_s = _seconds(msg.start_time)

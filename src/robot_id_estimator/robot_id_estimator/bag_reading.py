@@ -22,9 +22,9 @@ from rosbags.rosbag2 import Reader, ReaderError
 from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 from rosbags.typesys.store import Typestore
 
+from robot_id_contract.period_index import longest_usable_gap_s
 from robot_id_estimator.flagged_periods import without_flagged_periods
 from robot_id_estimator.recording import DataError, Recording, Unselected, select_joints
-from robot_id_recorder.period_index import longest_usable_gap_s
 
 JOINT_STATE = "sensor_msgs/msg/JointState"
 EXCITATION = "robot_id_msgs/msg/ExcitationTrajectory"

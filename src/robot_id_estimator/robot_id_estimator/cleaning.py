@@ -27,7 +27,7 @@ missing there); gaps up to max_gap_s are interpolated."""
 
 MAX_GAP_S = 0.05
 """The longest gap clean() fills by default (CSV files). A bag's is the recorder's longest usable gap, 5 % of the
-highest harmonic's period (robot_id_recorder.period_index): over it the torque's chord errs by at most 1.2 % of
+highest harmonic's period (robot_id_contract.period_index): over it the torque's chord errs by at most 1.2 % of
 that harmonic's amplitude and the positions' spline far less, on the few samples inside."""
 
 

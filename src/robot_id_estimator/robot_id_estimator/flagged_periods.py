@@ -1,4 +1,4 @@
-"""Periods the recorder flagged as unusable (robot_id_recorder.period_index: more than 1 % of the samples missing, or
+"""Periods the recorder flagged as unusable (robot_id_contract.period_index: more than 1 % of the samples missing, or
 a gap longer than the estimator fills) in a bag's recording: left out, the later periods moved back onto them (the
 motion is periodic), with the periods and the reasons named. When every period is flagged, nothing periodic is
 left: the data are used as non-periodic instead (processing's non-periodic path), the longest stretch without a
@@ -10,7 +10,7 @@ import pathlib
 
 import numpy as np
 
-from robot_id_recorder.period_index import stored_index
+from robot_id_contract.period_index import stored_index
 
 
 def without_flagged_periods(bag: pathlib.Path, t_s: np.ndarray, keep: np.ndarray, origin_ns: int, period_s: float,

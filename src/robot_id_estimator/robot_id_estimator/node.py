@@ -19,31 +19,30 @@ import threading
 
 import numpy as np
 import rclpy
-from rcl_interfaces.msg import ParameterDescriptor
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
-from rclpy.qos import DurabilityPolicy, QoSProfile
 from std_msgs.msg import String
 
+from robot_id_contract.parameters import declare_parameters, descriptor
+from robot_id_contract.topics import (
+    IDENTIFICATION_RESULT,
+    IDENTIFIED_DESCRIPTION,
+    IDENTIFY_BAG_SERVICE,
+    RECORDING_STATUS,
+)
+from robot_id_estimator.identify_and_write import identify_and_write
 from robot_id_estimator.physical_problem import RetrievalError
-from robot_id_estimator.pipeline import identify
 from robot_id_estimator.recording import DataError, Recording, load_recording
-from robot_id_estimator.report import write_identification_report
-from robot_id_estimator.results import Identification, RobotSetup, write_identification
+from robot_id_estimator.results import Identification
+from robot_id_estimator.robot_setup import RobotSetup
 from robot_id_estimator.settings import EstimatorConfig, load_estimator_config
-from robot_id_estimator.urdf_export import write_identified_model
 from robot_id_model.physical import inertia_six
 from robot_id_model.robot_config import load_robot_config
 from robot_id_model.robot_model import load_robot_model
 from robot_id_msgs.msg import IdentificationResult, JointFriction, LinkInertial, RecordingStatus
 from robot_id_msgs.srv import IdentifyBag
-
-STATUS_TOPIC = "/robot_id/recording_status"
-SERVICE = "/robot_id/identify_bag"
-RESULT_TOPIC = "/robot_id/identification_result"
-URDF_TOPIC = "robot_description_identified"
 
 
 def _floats(values: np.ndarray) -> list[float]:
@@ -91,33 +90,43 @@ class EstimatorNode(Node):
         """`kwargs` go to rclpy's Node (context, parameter_overrides, ...)."""
         super().__init__("estimator", **kwargs)
 
-        def parameter(name: str, default: object, description: str) -> object:
-            return self.declare_parameter(name, default, ParameterDescriptor(description=description)).value
-
-        self.robot = parameter("robot", "", "robot config name (iiwa14) or YAML path; or set urdf")
-        self.urdf = parameter("urdf", "", "URDF of the arm, when no robot config is given")
-        self.joint_names = parameter("joint_names", "", "comma-separated arm joints with urdf (default: all)")
-        self.torque_filter_time_constant_s = parameter(
-            "torque_filter_time_constant_s", 0.0, "with urdf: first-order filter the robot applies to its torques")
-        self.config_path = parameter("config", "", "estimator config YAML (default settings when empty)")
-        self.output_dir = parameter("output_dir", "", "results go to <output_dir>/<bag name>; empty: beside the bag")
-        self.period_s = parameter("period_s", 0.0, "period of the data when the bag has no trajectory description")
-        # typed and unset by default: a default of [] would declare a byte array, which refuses a list of paths
-        self.declare_parameter("friction_sweep_bags", Parameter.Type.STRING_ARRAY, ParameterDescriptor(
-            description="bags of friction sweeps (forward/backward joint passes at constant speeds) recorded by the "
-                        "recorder: the Stribeck friction fitted to them is taken out of the torque; read at every "
-                        "identification"))
+        p = declare_parameters(self, {
+            "robot": ("", descriptor("robot config name (iiwa14) or YAML path; or set urdf")),
+            "urdf": ("", descriptor("URDF of the arm, when no robot config is given")),
+            "joint_names": ("", descriptor("comma-separated arm joints with urdf (default: all)")),
+            "torque_filter_time_constant_s": (0.0, descriptor(
+                "with urdf: first-order filter the robot applies to its torques")),
+            "config": ("", descriptor("estimator config YAML (default settings when empty)")),
+            "output_dir": ("", descriptor("results go to <output_dir>/<bag name>; empty: beside the bag")),
+            "period_s": (0.0, descriptor("period of the data when the bag has no trajectory description")),
+            "allow_outside_limits": (False, descriptor(
+                "identify data with positions outside the URDF's limits (--allow-outside-limits)")),
+            "allow_implausible_torque": (False, descriptor(
+                "identify torque that fails the plausibility check against the URDF (--allow-implausible-torque)")),
+            # typed and unset by default: a default of [] would declare a byte array, which refuses a list of paths
+            "friction_sweep_bags": (Parameter.Type.STRING_ARRAY, descriptor(
+                "bags of friction sweeps (forward/backward joint passes at constant speeds) recorded by the recorder: "
+                "the Stribeck friction fitted to them is taken out of the torque; read at every identification",
+                read_only=False)),
+        })
+        self.robot, self.urdf, self.joint_names = p["robot"], p["urdf"], p["joint_names"]
+        self.torque_filter_time_constant_s = p["torque_filter_time_constant_s"]
+        self.config_path, self.output_dir, self.period_s = p["config"], p["output_dir"], p["period_s"]
+        self.allow_outside_limits = p["allow_outside_limits"]
+        self.allow_implausible_torque = p["allow_implausible_torque"]
 
         self.setup = self._setup()
         self.config = load_estimator_config(self.config_path) if self.config_path else EstimatorConfig()
         self._lock = threading.Lock()
         self._started: set[str] = set()
         group = ReentrantCallbackGroup()
-        latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
-        self.publisher = self.create_publisher(IdentificationResult, RESULT_TOPIC, latched)
-        self.urdf_publisher = self.create_publisher(String, URDF_TOPIC, latched)
-        self.create_subscription(RecordingStatus, STATUS_TOPIC, self._on_status, 10, callback_group=group)
-        self.create_service(IdentifyBag, SERVICE, self._on_request, callback_group=group)
+        self.publisher = self.create_publisher(IdentificationResult, IDENTIFICATION_RESULT.name,
+                                               IDENTIFICATION_RESULT.qos)
+        self.urdf_publisher = self.create_publisher(String, IDENTIFIED_DESCRIPTION.name, IDENTIFIED_DESCRIPTION.qos)
+        # latched: an estimator started after the recording finished still gets its last status
+        self.create_subscription(RecordingStatus, RECORDING_STATUS.name, self._on_status, RECORDING_STATUS.qos,
+                                 callback_group=group)
+        self.create_service(IdentifyBag, IDENTIFY_BAG_SERVICE, self._on_request, callback_group=group)
         self.get_logger().info(f"estimator for {self.setup.name} ({len(self.setup.joint_names)} joints) ready")
 
     def _setup(self) -> RobotSetup:
@@ -128,7 +137,7 @@ class EstimatorNode(Node):
         joints = [j for j in self.joint_names.split(",") if j] or None
         model = load_robot_model(self.urdf, joints)
         return RobotSetup(pathlib.Path(self.urdf).stem, str(pathlib.Path(self.urdf).resolve()), model.joint_names,
-                          (0.0, 0.0, -9.81), self.torque_filter_time_constant_s)
+                          torque_filter_time_constant_s=self.torque_filter_time_constant_s)
 
     def _out_dir(self, bag_path: str, requested: str) -> pathlib.Path:
         if requested:
@@ -144,17 +153,16 @@ class EstimatorNode(Node):
         with self._lock:
             self.get_logger().info(f"identifying {bag_path}")
             recording = load_recording(bag_path, self.setup.joint_names, self.period_s or None)
-            result = identify([recording], self.setup, self.config, self._friction_sweeps(),
-                              progress=self.get_logger().info)
-            write_identification(result, out / "identification.json")
-            write_identification_report(result, out)
-            files = write_identified_model(result, out) if result.physical is not None else None
+            written = identify_and_write([recording], self.setup, self.config, out, self._friction_sweeps(),
+                                         self.get_logger().info, self.allow_outside_limits,
+                                         self.allow_implausible_torque)
+        result, files = written.result, written.model_files
         msg = result_message(result, str(out))
         # everything said before the result goes out: a runner stops the graph once it has the result, and a
         # line logged after that would be lost with the node's context
-        for note in files.notes if files is not None else ():
+        for note in written.notes:
             self.get_logger().info(note)
-        for warning in result.warnings + (files.warnings if files is not None else ()):
+        for warning in written.warnings:
             self.get_logger().warning(warning)
         summary = f"{msg.message}; wrote {out}"
         if result.unidentified:

@@ -88,7 +88,7 @@ def load_recording(
     `joint_names` selects and orders the joints (default: all, in file order, or the joints of the bag's
     trajectory description). `period_s` declares the data periodic and overrides a bag's description. Gaps are
     interpolated up to cleaning.MAX_GAP_S in a CSV file and up to the recorder's longest usable gap in a bag
-    (robot_id_recorder.period_index.longest_usable_gap_s: 5 % of the highest harmonic's period).
+    (robot_id_contract.period_index.longest_usable_gap_s: 5 % of the highest harmonic's period).
     `columns` maps our CSV column names to the file's (see csv_columns; CSV only). `start_s` and `end_s` keep
     only the samples in [start_s, end_s], in seconds from the first sample of the cleaned recording (for a bag,
     after its cut to whole periods). Joints in the data but not in `joint_names` must not move (their motion

@@ -9,11 +9,11 @@ from rclpy.serialization import serialize_message
 from rosbags.rosbag2 import StoragePlugin, Writer
 from sensor_msgs.msg import JointState
 
+from robot_id_contract.period_index import PeriodMarkerStamp
 from robot_id_estimator.recording import load_recording
 from robot_id_msgs.msg import PeriodMarker
 from robot_id_recorder.bag_writer import BagWriter
 from robot_id_recorder.message_types import typestore_for
-from robot_id_recorder.period_index import PeriodMarkerStamp
 from robot_id_recorder.recording_session import RecordingSession
 
 RATE_HZ = 200.0

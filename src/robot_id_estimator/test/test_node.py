@@ -23,9 +23,15 @@ from rclpy.qos import DurabilityPolicy, QoSProfile
 from rosbags.rosbag2 import Writer
 from std_msgs.msg import String
 
+from robot_id_contract.topics import (
+    IDENTIFICATION_RESULT,
+    IDENTIFIED_DESCRIPTION,
+    IDENTIFY_BAG_SERVICE,
+    RECORDING_STATUS,
+)
 from robot_id_estimator.bag_reading import EXCITATION, JOINT_STATE, robot_id_typestore
 from robot_id_estimator.friction import stribeck_torque
-from robot_id_estimator.node import RESULT_TOPIC, SERVICE, STATUS_TOPIC, URDF_TOPIC, EstimatorNode
+from robot_id_estimator.node import EstimatorNode
 from robot_id_estimator.synthetic import urdf_with_friction
 from robot_id_msgs.msg import IdentificationResult, RecordingStatus
 from robot_id_msgs.srv import IdentifyBag
@@ -115,9 +121,9 @@ def _wait(done, timeout_s: float = 120.0) -> None:
 def _results_and_status(client) -> tuple[list, object]:
     """The results the client receives, and a status publisher the estimator listens to."""
     received = []
-    client.create_subscription(IdentificationResult, RESULT_TOPIC, received.append,
+    client.create_subscription(IdentificationResult, IDENTIFICATION_RESULT.name, received.append,
                                QoSProfile(depth=5, durability=DurabilityPolicy.TRANSIENT_LOCAL))
-    status = client.create_publisher(RecordingStatus, STATUS_TOPIC, 10)
+    status = client.create_publisher(RecordingStatus, RECORDING_STATUS.name, RECORDING_STATUS.qos)
     _wait(lambda: status.get_subscription_count() > 0, 30.0)
     return received, status
 
@@ -126,10 +132,10 @@ def test_service_identifies_a_bag_and_publishes_the_result(ros, bags, tmp_path):
     client = ros
     received = []
     latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
-    client.create_subscription(IdentificationResult, RESULT_TOPIC, received.append, latched)
+    client.create_subscription(IdentificationResult, IDENTIFICATION_RESULT.name, received.append, latched)
     urdfs = []
-    client.create_subscription(String, URDF_TOPIC, urdfs.append, latched)
-    service = client.create_client(IdentifyBag, SERVICE)
+    client.create_subscription(String, IDENTIFIED_DESCRIPTION.name, urdfs.append, latched)
+    service = client.create_client(IdentifyBag, IDENTIFY_BAG_SERVICE)
     _wait(service.service_is_ready, 30.0)
     future = service.call_async(IdentifyBag.Request(bag_path=str(bags / "run_1"), output_dir=str(tmp_path / "id")))
     _wait(future.done)
@@ -171,12 +177,44 @@ def test_a_finished_recording_is_identified_once_and_a_bad_bag_is_refused(ros, b
     _wait(lambda: any(not m.success and "not_a_bag" in m.message for m in received))
     assert sum(m.output_dir == str(out) for m in received) == 1
 
-    service = client.create_client(IdentifyBag, SERVICE)
+    service = client.create_client(IdentifyBag, IDENTIFY_BAG_SERVICE)
     _wait(service.service_is_ready, 30.0)
     future = service.call_async(IdentifyBag.Request(bag_path=str(bags / "missing"), output_dir=""))
     _wait(future.done)
     assert not future.result().success
     assert "missing" in future.result().message
+
+
+def test_an_estimator_started_after_the_recording_finished_still_identifies_it(bags, tmp_path):
+    """The recorder's last status is latched on both sides: an estimator that comes up later (restarted, or started
+    by hand after a recording) gets it and identifies the bag (its subscription was volatile, and it never did)."""
+    context = rclpy.Context()
+    rclpy.init(context=context)
+    recorder = rclpy.create_node("recorder", context=context)
+    executor = MultiThreadedExecutor(context=context)
+    executor.add_node(recorder)
+    status = recorder.create_publisher(RecordingStatus, RECORDING_STATUS.name, RECORDING_STATUS.qos)
+    status.publish(RecordingStatus(bag_path=str(bags / "run_1"), periods_recorded=3, periods_expected=3,
+                                   finished=True))
+    received = []
+    recorder.create_subscription(IdentificationResult, IDENTIFICATION_RESULT.name, received.append,
+                                 IDENTIFICATION_RESULT.qos)
+    spinner = threading.Thread(target=executor.spin, daemon=True)
+    spinner.start()
+    time.sleep(1.0)  # the recording is over before the estimator exists
+    estimator = EstimatorNode(context=context, parameter_overrides=[
+        Parameter("robot", value=str(IIWA14)), Parameter("output_dir", value=str(tmp_path))])
+    executor.add_node(estimator)
+    try:
+        _wait(lambda: received)
+    finally:
+        executor.shutdown()
+        spinner.join(timeout=10.0)
+        estimator.destroy_node()
+        recorder.destroy_node()
+        rclpy.shutdown(context=context)
+    assert received[0].success and received[0].output_dir == str(tmp_path / "run_1"), received[0].message
+    assert (tmp_path / "run_1" / "identification.json").is_file()
 
 
 def test_a_solver_failure_is_answered_and_the_next_request_succeeds(ros, bags, tmp_path, monkeypatch):
@@ -196,7 +234,7 @@ def test_a_solver_failure_is_answered_and_the_next_request_succeeds(ros, bags, t
     def crashes(*args, **kwargs):
         raise ZeroDivisionError("injected bug")
 
-    service = client.create_client(IdentifyBag, SERVICE)
+    service = client.create_client(IdentifyBag, IDENTIFY_BAG_SERVICE)
     _wait(service.service_is_ready, 30.0)
 
     def call(out: str) -> IdentifyBag.Response:

@@ -14,6 +14,7 @@ from estimator_synthetic import WITHOUT_PHYSICAL, iiwa14_setup
 from rclpy.serialization import serialize_message
 from sensor_msgs.msg import JointState
 
+from robot_id_contract.period_index import PeriodMarkerStamp
 from robot_id_estimator.pipeline import identify
 from robot_id_estimator.recording import Recording, load_recording
 from robot_id_estimator.synthetic import random_motion, urdf_with_friction
@@ -21,7 +22,6 @@ from robot_id_model import regressor
 from robot_id_msgs.msg import ExcitationTrajectory, PeriodMarker
 from robot_id_recorder.bag_writer import BagWriter
 from robot_id_recorder.message_types import typestore_for
-from robot_id_recorder.period_index import PeriodMarkerStamp
 from robot_id_recorder.recording_session import RecordingSession
 
 RATE_HZ = 100.0

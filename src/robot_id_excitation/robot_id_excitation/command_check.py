@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 import pinocchio as pin
 
+from robot_id_contract.stamps import stamp_s
 from robot_id_excitation.constraints import DesignLimits
 from robot_id_model.collision_distance import arm_distances
 from robot_id_model.collision_geometry import bind
@@ -50,10 +51,6 @@ class CommandPoints:
         return (self.stamp_s if self.stamp_s > 0 else arrival_s) + self.t_rel_s
 
 
-def _seconds(t: object) -> float:
-    return t.sec + 1e-9 * t.nanosec
-
-
 def command_points(msg: object) -> CommandPoints:
     """The arrays of a JointTrajectory message; a point with the wrong number of values gets NaN there."""
     n = len(msg.joint_names)
@@ -63,8 +60,8 @@ def command_points(msg: object) -> CommandPoints:
 
     points = msg.points
     return CommandPoints(
-        tuple(msg.joint_names), _seconds(msg.header.stamp),
-        np.array([_seconds(p.time_from_start) for p in points], dtype=float),
+        tuple(msg.joint_names), stamp_s(msg.header.stamp),
+        np.array([stamp_s(p.time_from_start) for p in points], dtype=float),
         *(np.array([column(getattr(p, key)) for p in points], dtype=float).reshape(len(points), n)
           for key in ("positions", "velocities", "accelerations")),
     )

@@ -46,7 +46,7 @@ import rclpy
 from rclpy.duration import Duration as RclpyDuration
 from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
-from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy, qos_profile_sensor_data
+from rclpy.qos import qos_profile_sensor_data
 from rclpy.serialization import serialize_message
 from rclpy.signals import SignalHandlerOptions
 from rclpy.subscription import MessageInfo
@@ -54,6 +54,9 @@ from sensor_msgs.msg import JointState, TimeReference
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory
 
+from robot_id_contract.parameters import declare_parameters
+from robot_id_contract.stamps import stamp_s
+from robot_id_contract.topics import EXCITATION_STATUS, EXCITATION_TRAJECTORY, PERIOD_MARKER, SIM_ACK
 from robot_id_excitation.command_check import check_command
 from robot_id_excitation.command_messages import stamped, time_msg, trajectory_msg
 from robot_id_excitation.constraints import design_limits
@@ -72,12 +75,8 @@ from robot_id_model.robot_config import load_robot_config
 from robot_id_model.robot_model import ModelError
 from robot_id_msgs.msg import ExcitationStatus, ExcitationTrajectory, PeriodMarker
 
-TRAJECTORY_TOPIC = "robot_id/excitation_trajectory"
-MARKER_TOPIC = "robot_id/period_marker"
-STATUS_TOPIC = "robot_id/excitation_status"
 STOPPED = (Phase.HOLDING, Phase.REFUSED, Phase.ABORTED)
 """Phases after which the arm moves no more before its last period (ExcitationStatus.stopped)."""
-ACK_TOPIC = "robot_id/sim_ack"
 NO_STATES_WARNING_S = 5.0
 """While no joint state has come, the node says so every this many seconds."""
 STOP_ACK_TIMEOUT_S = 1.0
@@ -101,8 +100,7 @@ class ExcitationNode(Node):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__("excitation", **kwargs)
         self._stop_sent = False  # before anything can fail: destroy_node reads it
-        values = {name: self.declare_parameter(name, default, descriptor).value
-                  for name, (default, descriptor) in parameters().items()}
+        values = declare_parameters(self, parameters())
         if values["mode"] not in MODES:
             raise ValueError(f"mode must be 'sim' or 'hardware', got '{values['mode']}'")
         if values["mode"] == "hardware" and values["max_step_gap_s"] == 0.0:
@@ -138,14 +136,12 @@ class ExcitationNode(Node):
 
     def _create_interfaces(self, values: dict) -> None:
         self.command_pub = self.create_publisher(JointTrajectory, self.config.joint_trajectory_topic, 10)
-        latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL,
-                             reliability=ReliabilityPolicy.RELIABLE)
-        self.description_pub = self.create_publisher(ExcitationTrajectory, TRAJECTORY_TOPIC, latched)
-        self.marker_pub = self.create_publisher(PeriodMarker, MARKER_TOPIC, 10)
-        self.status_pub = self.create_publisher(ExcitationStatus, STATUS_TOPIC, latched)
+        self.description_pub = self.create_publisher(ExcitationTrajectory, EXCITATION_TRAJECTORY.name,
+                                                     EXCITATION_TRAJECTORY.qos)
+        self.marker_pub = self.create_publisher(PeriodMarker, PERIOD_MARKER.name, PERIOD_MARKER.qos)
+        self.status_pub = self.create_publisher(ExcitationStatus, EXCITATION_STATUS.name, EXCITATION_STATUS.qos)
         self._ack_name = values["ack_name"]
-        self.ack_pub = (self.create_publisher(TimeReference, ACK_TOPIC, QoSProfile(depth=100))
-                        if self._ack_name else None)
+        self.ack_pub = self.create_publisher(TimeReference, SIM_ACK.name, SIM_ACK.qos) if self._ack_name else None
         self._periods_started = 0
         self._status_sent: tuple[str, str, int] | None = None
         self._publish_status()
@@ -299,9 +295,9 @@ class ExcitationNode(Node):
             return
         idx = [index[j] for j in self.config.joint_names]
         dq_rad_s = np.array([msg.velocity[i] for i in idx]) if len(msg.velocity) == len(msg.name) else None
-        stamp_s = msg.header.stamp.sec + 1e-9 * msg.header.stamp.nanosec
+        state_stamp_s = stamp_s(msg.header.stamp)
         q_rad = np.array([msg.position[i] if i < len(msg.position) else math.nan for i in idx])
-        self.machine.on_joint_state(self._received_s(info), q_rad, dq_rad_s, stamp_s or None)
+        self.machine.on_joint_state(self._received_s(info), q_rad, dq_rad_s, state_stamp_s or None)
         if self.machine.moving:
             self.timing.worst_joint_state_s = max(self.timing.worst_joint_state_s, time.perf_counter() - began)
 

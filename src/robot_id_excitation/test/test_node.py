@@ -19,6 +19,7 @@ from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory
 
+from robot_id_contract.topics import EXCITATION_STATUS, EXCITATION_TRAJECTORY, PERIOD_MARKER
 from robot_id_excitation import excitation_state
 from robot_id_excitation import node as excitation_node
 from robot_id_excitation.command_messages import stamped, trajectory_msg
@@ -26,7 +27,7 @@ from robot_id_excitation.constraints import design_limits
 from robot_id_excitation.excitation_plan import Command, Points
 from robot_id_excitation.excitation_state import Phase
 from robot_id_excitation.fourier import FourierTrajectory
-from robot_id_excitation.node import MARKER_TOPIC, STATUS_TOPIC, STOPPED, TRAJECTORY_TOPIC, ExcitationNode
+from robot_id_excitation.node import STOPPED, ExcitationNode
 from robot_id_excitation.trajectory_file import save_trajectory
 from robot_id_model.robot_config import config_directory
 from robot_id_model.robot_model import DEFAULT_FRICTION
@@ -62,10 +63,10 @@ class FakeArm(Node):
         self.statuses: list[ExcitationStatus] = []
         self.state_pub = self.create_publisher(JointState, config.joint_states_topic, 10)
         self.create_subscription(JointTrajectory, config.joint_trajectory_topic, self._on_trajectory, 10)
-        self.create_subscription(PeriodMarker, MARKER_TOPIC, self.markers.append, 10)
+        self.create_subscription(PeriodMarker, PERIOD_MARKER.name, self.markers.append, 10)
         latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
-        self.create_subscription(ExcitationTrajectory, TRAJECTORY_TOPIC, self.descriptions.append, latched)
-        self.create_subscription(ExcitationStatus, STATUS_TOPIC, self.statuses.append, latched)
+        self.create_subscription(ExcitationTrajectory, EXCITATION_TRAJECTORY.name, self.descriptions.append, latched)
+        self.create_subscription(ExcitationStatus, EXCITATION_STATUS.name, self.statuses.append, latched)
         self.abort_client = self.create_client(Trigger, "/excitation/abort")
         self.create_timer(1.0 / rate_hz, self._tick)
 

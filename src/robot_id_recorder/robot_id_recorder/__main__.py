@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from robot_id_contract.period_index import MAX_MISSING_FRACTION
 from robot_id_model.command_line import HelpFormatter, check_writable_directory
-from robot_id_recorder.period_index import MAX_MISSING_FRACTION
 
 if TYPE_CHECKING:
     from robot_id_recorder.bag_tools import BagIndex

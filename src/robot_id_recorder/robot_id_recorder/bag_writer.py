@@ -16,7 +16,7 @@ from rosbags.interfaces import Qos, QosDurability, QosHistory, QosLiveliness, Qo
 from rosbags.rosbag2 import StoragePlugin, Writer
 from rosbags.typesys.store import Typestore
 
-from robot_id_recorder.period_index import METADATA_KEY
+from robot_id_contract.period_index import METADATA_KEY
 
 STORAGES = {"mcap": StoragePlugin.MCAP, "sqlite3": StoragePlugin.SQLITE3}
 _INFINITE = QosTime(2147483647, 4294967295)  # rosbag2's "no deadline, lifespan or lease"

@@ -20,7 +20,6 @@ import importlib
 import sys
 
 import rclpy
-from builtin_interfaces.msg import Time
 from rclpy.clock import Clock, ClockType
 from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
@@ -29,24 +28,21 @@ from rclpy.serialization import deserialize_message
 from sensor_msgs.msg import TimeReference
 from std_srvs.srv import Trigger
 
+from robot_id_contract.parameters import declare_parameters
+from robot_id_contract.period_index import PeriodMarkerStamp
+from robot_id_contract.stamps import header_stamp_ns, time_msg
+from robot_id_contract.topics import EXCITATION_STATUS, EXCITATION_TRAJECTORY, PERIOD_MARKER, RECORDING_STATUS, SIM_ACK
 from robot_id_model.realtime import keep_threads_realtime
 from robot_id_model.robot_config import load_robot_config
 from robot_id_model.robot_model import ModelError
 from robot_id_msgs.msg import ExcitationStatus, ExcitationTrajectory, PeriodMarker, RecordingStatus
 from robot_id_recorder.bag_writer import BagWriter, offered_qos
 from robot_id_recorder.message_types import typestore_for
-from robot_id_recorder.node_parameters import declare_parameters, default_bag_path
-from robot_id_recorder.period_index import PeriodMarkerStamp
-from robot_id_recorder.recording_session import RecordingSession, header_stamp_ns
+from robot_id_recorder.node_parameters import default_bag_path, parameters
+from robot_id_recorder.recording_session import RecordingSession
 
-STATUS_TOPIC = "robot_id/recording_status"
-ACK_TOPIC = "robot_id/sim_ack"
-MARKER_TOPIC = "robot_id/period_marker"
-TRAJECTORY_TOPIC = "robot_id/excitation_trajectory"
-EXCITATION_STATUS_TOPIC = "robot_id/excitation_status"
 ACK_EVERY = 10
 DEPTH = 1000
-LATCHED = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
 
 
 def _message_class(msgtype: str) -> type:
@@ -58,17 +54,16 @@ def _message_class(msgtype: str) -> type:
 class RecorderNode(Node):
     def __init__(self, **kwargs) -> None:
         super().__init__("recorder", **kwargs)
-        p = declare_parameters(self)
+        p = declare_parameters(self, parameters())
         config = load_robot_config(p["robot"])
-        self.marker_topic = self.resolve_topic_name(MARKER_TOPIC)  # resolved once, not per message
-        self.trajectory_topic = self.resolve_topic_name(TRAJECTORY_TOPIC)
-        self.excitation_status_topic = self.resolve_topic_name(EXCITATION_STATUS_TOPIC)
-        topics = {config.joint_states_topic: "sensor_msgs/msg/JointState",
-                  self.trajectory_topic: "robot_id_msgs/msg/ExcitationTrajectory",
-                  self.marker_topic: "robot_id_msgs/msg/PeriodMarker",
-                  self.resolve_topic_name(EXCITATION_STATUS_TOPIC): "robot_id_msgs/msg/ExcitationStatus"}
+        self.marker_topic = self.resolve_topic_name(PERIOD_MARKER.name)  # resolved once, not per message
+        self.trajectory_topic = self.resolve_topic_name(EXCITATION_TRAJECTORY.name)
+        self.excitation_status_topic = self.resolve_topic_name(EXCITATION_STATUS.name)
+        topics = {config.joint_states_topic: "sensor_msgs/msg/JointState"} | {
+            self.resolve_topic_name(t.name): t.type_name for t in (EXCITATION_TRAJECTORY, PERIOD_MARKER,
+                                                                   EXCITATION_STATUS)}
         if self.get_parameter("use_sim_time").value:
-            topics["/clock"] = "rosgraph_msgs/msg/Clock"
+            topics[self.resolve_topic_name("/clock")] = "rosgraph_msgs/msg/Clock"  # remapped in a namespace
         for entry in p["extra_topics"]:
             topic, _, msgtype = entry.partition(":")
             try:
@@ -87,8 +82,8 @@ class RecorderNode(Node):
         self.ack_name = p["ack_name"]
         self.subscribed: set[str] = set()
         self.done = False
-        self.ack_pub = self.create_publisher(TimeReference, ACK_TOPIC, QoSProfile(depth=100))
-        self.status_pub = self.create_publisher(RecordingStatus, STATUS_TOPIC, LATCHED)
+        self.ack_pub = self.create_publisher(TimeReference, SIM_ACK.name, SIM_ACK.qos)
+        self.status_pub = self.create_publisher(RecordingStatus, RECORDING_STATUS.name, RECORDING_STATUS.qos)
         self.create_service(Trigger, "~/stop", self._on_stop)
         wall = Clock(clock_type=ClockType.STEADY_TIME)  # with use_sim_time, no /clock comes before the first sample
         self.create_timer(0.2, self._subscribe_new, clock=wall)
@@ -121,8 +116,7 @@ class RecorderNode(Node):
             self.session.on_message(topic, self.get_clock().now().nanoseconds, raw)
             if topic == self.joint_states_topic:
                 if self.ack_name and self.session.samples % ACK_EVERY == 0:
-                    sec, nanosec = divmod(header_stamp_ns(raw), 1_000_000_000)
-                    self.ack_pub.publish(TimeReference(time_ref=Time(sec=sec, nanosec=nanosec), source=self.ack_name))
+                    self.ack_pub.publish(TimeReference(time_ref=time_msg(header_stamp_ns(raw)), source=self.ack_name))
                 if self.session.finished:
                     self._finish("the last period is recorded")
             elif topic == self.marker_topic:

@@ -5,10 +5,9 @@ from __future__ import annotations
 import datetime
 import pathlib
 
-from rcl_interfaces.msg import FloatingPointRange, IntegerRange, ParameterDescriptor
-from rclpy.node import Node
 from rclpy.parameter import Parameter
 
+from robot_id_contract.parameters import ParameterTable, descriptor
 from robot_id_recorder.bag_writer import STORAGES
 
 BAG_DIRECTORY = "robot_id_bags"
@@ -20,41 +19,26 @@ def default_bag_path(robot: str) -> pathlib.Path:
     return pathlib.Path(BAG_DIRECTORY) / f"{robot}_{now}"
 
 
-def _descriptor(description: str, floats: tuple[float, float] | None = None,
-                constraints: str = "", ints: tuple[int, int] | None = None) -> ParameterDescriptor:
-    descriptor = ParameterDescriptor(description=description, read_only=True, additional_constraints=constraints)
-    if floats is not None:
-        descriptor.floating_point_range = [FloatingPointRange(from_value=floats[0], to_value=floats[1])]
-    if ints is not None:
-        descriptor.integer_range = [IntegerRange(from_value=ints[0], to_value=ints[1], step=1)]
-    return descriptor
 
-
-def parameters() -> dict[str, tuple[object, ParameterDescriptor]]:
+def parameters() -> ParameterTable:
     """Name: (default, descriptor); a Parameter.Type default declares a list parameter that is empty unless set."""
     return {
-        "robot": ("iiwa14", _descriptor("robot config: a path or an installed name (joint states topic and rate)")),
-        "bag_path": ("", _descriptor(f"bag directory to create (empty: {BAG_DIRECTORY}/<robot>_<UTC time>)")),
-        "storage": ("mcap", _descriptor("bag storage", constraints="one of " + ", ".join(STORAGES))),
-        "extra_topics": (Parameter.Type.STRING_ARRAY, _descriptor(
+        "robot": ("iiwa14", descriptor("robot config: a path or an installed name (joint states topic and rate)")),
+        "bag_path": ("", descriptor(f"bag directory to create (empty: {BAG_DIRECTORY}/<robot>_<UTC time>)")),
+        "storage": ("mcap", descriptor("bag storage", constraints="one of " + ", ".join(STORAGES))),
+        "extra_topics": (Parameter.Type.STRING_ARRAY, descriptor(
             "more topics as topic:pkg/msg/Type, e.g. /lbr/state:lbr_fri_idl/msg/LBRState (recorded when the type "
             "is installed)")),
-        "rate_hz": (0.0, _descriptor("joint states per second expected (0: the robot config's); the period index "
+        "rate_hz": (0.0, descriptor("joint states per second expected (0: the robot config's); the period index "
                                      "uses the rate measured from their first second, warning when it differs by "
                                      "more than 10 %", floats=(0.0, 100_000.0))),
-        "flush_period_s": (1.0, _descriptor("longest time data stay in memory before they are on disk (s)",
+        "flush_period_s": (1.0, descriptor("longest time data stay in memory before they are on disk (s)",
                                             floats=(0.01, 60.0))),
-        "ack_name": ("recorder", _descriptor("name under which joint states are acknowledged to a lockstep "
+        "ack_name": ("recorder", descriptor("name under which joint states are acknowledged to a lockstep "
                                              "simulation on robot_id/sim_ack (empty: none)")),
-        "exit_when_done": (False, _descriptor("end the node once the bag is closed (default: stay up, idle)")),
-        "realtime_priority": (0, _descriptor(
+        "exit_when_done": (False, descriptor("end the node once the bag is closed (default: stay up, idle)")),
+        "realtime_priority": (0, descriptor(
             "SCHED_FIFO priority of the node's threads (0: normal scheduling), so that load on the machine does not "
             "make it miss joint states; refused by the system, it warns and runs without", ints=(0, 99))),
     }
 
-
-def declare_parameters(node: Node) -> dict[str, object]:
-    """Declare every parameter on `node`; their values (unset list parameters as [])."""
-    values = {name: node.declare_parameter(name, default, descriptor).value
-              for name, (default, descriptor) in parameters().items()}
-    return {name: [] if value is None else value for name, value in values.items()}

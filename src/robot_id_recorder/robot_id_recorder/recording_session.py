@@ -8,14 +8,12 @@ more than RATE_WARNING_FRACTION, `warn` is called once with both."""
 from __future__ import annotations
 
 import pathlib
-import struct
 import sys
 from collections.abc import Callable
 
 import numpy as np
 
-from robot_id_recorder.bag_writer import BagWriter
-from robot_id_recorder.period_index import (
+from robot_id_contract.period_index import (
     RATE_WINDOW_S,
     PeriodEntry,
     PeriodMarkerStamp,
@@ -24,6 +22,8 @@ from robot_id_recorder.period_index import (
     measured_rate_hz,
     period_entries,
 )
+from robot_id_contract.stamps import header_stamp_ns
+from robot_id_recorder.bag_writer import BagWriter
 
 INDEX_FILE = "period_index.yaml"
 RATE_WARNING_FRACTION = 0.1
@@ -32,12 +32,6 @@ RATE_WARNING_FRACTION = 0.1
 
 def _to_stderr(text: str) -> None:
     print(f"warning: {text}", file=sys.stderr)
-
-
-def header_stamp_ns(raw: bytes) -> int:
-    """The header stamp of a CDR-serialised message whose first field is std_msgs/Header [ns]."""
-    sec, nanosec = struct.unpack_from("<iI" if raw[1] & 1 else ">iI", raw, 4)
-    return sec * 1_000_000_000 + nanosec
 
 
 class RecordingSession:

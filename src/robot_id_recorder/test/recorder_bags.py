@@ -13,10 +13,10 @@ import numpy as np
 from rclpy.serialization import serialize_message
 from sensor_msgs.msg import JointState
 
+from robot_id_contract.period_index import PeriodMarkerStamp
 from robot_id_msgs.msg import PeriodMarker
 from robot_id_recorder.bag_writer import BagWriter
 from robot_id_recorder.message_types import typestore_for
-from robot_id_recorder.period_index import PeriodMarkerStamp
 from robot_id_recorder.recording_session import RecordingSession
 
 PACKAGE_DIR = pathlib.Path(__file__).resolve().parents[1]

@@ -26,10 +26,11 @@ from recorder_bags import (
 )
 from rosbags.rosbag2 import Reader
 
+from robot_id_contract.period_index import METADATA_KEY, parse_index
+from robot_id_contract.stamps import header_stamp_ns
 from robot_id_recorder.bag_writer import BagWriter
 from robot_id_recorder.message_types import typestore_for
-from robot_id_recorder.period_index import METADATA_KEY, parse_index
-from robot_id_recorder.recording_session import INDEX_FILE, header_stamp_ns
+from robot_id_recorder.recording_session import INDEX_FILE
 
 PERIODS, PER_PERIOD = 3, 250
 

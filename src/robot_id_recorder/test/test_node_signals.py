@@ -20,9 +20,9 @@ from rosbags.typesys import Stores, get_typestore
 from sensor_msgs.msg import JointState
 from std_srvs.srv import Trigger
 
+from robot_id_contract.stamps import header_stamp_ns
 from robot_id_msgs.msg import ExcitationStatus, RecordingStatus
 from robot_id_recorder.message_types import typestore_for
-from robot_id_recorder.recording_session import header_stamp_ns
 
 NODE = "import sys; from robot_id_recorder.node import main; sys.exit(main(sys.argv[1:]))"
 RATE_HZ = 500.0

@@ -9,7 +9,7 @@ import pytest
 import yaml
 from recorder_bags import DT_NS, RATE_HZ, START_NS, STATES_TOPIC, joint_state_raw, sample_values
 
-from robot_id_recorder.period_index import (
+from robot_id_contract.period_index import (
     PeriodMarkerStamp,
     index_yaml,
     longest_usable_gap_s,

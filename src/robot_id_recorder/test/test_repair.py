@@ -17,10 +17,10 @@ from mcap_ros2.decoder import DecoderFactory
 from recorder_bags import STATES_TOPIC, child_env, run_cli, write_recording
 from rosbags.rosbag2 import Reader, ReaderError
 
+from robot_id_contract.period_index import index_yaml, parse_index
+from robot_id_contract.stamps import header_stamp_ns
 from robot_id_recorder.__main__ import main as recorder_main
 from robot_id_recorder.bag_tools import bag_index
-from robot_id_recorder.period_index import index_yaml, parse_index
-from robot_id_recorder.recording_session import header_stamp_ns
 
 FLUSH_PERIOD_S = 1.0
 SCHEDULING_MARGIN_S = 0.2

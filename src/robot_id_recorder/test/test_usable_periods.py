@@ -10,7 +10,7 @@ import pytest
 import yaml
 from recorder_bags import START_NS, STATES_TOPIC, joint_state_raw
 
-from robot_id_recorder.period_index import PeriodMarkerStamp, longest_usable_gap_s, measured_rate_hz
+from robot_id_contract.period_index import PeriodMarkerStamp, longest_usable_gap_s, measured_rate_hz
 from robot_id_recorder.recording_session import RecordingSession
 
 PERIOD_S = 20.0

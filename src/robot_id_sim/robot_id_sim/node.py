@@ -30,21 +30,23 @@ import time
 
 import numpy as np
 import rclpy
-from builtin_interfaces.msg import Time
 from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
-from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
+from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rosgraph_msgs.msg import Clock
 from sensor_msgs.msg import JointState, TimeReference
 from std_msgs.msg import String
 from trajectory_msgs.msg import JointTrajectory
 
+from robot_id_contract.parameters import declare_parameters
+from robot_id_contract.stamps import stamp_s, time_msg
+from robot_id_contract.topics import LATCHED, RECORDING_STATUS, SIM_ACK
 from robot_id_model.realtime import set_realtime_priority
 from robot_id_model.robot_config import RobotConfig, load_robot_config
 from robot_id_model.robot_model import ModelError, load_robot_model
 from robot_id_msgs.msg import RecordingStatus
 from robot_id_sim.mujoco_plant import PlantError
-from robot_id_sim.node_parameters import CLOCKS, TRUE_DYNAMICS, declare_parameters
+from robot_id_sim.node_parameters import CLOCKS, TRUE_DYNAMICS, parameters
 from robot_id_sim.pacing import Pacer
 from robot_id_sim.sensors import Measurement, SensorOptions
 from robot_id_sim.simulated_robot import SimSettings, SimulatedRobot
@@ -53,8 +55,6 @@ from robot_id_sim.true_dynamics import TRUTH_FRICTION, Perturbation, perturbed_d
 from robot_id_sim.truth_file import write_truth
 from robot_id_sim.wall_clock import WallClockLoop
 
-ACK_TOPIC = "robot_id/sim_ack"
-RECORDING_STATUS_TOPIC = "robot_id/recording_status"
 TICK_S = 0.005
 """Wall-clock period of the simulation loop."""
 TICK_BUDGET_S = 0.02
@@ -62,20 +62,13 @@ TICK_BUDGET_S = 0.02
 STATUS_PERIOD_S = 5.0
 
 STATE_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
-LATCHED_QOS = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE,
-                         durability=DurabilityPolicy.TRANSIENT_LOCAL)
-
-
-def _stamp(t_ns: int) -> Time:
-    sec, nanosec = divmod(t_ns, 1_000_000_000)
-    return Time(sec=sec, nanosec=nanosec)
 
 
 class SimNode(Node):
     def __init__(self, **kwargs) -> None:
         super().__init__("robot_id_sim", **kwargs)
         self.wall_loop: WallClockLoop | None = None  # before anything that can fail: rclpy destroys the node then
-        p = declare_parameters(self)
+        p = declare_parameters(self, parameters())
         problem = _parameter_problem(p)
         if problem:
             raise ValueError(problem)
@@ -89,7 +82,7 @@ class SimNode(Node):
         self.failure: BaseException | None = None
 
         self.state_pub = self.create_publisher(JointState, config.joint_states_topic, STATE_QOS)
-        self.description_pub = self.create_publisher(String, "robot_description", LATCHED_QOS)
+        self.description_pub = self.create_publisher(String, "robot_description", LATCHED)
         self.description_pub.publish(String(data=self.urdf_text))
         self.create_subscription(JointTrajectory, config.joint_trajectory_topic, self._on_trajectory, 10,
                                  raw=True)  # read by trajectory_cdr: see there why
@@ -135,8 +128,9 @@ class SimNode(Node):
         self.pacer = Pacer(p["real_time_factor"], p["lockstep_subscribers"], p["lockstep_window_s"])
         self.clock_every = max(round(rate_hz / p["clock_rate_hz"]), 1)
         self.clock_pub = self.create_publisher(Clock, "/clock", 10)
-        self.create_subscription(TimeReference, ACK_TOPIC, self._on_ack, STATE_QOS)
-        self.create_subscription(RecordingStatus, RECORDING_STATUS_TOPIC, self._on_recording_status, LATCHED_QOS)
+        self.create_subscription(TimeReference, SIM_ACK.name, self._on_ack, SIM_ACK.qos)
+        self.create_subscription(RecordingStatus, RECORDING_STATUS.name, self._on_recording_status,
+                                 RECORDING_STATUS.qos)
         self.lockstep_subscribers = list(p["lockstep_subscribers"])
         self.started = False
         self.create_timer(TICK_S, self._tick)
@@ -182,7 +176,7 @@ class SimNode(Node):
             self.get_logger().error(f"trajectory refused: {reason}")
 
     def _on_ack(self, msg: TimeReference) -> None:
-        self.pacer.acknowledge(msg.source, msg.time_ref.sec + 1e-9 * msg.time_ref.nanosec)
+        self.pacer.acknowledge(msg.source, stamp_s(msg.time_ref))
 
     def _on_recording_status(self, msg: RecordingStatus) -> None:
         if msg.finished and not self.pacer.finished:
@@ -233,7 +227,7 @@ class SimNode(Node):
 
     def _publish(self, sample: Measurement | None) -> None:
         """The latest sample (None: dropped by the sensor model), stamped with its time (sim time or system time)."""
-        stamp = _stamp(self.epoch_ns + round(self.robot.t_s * 1e9))
+        stamp = time_msg(self.epoch_ns + round(self.robot.t_s * 1e9))
         if self.clock_pub is not None and self.robot.samples % self.clock_every == 0:
             self.clock_pub.publish(Clock(clock=stamp))
         if sample is None:

@@ -6,17 +6,17 @@ many it received and how far behind it is (system time minus the stamp of the me
 
 from __future__ import annotations
 
-import struct
 import sys
 import time
 
 import rclpy
-from rcl_interfaces.msg import FloatingPointRange, ParameterDescriptor
 from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from sensor_msgs.msg import JointState
 
+from robot_id_contract.parameters import declare_parameters, descriptor
+from robot_id_contract.stamps import header_stamp_ns
 from robot_id_model.robot_config import load_robot_config
 from robot_id_model.robot_model import ModelError
 
@@ -25,21 +25,13 @@ RECORDER_QOS = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
 STATUS_PERIOD_S = 5.0
 
 
-def stamp_ns(raw: bytes) -> int:
-    """header.stamp of a serialised JointState: after the 4-byte CDR encapsulation header (byte 1 odd: little
-    endian), int32 sec and uint32 nanosec."""
-    sec, nanosec = struct.unpack_from("<iI" if raw[1] & 1 else ">iI", raw, 4)
-    return sec * 1_000_000_000 + nanosec
-
-
 class SlowSubscriber(Node):
     def __init__(self, **kwargs) -> None:
         super().__init__("slow_subscriber", **kwargs)
-        robot = self.declare_parameter("robot", "iiwa14", ParameterDescriptor(
-            description="robot config whose joint states topic is subscribed", read_only=True)).value
-        self.work_s = self.declare_parameter("work_s", 0.005, ParameterDescriptor(
-            description="wall time spent spinning the CPU per message (s)", read_only=True,
-            floating_point_range=[FloatingPointRange(from_value=0.0, to_value=1.0)])).value
+        p = declare_parameters(self, {
+            "robot": ("iiwa14", descriptor("robot config whose joint states topic is subscribed")),
+            "work_s": (0.005, descriptor("wall time spent spinning the CPU per message (s)", floats=(0.0, 1.0)))})
+        robot, self.work_s = p["robot"], p["work_s"]
         topic = load_robot_config(robot).joint_states_topic
         self.received = 0
         self.behind_s = 0.0
@@ -49,7 +41,7 @@ class SlowSubscriber(Node):
 
     def _on_state(self, raw: bytes) -> None:
         self.received += 1
-        self.behind_s = 1e-9 * (time.time_ns() - stamp_ns(raw))
+        self.behind_s = 1e-9 * (time.time_ns() - header_stamp_ns(raw))
         end_s = time.perf_counter() + self.work_s
         while time.perf_counter() < end_s:
             pass

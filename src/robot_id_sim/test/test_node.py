@@ -22,9 +22,10 @@ from sensor_msgs.msg import JointState, TimeReference
 from std_msgs.msg import String
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
+from robot_id_contract.topics import RECORDING_STATUS, SIM_ACK
 from robot_id_model.robot_config import load_robot_config
 from robot_id_msgs.msg import RecordingStatus
-from robot_id_sim.node import ACK_TOPIC, RECORDING_STATUS_TOPIC, STATUS_PERIOD_S, SimNode
+from robot_id_sim.node import STATUS_PERIOD_S, SimNode
 from robot_id_sim.true_dynamics import TRUTH_FRICTION
 
 IIWA14 = load_robot_config("iiwa14")
@@ -47,7 +48,7 @@ class Probe(Node):
         self.ack_name, self.ack_every = ack_name, ack_every
         self.create_subscription(JointState, IIWA14.joint_states_topic, self._on_state, RELIABLE)
         self.create_subscription(Clock, "/clock", lambda m: self.clock.append(_seconds(m.clock)), 10)
-        self.ack_pub = self.create_publisher(TimeReference, ACK_TOPIC, RELIABLE)
+        self.ack_pub = self.create_publisher(TimeReference, SIM_ACK.name, RELIABLE)
         self.trajectory_pub = self.create_publisher(JointTrajectory, IIWA14.joint_trajectory_topic, 10)
 
     def _on_state(self, msg: JointState) -> None:
@@ -168,7 +169,7 @@ def test_once_the_recording_is_finished_the_simulation_holds_and_waits_for_nobod
     spin(20.0, until=lambda: len(probe.stamps) >= 200)
     sim.get_logger = Log
     latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
-    status = recorder.create_publisher(RecordingStatus, RECORDING_STATUS_TOPIC, latched)
+    status = recorder.create_publisher(RecordingStatus, RECORDING_STATUS.name, latched)
     recorder.ack_name = ""  # done: no more acknowledgements, as the recorder
     status.publish(RecordingStatus(bag_path="run/bag", periods_recorded=1, periods_expected=1, finished=True))
     spin(10.0, until=lambda: sim.pacer.finished)
