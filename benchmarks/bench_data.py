@@ -9,7 +9,7 @@ import sys
 import numpy as np
 
 from robot_id_estimator.recording import Recording, load_recording
-from robot_id_estimator.results import RobotSetup
+from robot_id_estimator.robot_setup import RobotSetup
 from robot_id_estimator.synthetic import random_recording, sample_times_s
 from robot_id_model import load_robot_config
 from robot_id_model.robot_config import config_directory

@@ -28,7 +28,7 @@ import numpy as np
 from robot_id_bringup.truth_check import true_model_recording
 from robot_id_estimator.pipeline import identify
 from robot_id_estimator.recording import Recording
-from robot_id_estimator.results import RobotSetup
+from robot_id_estimator.robot_setup import RobotSetup
 from robot_id_estimator.settings import EstimatorConfig
 from robot_id_estimator.validation_run import validate
 from robot_id_excitation.trajectory_file import load_trajectory

@@ -32,15 +32,15 @@ from robot_id_model.command_line import (
     say,
 )
 from robot_id_model.robot_config import load_robot_config
-from robot_id_model.robot_model import DEFAULT_FRICTION, load_robot_model
+from robot_id_model.robot_model import DEFAULT_FRICTION, STANDARD_GRAVITY_M_S2, load_robot_model
 
 if TYPE_CHECKING:
-    from robot_id_estimator.results import RobotSetup
+    from robot_id_estimator.robot_setup import RobotSetup
 
 EXIT_CHECK_FAILED = 3
 EPILOG = ("exit codes: 0 done; 2 bad input or a failure (one line on stderr); 3 results written but a parameter "
           "set failed its check against the data (see the warnings); 130 interrupted (no half-written files)")
-DEFAULT_GRAVITY = "0,0,-9.81"
+DEFAULT_GRAVITY = ",".join(f"{g:g}" for g in STANDARD_GRAVITY_M_S2)
 
 
 def _progress(start: float):
@@ -61,7 +61,7 @@ def _check_inputs(args: argparse.Namespace) -> None:
 
 
 def _setup(args: argparse.Namespace) -> RobotSetup:
-    from robot_id_estimator.results import RobotSetup
+    from robot_id_estimator.robot_setup import RobotSetup
 
     if args.robot:
         given = [option for option, value in (("--joints", args.joints), ("--gravity", args.gravity),
@@ -102,7 +102,7 @@ def _load(args: argparse.Namespace, setup: RobotSetup, say) -> list:
     twice = sorted({str(path) for path in resolved if resolved.count(path) > 1})
     if twice:
         raise ValueError(f"--data names {twice} more than once: the same samples would count twice")
-    arm_joints = load_robot_model(setup.urdf_path).joint_names if columns else None
+    arm_joints = load_robot_model(setup.urdf_text or setup.urdf_path).joint_names if columns else None
     recordings = []
     for path in args.data:
         say(f"loading {path}")
@@ -123,20 +123,16 @@ def _identify(args: argparse.Namespace, say) -> int:
     out = check_writable_directory(args.out)
     # the estimation's modules (scipy, pinocchio, cvxpy, matplotlib) once the inputs and --out are checked
     from robot_id_estimator.determination import HELD
-    from robot_id_estimator.pipeline import identify
-    from robot_id_estimator.report import write_identification_report
-    from robot_id_estimator.results import write_identification
-    from robot_id_estimator.urdf_export import remove_stale_model, write_identified_model
+    from robot_id_estimator.identify_and_write import identify_and_write
 
     recordings = _load(args, setup, say)
     sweeps = []
     for path in args.friction_sweep or []:
         say(f"loading friction sweep {path}")
         sweeps.append(load_recording(path, setup.joint_names))
-    result = identify(recordings, setup, config, sweeps, progress=say, allow_outside_limits=args.allow_outside_limits,
-                      allow_implausible_torque=args.allow_implausible_torque)
-    write_identification(result, out / "identification.json")
-    report = write_identification_report(result, out, progress=say)
+    written = identify_and_write(recordings, setup, config, out, sweeps, say, args.allow_outside_limits,
+                                 args.allow_implausible_torque)
+    result, report = written.result, written.paths[1]
     m = result.metrics
     print(f"{setup.name}: {int(np.isfinite(result.base.values).sum())} of {len(result.base.names)} base "
           f"parameters, {len(result.essential.names)} essential; cond(Yb) = {m.condition_number:.4g}")
@@ -144,7 +140,6 @@ def _identify(args: argparse.Namespace, say) -> int:
         print(f"  not identified: {reason}")
     for s in result.parameter_sets:
         print(f"residual RMS [Nm] {s + ':':<10} " + " ".join(f"{x:.3g}" for x in m.residual_rms_nm[s]))
-    written, export_warnings = [out / "identification.json", report], ()
     if result.physical is not None:
         p = result.physical
         print(f"physical parameters ({p.method}, {p.wall_time_s:.3g} s): residual {p.residual_increase_percent:+.3g} % "
@@ -153,14 +148,10 @@ def _identify(args: argparse.Namespace, say) -> int:
         held = [name for name, status in zip(p.standard_names, p.status, strict=True) if status == HELD]
         print(f"  {len(held)} of {len(p.status)} standard parameters have no data term and "
               "are held (friction at zero, inertials at the URDF values); see the report")
-        files = write_identified_model(result, out)
-        written, export_warnings = written + list(files.paths), files.warnings
-        for note in files.notes:
-            print(f"note: {note}")
-    else:
-        remove_stale_model(out)
-    print("wrote " + ", ".join(str(path) for path in written))
-    _warn(result.warnings + export_warnings)
+    for note in written.notes:
+        print(f"note: {note}")
+    print("wrote " + ", ".join(str(path) for path in written.paths))
+    _warn(written.warnings)
     failed = result.failed_sets()
     if failed:
         print(f"error: the {' and '.join(failed)} parameters failed their check against the identification data "

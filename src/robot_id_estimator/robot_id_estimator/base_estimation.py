@@ -14,7 +14,7 @@ from robot_id_estimator.recording import DataError
 from robot_id_estimator.reduction import weighted_rows
 from robot_id_estimator.regression_data import RegressionData, min_speeds_rad_s
 from robot_id_estimator.regression_stream import stream_recording
-from robot_id_estimator.results import RobotSetup
+from robot_id_estimator.robot_setup import RobotSetup
 from robot_id_estimator.settings import EstimatorConfig
 from robot_id_model.base_parameters import BaseParameters
 from robot_id_model.robot_model import RobotModel

@@ -31,7 +31,8 @@ from robot_id_estimator.plausibility import plausibility
 from robot_id_estimator.recording import DataError, Recording
 from robot_id_estimator.reduction import weighted_rows
 from robot_id_estimator.regression_data import RegressionData, regression_data
-from robot_id_estimator.results import Friction, Identification, Metrics, ParameterSet, Physical, RobotSetup, Traces
+from robot_id_estimator.results import Friction, Identification, Metrics, ParameterSet, Physical, Traces
+from robot_id_estimator.robot_setup import RobotSetup
 from robot_id_estimator.set_checks import SetCheck, check_sets
 from robot_id_estimator.settings import EstimatorConfig, PhysicalConfig
 from robot_id_estimator.validation import predict_torque
@@ -276,16 +277,14 @@ def retrieve_physical(
     """
     w = w[:, target_columns]
     target_from_pi = base.beta_from_pi[target_columns]
-    with open(setup.urdf_path) as f:
-        urdf_text = f.read()
-    lumped = lumped_known_parts(robot, urdf_text)
+    lumped = lumped_known_parts(robot, setup.urdf_text)
     bounds = default_bounds(
         robot,
         mass_factor=config.mass_factor,
         com_margin_m=config.com_margin_m,
         inertia_factor=config.inertia_factor,
         total_mass_factor=config.total_mass_factor,
-        fixed_inertials=fixed_parts(robot, urdf_text, lumped),
+        fixed_inertials=fixed_parts(robot, setup.urdf_text, lumped),
         max_inertia_ratio=config.max_inertia_ratio,
         max_off_diagonal_ratio=config.max_off_diagonal_ratio,
         orderings=config.orderings,
@@ -294,7 +293,7 @@ def retrieve_physical(
     det = determination(robot, target_from_pi, nominal_parameters(robot))
     bounds = hold_friction(robot, bounds, det)
     result = _retrieve_checked(robot, w, z_nm, outside_sq_nm2, target_from_pi, bounds, config)
-    urdf_mass_kg = sum(inertial.mass_kg for inertial in all_link_inertials(urdf_text))
+    urdf_mass_kg = sum(inertial.mass_kg for inertial in all_link_inertials(setup.urdf_text))
     return Physical(
         method=result.method,
         link_names=robot.link_names,

@@ -27,7 +27,7 @@ from robot_id_estimator.processing import ProcessedData, process
 from robot_id_estimator.recording import Recording
 from robot_id_estimator.reduction import JointBlocks
 from robot_id_estimator.regression_stream import StreamedRecording, stream_recording
-from robot_id_estimator.results import RobotSetup
+from robot_id_estimator.robot_setup import RobotSetup
 from robot_id_estimator.settings import EstimatorConfig
 from robot_id_model.base_parameters import BaseParameters
 from robot_id_model.parameters import nominal_parameters

@@ -18,34 +18,12 @@ import numpy as np
 from robot_id_estimator.friction import STRIBECK_NAMES
 from robot_id_estimator.output_files import write_text
 from robot_id_estimator.plausibility import Plausibility, plausibility_from_dict, plausibility_to_dict
+from robot_id_estimator.robot_setup import RobotSetup, held_urdf
 from robot_id_estimator.set_checks import RULE, SetCheck
 from robot_id_estimator.settings import ConfigError, EstimatorConfig, config_from_dict, config_to_dict
 from robot_id_model.physical import LinkInertial
-from robot_id_model.robot_config import RobotConfig
-from robot_id_model.robot_model import RobotModel, load_robot_model
 
 FORMAT = "robot_id identification 2"
-
-
-@dataclass(frozen=True)
-class RobotSetup:
-    """The arm as identified: URDF, joints, gravity and the torque filter of its driver."""
-
-    name: str
-    urdf_path: str
-    joint_names: tuple[str, ...]
-    gravity_m_s2: tuple[float, float, float] = (0.0, 0.0, -9.81)
-    torque_filter_time_constant_s: float = 0.0
-    """First-order filter the robot applies to measured torque before publishing (LBR); 0 = none."""
-    datasheet_mass_kg: float | None = None
-
-    @classmethod
-    def from_config(cls, config: RobotConfig) -> RobotSetup:
-        return cls(config.robot, str(config.urdf_path), config.joint_names, config.gravity_m_s2,
-                   config.torque_filter_time_constant_s, config.datasheet_mass_kg)
-
-    def model(self, friction: Sequence[str]) -> RobotModel:
-        return load_robot_model(self.urdf_path, self.joint_names, self.gravity_m_s2, friction)
 
 
 @dataclass(frozen=True)
@@ -228,6 +206,8 @@ def identification_to_dict(result: Identification) -> dict:
         "robot": {
             "name": s.name,
             "urdf": s.urdf_path,
+            "urdf_sha256": s.urdf_sha256,
+            "urdf_text": s.urdf_text,
             "joint_names": list(s.joint_names),
             "gravity_m_s2": list(s.gravity_m_s2),
             "torque_filter_time_constant_s": s.torque_filter_time_constant_s,
@@ -326,7 +306,8 @@ def identification_from_dict(raw: dict, label: str = "identification") -> Identi
         )
         result = Identification(
             setup=RobotSetup(r["name"], r["urdf"], tuple(r["joint_names"]), tuple(r["gravity_m_s2"]),
-                             float(r["torque_filter_time_constant_s"]), r.get("datasheet_mass_kg")),
+                             float(r["torque_filter_time_constant_s"]), r.get("datasheet_mass_kg"),
+                             held_urdf(r)),
             friction_terms=tuple(r["friction_terms"]),
             columns=np.array(b["columns"], dtype=int),
             base=ParameterSet(tuple(b["names"]), _array(b["values"]), _array(b["rsd_percent"])),

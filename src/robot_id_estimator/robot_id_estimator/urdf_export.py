@@ -133,8 +133,7 @@ def write_identified_model(result: Identification, out_dir: str | pathlib.Path) 
     out = pathlib.Path(out_dir)
     setup, physical = result.setup, result.physical
     robot = setup.model(result.friction_terms)
-    source = pathlib.Path(setup.urdf_path)
-    urdf_text = source.read_text()
+    urdf_text = setup.urdf_text
     friction = model_friction(result)
     damping = None
     if {"FV", "FC"} <= set(result.friction_terms):
@@ -156,7 +155,7 @@ def write_identified_model(result: Identification, out_dir: str | pathlib.Path) 
     if not passed:
         return ModelFiles(urdf_path, yaml_path, None)
     try:
-        mjcf_path, notes = write_mjcf(text, source.parent, out / MJCF_NAME)
+        mjcf_path, notes = write_mjcf(text, pathlib.Path(setup.urdf_path).parent, out / MJCF_NAME)  # its meshes
     except (MujocoExportError, OSError) as err:
         return ModelFiles(urdf_path, yaml_path, None, warnings=(f"{MJCF_NAME} not written: {err}",))
     return ModelFiles(urdf_path, yaml_path, mjcf_path, notes)

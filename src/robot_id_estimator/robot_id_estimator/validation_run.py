@@ -77,12 +77,11 @@ def validate(
     processed = [part.data for part in parts]
     notes = [f"{rec.source}: {note}" for rec, d in zip(recordings, processed, strict=True) for note in d.notes]
     measured = [part.reference for part in parts]
-    filtered = [d.tau_nm for d in processed]
     times = [d.t_s for d in processed]
     predicted = {s: [part.predicted[s] for part in parts] for s in sets}
     smoothed = {s: [part.smoothed[s] for part in parts] for s in sets}
     residuals = {s: [part.residuals[s] for part in parts] for s in sets}
-    measured_all, filtered_all = np.concatenate(measured), np.concatenate(filtered)
+    measured_all, filtered_all = np.concatenate(measured), np.concatenate([d.tau_nm for d in processed])
     pred = {s: np.concatenate(predicted[s]) for s in sets}
     res = {s: np.concatenate(residuals[s]) for s in sets}
     rms = {s: rms_error(measured_all, pred[s]) for s in sets}
@@ -90,7 +89,7 @@ def validate(
     motion = motion_summary(processed)
     warnings = [f"{rec.source}: {w}" for rec, d in zip(recordings, processed, strict=True) for w in d.warnings]
     warnings += [w for part in parts for w in part.torque_warnings]
-    warnings += robot_mismatch(rms, robot.joint_names)
+    warnings += robot_mismatch(rms, robot.joint_names) + [d for d in (setup.file_drift(),) if d]
     return Validation(
         joint_names=robot.joint_names,
         sources=tuple(rec.source for rec in recordings),

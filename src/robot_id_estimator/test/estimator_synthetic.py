@@ -9,10 +9,11 @@ import yaml
 
 from robot_id_estimator.friction import stribeck_torque
 from robot_id_estimator.recording import Recording
-from robot_id_estimator.results import RobotSetup
+from robot_id_estimator.robot_setup import RobotSetup
 from robot_id_estimator.settings import EstimatorConfig, PhysicalConfig, config_to_dict
-from robot_id_estimator.synthetic import random_recording
-from robot_id_model import load_robot_config, regressor
+from robot_id_estimator.synthetic import random_recording, scaled_links
+from robot_id_model import base_parameters, load_robot_config, regressor, stack
+from robot_id_model.base_parameters import random_states
 from robot_id_model.parameters import friction_columns
 from robot_id_model.robot_config import config_directory
 from robot_id_model.robot_model import RobotModel
@@ -116,3 +117,18 @@ def make_recording(t_s: np.ndarray, q_rad: np.ndarray, tau_nm: np.ndarray, **fie
 def relative_error(x: np.ndarray, truth: np.ndarray) -> float:
     """Largest absolute error over the largest absolute true value."""
     return float(np.max(np.abs(x - truth)) / np.max(np.abs(truth)))
+
+
+def scaled_truth(robot: RobotModel) -> np.ndarray:
+    """The URDF model with each link scaled by ±10 % and friction added (offsets of both signs): a truth the prior
+    does not know, as consistent as the URDF (the Panda's link 4 is not)."""
+    return scaled_links(robot, friction_range=(0.2, 1.0), offset_shift_nm=-0.6, consistent=False)
+
+
+def identification_problem(name: str, friction: tuple[str, ...] = ("FV", "FC", "FO")) -> tuple:
+    """The shipped robot `name` with a scaled_truth, 400 random states: (robot, base, π_true, W_base, τ), stacked."""
+    robot = load_robot_config(CONFIG_DIR / f"{name}.yaml").load_model(friction)
+    base = base_parameters(robot)
+    pi_true = scaled_truth(robot)
+    y = regressor(robot, *random_states(robot, 400, seed=3))
+    return robot, base, pi_true, stack(base.regressor(y)), stack(y) @ pi_true

@@ -333,7 +333,7 @@ def test_an_mjcf_mujoco_refuses_is_a_warning_and_the_urdf_and_yaml_stay(undeterm
     text = pathlib.Path(undetermined.setup.urdf_path).read_text()
     source.write_text(text.replace("</link>", '<collision><geometry><mesh filename="broken.stl"/></geometry>'
                                               "</collision></link>", 1))
-    result = dataclasses.replace(undetermined, setup=dataclasses.replace(undetermined.setup, urdf_path=str(source)))
+    result = dataclasses.replace(undetermined, setup=undetermined.setup.with_urdf(source))
     files = write_identified_model(result, tmp_path / "out")
     assert files.mjcf is None and not (tmp_path / "out" / "identified.xml").exists()
     assert len(files.warnings) == 1 and files.warnings[0].startswith("identified.xml not written: MuJoCo does not")

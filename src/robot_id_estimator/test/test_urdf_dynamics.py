@@ -2,7 +2,6 @@
 10, friction 0.1 on every joint; other arms damping 1, friction 10), and the torque check against the URDF refuses
 only what is certainly wrong (units, a flipped sign) and warns about the rest."""
 
-import dataclasses
 
 import numpy as np
 import pytest
@@ -27,7 +26,7 @@ def test_placeholder_dynamics_do_not_refuse_correct_data_and_are_named(damping, 
     shipped = tmp_path / "iiwa14.urdf"
     shipped.write_text(open(setup.urdf_path).read().replace(
         "</joint>", f'<dynamics damping="{damping}" friction="{friction}"/></joint>'))
-    result = identify([recording], dataclasses.replace(setup, urdf_path=str(shipped)))
+    result = identify([recording], setup.with_urdf(shipped))
     note = next(n for n in result.metrics.notes if n.startswith("the URDF's friction values"))
     assert f"damping {damping:g} Nm·s/rad, friction {friction:g} Nm on every joint" in note and "placeholders" in note
     assert not [w for w in result.warnings if "URDF's rigid-body model" in w]

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from robot_id_model.robot_config import JointLimits, RobotConfig
-from robot_id_model.robot_model import ModelError, load_robot_model
+from robot_id_model.robot_model import STANDARD_GRAVITY_M_S2, ModelError, load_robot_model
 from robot_id_model.urdf_collision import urdf_collision_geometry
 
 DEFAULT_CLEARANCE_M = 0.02
@@ -54,7 +54,7 @@ def urdf_robot_config(
         urdf_path=pathlib.Path(urdf).resolve(),
         joint_names=robot.joint_names,
         flange_frame=flange_frame or robot.link_names[-1],
-        gravity_m_s2=(0.0, 0.0, -9.81),
+        gravity_m_s2=STANDARD_GRAVITY_M_S2,
         limits=JointLimits(lower, upper, velocity, acceleration, torque, flange_speed_m_s),
         floor_z_m=floor_z_m,
         state_rate_hz=0.0,

@@ -18,6 +18,8 @@ FRICTION_TERMS = ("FV", "FC", "FO", "IA")
 rotor (armature) inertia Ia·ddq."""
 
 DEFAULT_FRICTION = ("FV", "FC", "FO")
+STANDARD_GRAVITY_M_S2 = (0.0, 0.0, -9.81)
+"""Gravity along the base's −z, the default wherever a URDF's arm stands upright."""
 
 _UNSUPPORTED_JOINTS = {
     "JointModelFreeFlyer": "floating",
@@ -120,7 +122,7 @@ def _parse_xml(urdf: str | pathlib.Path) -> tuple[str, str]:
 def load_robot_model(
     urdf: str | pathlib.Path,
     joint_names: Sequence[str] | None = None,
-    gravity_m_s2: Sequence[float] = (0.0, 0.0, -9.81),
+    gravity_m_s2: Sequence[float] = STANDARD_GRAVITY_M_S2,
     friction: Sequence[str] = DEFAULT_FRICTION,
 ) -> RobotModel:
     """Load a URDF (path or XML text) and keep `joint_names` movable (default: its arm, arm_chain); every other

@@ -1,0 +1,45 @@
+"""The one identification use case, for the command line and the node alike: identify, then write every result in
+an order that never loses a finished one (identification.json, the report, the model files), or remove the model
+files of an earlier run when this one has no physical parameters."""
+
+from __future__ import annotations
+
+import pathlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from robot_id_estimator.model_side import Progress
+from robot_id_estimator.pipeline import identify
+from robot_id_estimator.recording import Recording
+from robot_id_estimator.report import write_identification_report
+from robot_id_estimator.results import Identification, write_identification
+from robot_id_estimator.robot_setup import RobotSetup
+from robot_id_estimator.settings import EstimatorConfig
+from robot_id_estimator.urdf_export import ModelFiles, remove_stale_model, write_identified_model
+
+
+@dataclass(frozen=True)
+class Written:
+    """An identification and the files written for it; notes and warnings include the model files' own."""
+
+    result: Identification
+    paths: tuple[pathlib.Path, ...]
+    model_files: ModelFiles | None
+    notes: tuple[str, ...]
+    warnings: tuple[str, ...]
+
+
+def identify_and_write(recordings: Sequence[Recording], setup: RobotSetup, config: EstimatorConfig,
+                       out_dir: pathlib.Path, friction_sweeps: Sequence[Recording] = (), progress: Progress = None,
+                       allow_outside_limits: bool = False, allow_implausible_torque: bool = False) -> Written:
+    """Identify the recordings (pipeline.identify, with the same checks and allowances) and write the results to
+    out_dir."""
+    result = identify(list(recordings), setup, config, list(friction_sweeps), progress=progress,
+                      allow_outside_limits=allow_outside_limits, allow_implausible_torque=allow_implausible_torque)
+    paths = [write_identification(result, out_dir / "identification.json"),
+             write_identification_report(result, out_dir, progress=progress)]
+    files = write_identified_model(result, out_dir) if result.physical is not None else None
+    if files is None:
+        remove_stale_model(out_dir)
+    return Written(result, tuple(paths) + (files.paths if files else ()), files, files.notes if files else (),
+                   tuple(result.warnings) + (files.warnings if files else ()))
