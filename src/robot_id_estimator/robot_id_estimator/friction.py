@@ -148,30 +148,37 @@ def mirrored_friction(
             i += 1  # not a forward/backward pair at one speed (a spurious run, or a change of speed)
             continue
         forward, backward = (first, second) if first[2] > 0 else (second, first)
-        fwd = slice(forward[0], forward[1])
-        bwd = slice(backward[0], backward[1])
-        q_b, order = q[bwd], np.argsort(q[bwd])
-        inside = (q[fwd] >= q_b.min()) & (q[fwd] <= q_b.max())
-        q_f = q[fwd][inside]
-        dq_b = np.interp(q_f, q_b[order], dq[bwd][order])
-        tau_b = np.interp(q_f, q_b[order], tau[bwd][order])
-        dq_f, tau_f = dq[fwd][inside], tau[fwd][inside]
-        steady_f = _steady(dq[fwd], speed_tolerance)[inside]
-        steady_b = _steady(dq[bwd], speed_tolerance).astype(float)
-        # a constant-speed forward sample, and a backward value interpolated between constant-speed samples
-        steady = steady_f & (np.interp(q_f, q_b[order], steady_b[order]) == 1.0)
-        speed, friction = 0.5 * (dq_f - dq_b)[steady], 0.5 * (tau_f - tau_b)[steady]
-        if len(friction):
-            # at one speed eq. (7) is one value: drop what the pass's own scatter calls an outlier (a sample at
-            # the edge of a speed ramp still carries inertial torque)
-            deviation = np.abs(friction - np.median(friction))
-            keep = deviation <= OUTLIER_MADS * 1.4826 * np.median(deviation) + 1e-12
-            speeds.append(speed[keep])
-            frictions.append(friction[keep])
+        speed, friction = _pair_friction(q, dq, tau, slice(*forward[:2]), slice(*backward[:2]), speed_tolerance)
+        speeds.append(speed)
+        frictions.append(friction)
         i = k + 1
     if not speeds:
         return np.zeros(0), np.zeros(0)
     return np.concatenate(speeds), np.concatenate(frictions)
+
+
+def _pair_friction(q: np.ndarray, dq: np.ndarray, tau: np.ndarray, fwd: slice, bwd: slice,
+                   speed_tolerance: float) -> tuple[np.ndarray, np.ndarray]:
+    """(speed, friction) of one forward/backward pair at the positions both cover (eq. 15), constant-speed samples
+    only, without the pass's outliers."""
+    q_b, order = q[bwd], np.argsort(q[bwd])
+    inside = (q[fwd] >= q_b.min()) & (q[fwd] <= q_b.max())
+    q_f = q[fwd][inside]
+    dq_b = np.interp(q_f, q_b[order], dq[bwd][order])
+    tau_b = np.interp(q_f, q_b[order], tau[bwd][order])
+    dq_f, tau_f = dq[fwd][inside], tau[fwd][inside]
+    steady_f = _steady(dq[fwd], speed_tolerance)[inside]
+    steady_b = _steady(dq[bwd], speed_tolerance).astype(float)
+    # a constant-speed forward sample, and a backward value interpolated between constant-speed samples
+    steady = steady_f & (np.interp(q_f, q_b[order], steady_b[order]) == 1.0)
+    speed, friction = 0.5 * (dq_f - dq_b)[steady], 0.5 * (tau_f - tau_b)[steady]
+    if not len(friction):
+        return speed, friction
+    # at one speed eq. (7) is one value: drop what the pass's own scatter calls an outlier (a sample at the edge of
+    # a speed ramp still carries inertial torque)
+    deviation = np.abs(friction - np.median(friction))
+    keep = deviation <= OUTLIER_MADS * 1.4826 * np.median(deviation) + 1e-12
+    return speed[keep], friction[keep]
 
 
 def _basis(speed: np.ndarray, fs1: float, fc1: float, polynomial: bool) -> np.ndarray:

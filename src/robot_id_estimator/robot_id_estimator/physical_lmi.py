@@ -93,15 +93,22 @@ def retrieve_lmi(
     lower, upper = box_bounds(robot, bounds)
     point = np.where(lower == upper, lower, point)  # held parameters exactly at their value, not to solver precision
     violations = constraint_violations(robot, bounds, point)
-    notes = [f"{regularizer} regulariser, weight {weight:g}; convex-concave procedure: {iterations} convex programs"]
-    if status is not None:
-        notes.append(status)
-    elif program.status != cp.OPTIMAL:
-        notes.append(f"the solver reports status {program.status}: the solution may be inaccurate")
+    notes = _notes(f"{regularizer} regulariser, weight {weight:g}; convex-concave procedure: {iterations} convex "
+                   "programs", status, program.status, slack)
+    return retrieval_result(robot, f"lmi-{regularizer}", point, residual_norm(problem, point), problem, violations,
+                            t0, 1, notes)
+
+
+def _notes(procedure: str, failure: str | None, solver_status: str, slack: float) -> tuple[str, ...]:
+    """What a user should know about how the convex-concave procedure ended."""
+    notes = [procedure]
+    if failure is not None:
+        notes.append(failure)
+    elif solver_status != cp.OPTIMAL:
+        notes.append(f"the solver reports status {solver_status}: the solution may be inaccurate")
     if slack > SLACK_TOL:
         notes.append(f"the penalised slack did not vanish ({slack:.3g} of a constraint's scale)")
-    return retrieval_result(robot, f"lmi-{regularizer}", point, residual_norm(problem, point), problem, violations,
-                            t0, 1, tuple(notes))
+    return tuple(notes)
 
 
 def _solve(program: cp.Problem) -> None:

@@ -62,30 +62,36 @@ def _inertia_coefficients(g6: np.ndarray) -> np.ndarray:
     return a - 0.5 * (a - np.diag(np.diag(a)))
 
 
-def convex_rows(robot: RobotModel, bounds: PhysicalBounds, pi_scale: np.ndarray) -> ConvexRows:
-    """Every bound (eq. 16) and row of physical_constraints.linear_constraints that the margin's LMI (Σ_C ⪰
-    ε·tr(Σ_C)E, physical_lmi) does not imply, in π, each divided by
-    |linear part|·pi_scale + |rhs|. Raises ValueError for a row that mixes a CoM coordinate with anything else (not
-    convex in π; the multistart takes it)."""
+def _rows_not_implied(robot: RobotModel, bounds: PhysicalBounds) -> tuple[list, list, list]:
+    """(rows, right-hand sides, names) of the linear constraints and box bounds (eq. 16) that the margin's LMI does
+    not imply: not the triangle inequalities, nor the inertia's own sign and off-diagonal bounds (I_C ⪰ 0 keeps the
+    diagonal ≥ 0 and |off-diagonal| ≤ the diagonal's bound)."""
     g, h, labels = linear_constraints(robot, bounds)
     implied = [k for k, label in enumerate(labels) if _TRIANGLE.match(label)]  # by Σ_C ⪰ ε·tr(Σ_C)E
     names = [label for k, label in enumerate(labels) if k not in implied]
     rows, rhs = list(np.delete(g, implied, axis=0)), list(np.delete(h, implied))
     lower, upper = box_bounds(robot, bounds)
-    p = robot.n_params
-    mu_names = list(mu_index(robot))
     cols_all = inertial_columns(robot)
-    # I_C ⪰ 0 (implied by the margin) keeps the diagonal ≥ 0 and |off-diagonal| ≤ the diagonal's bound
     lower[cols_all[:, 4:10]] = -np.inf
     upper[cols_all[:, [5, 6, 8]]] = np.inf
-    for i in range(p):
+    mu_names = list(mu_index(robot))
+    for i in range(robot.n_params):
         for value, sign, word in ((upper[i], 1.0, "≤"), (lower[i], -1.0, "≥")):
             if np.isfinite(value):
-                e = np.zeros(p)
-                e[i] = sign
-                rows.append(e)
+                rows.append(sign * np.eye(robot.n_params)[i])
                 rhs.append(sign * value)
                 names.append(f"{mu_names[i]} {word} {value:.6g} (eq. 16)")
+    return rows, rhs, names
+
+
+def convex_rows(robot: RobotModel, bounds: PhysicalBounds, pi_scale: np.ndarray) -> ConvexRows:
+    """Every bound (eq. 16) and row of physical_constraints.linear_constraints that the margin's LMI (Σ_C ⪰
+    ε·tr(Σ_C)E, physical_lmi) does not imply, in π, each divided by
+    |linear part|·pi_scale + |rhs|. Raises ValueError for a row that mixes a CoM coordinate with anything else (not
+    convex in π; the multistart takes it)."""
+    rows, rhs, names = _rows_not_implied(robot, bounds)
+    p = robot.n_params
+    cols_all = inertial_columns(robot)
     linear = np.zeros((len(rows), p))
     rhs_out = np.zeros(len(rows))
     u_rows, mass_rows, term_row, concave = [], [], [], []

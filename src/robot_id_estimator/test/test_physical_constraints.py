@@ -5,7 +5,7 @@ import dataclasses
 
 import numpy as np
 import pytest
-from test_physical_retrieval import _identification_problem
+from estimator_synthetic import identification_problem
 
 from robot_id_estimator.physical_constraints import ConstraintSet, constraint_violations
 from robot_id_estimator.physical_lmi import retrieve_lmi
@@ -30,13 +30,13 @@ def _noisy(tau: np.ndarray, seed: int = 0) -> np.ndarray:
 def panda_near_the_boundary():
     """Panda data from a truth whose link 4 breaks the triangle inequality (as Franka's URDF does), with noise:
     the data push the solution against the consistency boundary, as real data do."""
-    robot, base, pi_true, w, tau = _identification_problem("panda", friction=("FV", "FC"))
+    robot, base, pi_true, w, tau = identification_problem("panda", friction=("FV", "FC"))
     assert any(v.startswith("link fer_link4") for v in constraint_violations(robot, default_bounds(robot), pi_true))
     return robot, base, pi_true, w, _noisy(tau)
 
 
 def test_lmi_imposes_the_inertia_ratio_of_eq_18():
-    robot, base, _, w, tau = _identification_problem("iiwa14")
+    robot, base, _, w, tau = identification_problem("iiwa14")
     cols = inertial_columns(robot)
     loose = dataclasses.replace(default_bounds(robot), max_inertia_ratio=1e3)
     free = retrieve_lmi(robot, w, tau, base.beta_from_pi, loose)
@@ -51,7 +51,7 @@ def test_lmi_imposes_the_inertia_ratio_of_eq_18():
 
 
 def test_lmi_imposes_the_off_diagonal_limit_of_eq_18():
-    robot, base, pi_true, w, tau = _identification_problem("iiwa14")
+    robot, base, pi_true, w, tau = identification_problem("iiwa14")
     bounds = dataclasses.replace(default_bounds(robot), max_off_diagonal_ratio=0.01)
     assert any("(eq. 18) violated" in v and "|I" in v for v in constraint_violations(robot, bounds, pi_true))
     result = retrieve_lmi(robot, w, tau, base.beta_from_pi, bounds)
@@ -101,7 +101,7 @@ def test_multistart_gives_the_same_answer_whatever_the_number_of_processes(panda
 
 
 def test_infeasible_constraints_are_reported_with_amounts_not_returned_as_an_answer():
-    robot, base, _, w, tau = _identification_problem("panda", friction=("FV", "FC"))
+    robot, base, _, w, tau = identification_problem("panda", friction=("FV", "FC"))
     bounds = dataclasses.replace(default_bounds(robot, mass_factor=(0.9, 2.0)),
                                  total_mass_kg=(0.1, 0.6 * sum(default_bounds(robot).mass_upper_kg) / 2.0))
     result = retrieve_lmi(robot, w, tau, base.beta_from_pi, bounds)

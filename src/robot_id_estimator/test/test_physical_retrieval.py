@@ -3,14 +3,14 @@
 
 import numpy as np
 import pytest
+from estimator_synthetic import identification_problem, scaled_truth
 
 from robot_id_estimator.physical_constraints import constraint_violations
 from robot_id_estimator.physical_lmi import retrieve_lmi
 from robot_id_estimator.physical_problem import PhysicalBounds, default_bounds
 from robot_id_estimator.physical_retrieval import retrieve_multistart
-from robot_id_estimator.synthetic import centred_motion, scaled_links
-from robot_id_model import base_parameters, load_robot_config, nominal_parameters, regressor, stack
-from robot_id_model.base_parameters import random_states
+from robot_id_estimator.synthetic import centred_motion
+from robot_id_model import load_robot_config, nominal_parameters, regressor
 from robot_id_model.parameters import inertial_columns
 from robot_id_model.physical import pseudo_inertia
 from robot_id_model.physical_vector import mu_from_pi, pi_from_mu, pi_jacobian
@@ -25,20 +25,6 @@ def _fourier_trajectory(robot, seed: int, duration_s: float = 10.0, rate_hz: flo
     return centred_motion(robot, 10.0, a, b, np.arange(0.0, duration_s, 1.0 / rate_hz))
 
 
-def _true_parameters(robot) -> np.ndarray:
-    """The URDF model with each link scaled by ±10 % and friction added (offsets of both signs): a truth the prior
-    does not know, as consistent as the URDF (the Panda's link 4 is not)."""
-    return scaled_links(robot, friction_range=(0.2, 1.0), offset_shift_nm=-0.6, consistent=False)
-
-
-def _identification_problem(name: str, friction=("FV", "FC", "FO")):
-    robot = load_robot_config(CONFIGS / f"{name}.yaml").load_model(friction)
-    base = base_parameters(robot)
-    pi_true = _true_parameters(robot)
-    y = regressor(robot, *random_states(robot, 400, seed=3))
-    return robot, base, pi_true, stack(base.regressor(y)), stack(y) @ pi_true
-
-
 def _validation_error(robot, pi_true, pi_hat) -> np.ndarray:
     """Per-joint torque RMS error on a different trajectory, relative to that trajectory's torque RMS."""
     y = regressor(robot, *_fourier_trajectory(robot, seed=11))
@@ -48,7 +34,7 @@ def _validation_error(robot, pi_true, pi_hat) -> np.ndarray:
 
 def test_mu_and_pi_round_trip_and_the_jacobian_is_exact():
     robot = load_robot_config(CONFIGS / "panda.yaml").load_model(("FV", "FC"))
-    pi = _true_parameters(robot)
+    pi = scaled_truth(robot)
     mu = mu_from_pi(robot, pi)
     np.testing.assert_allclose(pi_from_mu(robot, mu), pi, rtol=0, atol=1e-14)
     jac = pi_jacobian(robot, mu)
@@ -62,7 +48,7 @@ def test_mu_and_pi_round_trip_and_the_jacobian_is_exact():
 
 @pytest.mark.parametrize("regularizer", ["entropic", "euclidean"])
 def test_convex_retrieval_recovers_the_true_torques(regularizer):
-    robot, base, pi_true, w, tau = _identification_problem("iiwa14")
+    robot, base, pi_true, w, tau = identification_problem("iiwa14")
     result = retrieve_lmi(robot, w, tau, base.beta_from_pi, default_bounds(robot), regularizer=regularizer)
     assert result.violations == ()
     assert all(np.linalg.eigvalsh(pseudo_inertia(result.pi[c]))[0] > 0 for c in inertial_columns(robot))
@@ -71,7 +57,7 @@ def test_convex_retrieval_recovers_the_true_torques(regularizer):
 
 
 def test_multistart_meets_every_configured_constraint_and_recovers_the_torques():
-    robot, base, pi_true, w, tau = _identification_problem("panda", friction=("FV", "FC"))
+    robot, base, pi_true, w, tau = identification_problem("panda", friction=("FV", "FC"))
     bounds = default_bounds(robot)
     result = retrieve_multistart(robot, w, tau, base.beta_from_pi, bounds, starts=2, workers=1)
     assert result.violations == ()
@@ -83,7 +69,7 @@ def test_multistart_meets_every_configured_constraint_and_recovers_the_torques()
 
 
 def test_constraints_that_exclude_the_truth_hold_and_cost_residual():
-    robot, base, pi_true, w, tau = _identification_problem("panda", friction=("FV", "FC"))
+    robot, base, pi_true, w, tau = identification_problem("panda", friction=("FV", "FC"))
     loose = default_bounds(robot)
     true_total = pi_true[inertial_columns(robot)[:, 0]].sum()
     tight = PhysicalBounds(**{**loose.__dict__, "total_mass_kg": (0.5 * true_total, 0.9 * true_total)})
@@ -105,7 +91,7 @@ def test_violations_are_named():
 
 
 def test_unknown_ordering_name_is_refused():
-    robot, base, _, w, tau = _identification_problem("panda", friction=())
+    robot, base, _, w, tau = identification_problem("panda", friction=())
     bounds = PhysicalBounds(**{**default_bounds(robot).__dict__, "orderings": ("Izz3 <= Iqq3",)})
     with pytest.raises(ValueError, match="ordering 'Izz3 <= Iqq3': use 'A <= B'"):
         retrieve_multistart(robot, w, tau, base.beta_from_pi, bounds, starts=1, workers=1)

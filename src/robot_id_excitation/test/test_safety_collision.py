@@ -10,7 +10,7 @@ from functools import lru_cache
 import numpy as np
 from hypothesis import event, given, settings
 from hypothesis import strategies as st
-from test_safety_harness import SAFETY, SAFETY_EXAMPLES, setup, trajectories
+from safety_harness import SAFETY, SAFETY_EXAMPLES, setup, trajectories
 from vendor_meshes import mesh_distances
 
 from robot_id_excitation.check import time_grid

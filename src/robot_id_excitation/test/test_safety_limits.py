@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import pytest
 from hypothesis import event, given
-from test_safety_harness import KINDS, SAFETY, outside, scenarios, setup, simulate
+from safety_harness import KINDS, SAFETY, outside, scenarios, setup, simulate
 
 from robot_id_excitation.command_check import check_points
 

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 from hypothesis import event, given
 from hypothesis import strategies as st
-from test_safety_harness import KINDS, ROBOTS, SAFETY, scenarios, setup, simulate, trajectories
+from safety_harness import KINDS, ROBOTS, SAFETY, scenarios, setup, simulate, trajectories
 
 from robot_id_excitation.check import check_trajectory, time_grid
 from robot_id_excitation.excitation_guard import trajectory_refusal

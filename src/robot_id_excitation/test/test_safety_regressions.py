@@ -8,8 +8,8 @@ from dataclasses import replace
 
 import numpy as np
 import pytest
-from test_safety_harness import Fault, Scenario, setup, simulate, stop_bound_s
-from test_safety_hold import hold_deadline_s
+from safety_deadlines import hold_deadline_s
+from safety_harness import Fault, Scenario, setup, simulate, stop_bound_s
 
 from robot_id_excitation.command_check import CommandPoints, ControllerModel, check_points, check_transition
 from robot_id_excitation.excitation_guard import hold_point, trajectory_refusal

@@ -10,7 +10,7 @@ from dataclasses import replace
 import numpy as np
 from hypothesis import event, given
 from hypothesis import strategies as st
-from test_safety_harness import SAFETY, scenarios, setup, simulate
+from safety_harness import SAFETY, scenarios, setup, simulate
 
 from robot_id_excitation.command_check import check_points
 from robot_id_excitation.excitation_state import Phase
