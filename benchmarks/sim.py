@@ -86,7 +86,7 @@ def record(argv: list[str]) -> int:
     from rclpy.qos import QoSProfile, ReliabilityPolicy
     from sensor_msgs.msg import JointState, TimeReference
 
-    from robot_id_sim.node import ACK_TOPIC
+    from robot_id_contract.topics import SIM_ACK
 
     qos = QoSProfile(depth=STATE_QOS_DEPTH, reliability=ReliabilityPolicy.RELIABLE)
     stamps_ns: list[int] = []
@@ -94,7 +94,7 @@ def record(argv: list[str]) -> int:
     kept: list = []  # every message, as a recorder keeps it until written
     rclpy.init()
     node = rclpy.create_node(RECORDER)
-    ack_pub = node.create_publisher(TimeReference, ACK_TOPIC, qos)
+    ack_pub = node.create_publisher(TimeReference, SIM_ACK.name, SIM_ACK.qos)
 
     def on_state(msg: bytes) -> None:
         wall_s.append(time.monotonic())

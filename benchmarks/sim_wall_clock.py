@@ -60,14 +60,15 @@ def probe(argv: list[str]) -> int:
     from rclpy.executors import ExternalShutdownException
     from sensor_msgs.msg import JointState
 
-    from robot_id_sim.slow_subscriber import RECORDER_QOS, stamp_ns
+    from robot_id_contract.stamps import header_stamp_ns
+    from robot_id_sim.slow_subscriber import RECORDER_QOS
 
     stamps_ns: list[int] = []
     arrival_ns: list[int] = []
 
     def on_state(raw: bytes) -> None:
         arrival_ns.append(time.time_ns())
-        stamps_ns.append(stamp_ns(raw))
+        stamps_ns.append(header_stamp_ns(raw))
 
     rclpy.init()
     node = rclpy.create_node("probe")

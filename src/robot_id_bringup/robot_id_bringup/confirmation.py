@@ -3,7 +3,9 @@ said yes.
 
 The excitation node, once it has fresh joint states and has planned and checked the approach, publishes its state
 `waiting_for_confirmation` with the plan as its reason (parts separated by "; ") and waits for its parameter
-`confirm` to be true. The runner prints the plan, one part per line, and then:
+`confirm` to be true. Once every node of the graph is up (the estimator offers its service: one still starting
+loaded the machine as the arm began to move, and CI saw the Panda's joint states stall), the runner prints the plan,
+one part per line, and then:
 
 - on a terminal: asks, and sets `confirm` itself when the user types `yes` (anything else: not confirmed, the run
   stops, exit 1);

@@ -43,7 +43,7 @@ class RunMonitor:
             self.node.create_subscription(msg_type, topic.name, callback, topic.qos)
         self.excitation_stopped: str | None = None
         """Why the excitation node stopped the arm before its last period (it holds, refused or was aborted)."""
-        self.client = self.node.create_client(IdentifyBag, IDENTIFY_BAG_SERVICE) if run.mode == "replay" else None
+        self.estimator = self.node.create_client(IdentifyBag, IDENTIFY_BAG_SERVICE)  # its service: it is up
         self._request = None
         self.failure: str | None = None
         """Why the estimator refused the replay request (it then publishes no result)."""
@@ -55,8 +55,8 @@ class RunMonitor:
         self._confirm_reply: str | None = None
 
     def spin_once(self, timeout_s: float) -> None:
-        if self.client is not None and self._request is None and self.client.service_is_ready():
-            self._request = self.client.call_async(
+        if self.run.mode == "replay" and self._request is None and self.estimator.service_is_ready():
+            self._request = self.estimator.call_async(
                 IdentifyBag.Request(bag_path=self.run.bag, output_dir=self.run.results_path))
             console(f"robot_id: asked the estimator to identify {self.run.bag}")
         if self._confirm_asked_at is not None and self._confirm_future is None and self.parameters.service_is_ready():
@@ -95,6 +95,10 @@ class RunMonitor:
         else:
             return
         self._confirm_asked_at = self._confirm_future = None
+
+    def graph_up(self) -> bool:
+        """Every node of the graph has started: the estimator offers its service (a friction sweep has none)."""
+        return self.run.records_sweep or self.estimator.service_is_ready()
 
     def take_excitation_updates(self) -> list[ExcitationStatus]:
         """The excitation node's states received since the last call, oldest first."""

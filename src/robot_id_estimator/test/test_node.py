@@ -312,15 +312,15 @@ def test_friction_sweep_bags_are_fitted_and_a_bad_one_is_answered(bags, tmp_path
 def test_every_warning_is_logged_once_before_the_result_goes_out(bags, tmp_path, monkeypatch):
     """A runner stops the graph once the result is in: whatever the node logged after publishing it was lost
     (only 4 of 7 warnings of the demo reached the console)."""
-    import robot_id_estimator.node as estimator_node
+    import robot_id_estimator.identify_and_write as use_case
 
-    identify = estimator_node.identify
+    identify = use_case.identify
 
     def with_warnings(*args, **kwargs):
         result = identify(*args, **kwargs)
         return dataclasses.replace(result, warnings=(*result.warnings, "first extra warning", "second extra warning"))
 
-    monkeypatch.setattr(estimator_node, "identify", with_warnings)
+    monkeypatch.setattr(use_case, "identify", with_warnings)
     events = []
 
     class Log:
