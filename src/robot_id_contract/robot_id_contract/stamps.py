@@ -11,8 +11,8 @@ NS_PER_S = 1_000_000_000
 
 
 def stamp_ns(stamp: object) -> int:
-    """A Time or Duration in nanoseconds."""
-    return stamp.sec * NS_PER_S + stamp.nanosec
+    """A Time or Duration in nanoseconds (also of a message read by rosbags, whose fields may be numpy integers)."""
+    return int(stamp.sec) * NS_PER_S + int(stamp.nanosec)
 
 
 def stamp_s(stamp: object) -> float:

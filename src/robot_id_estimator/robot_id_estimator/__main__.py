@@ -132,7 +132,7 @@ def _identify(args: argparse.Namespace, say) -> int:
         sweeps.append(load_recording(path, setup.joint_names))
     written = identify_and_write(recordings, setup, config, out, sweeps, say, args.allow_outside_limits,
                                  args.allow_implausible_torque)
-    result, report = written.result, written.paths[1]
+    result, report = written.result, written.report
     m = result.metrics
     print(f"{setup.name}: {int(np.isfinite(result.base.values).sum())} of {len(result.base.names)} base "
           f"parameters, {len(result.essential.names)} essential; cond(Yb) = {m.condition_number:.4g}")

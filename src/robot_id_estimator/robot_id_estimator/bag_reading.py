@@ -23,6 +23,7 @@ from rosbags.typesys import Stores, get_types_from_msg, get_typestore
 from rosbags.typesys.store import Typestore
 
 from robot_id_contract.period_index import longest_usable_gap_s
+from robot_id_contract.stamps import stamp_ns
 from robot_id_estimator.flagged_periods import without_flagged_periods
 from robot_id_estimator.recording import DataError, Recording, Unselected, select_joints
 
@@ -152,10 +153,6 @@ def _msg_directory() -> pathlib.Path | None:
     return directory if directory.is_dir() else None
 
 
-def _stamp_ns(stamp: object) -> int:
-    return int(stamp.sec) * 1_000_000_000 + int(stamp.nanosec)
-
-
 def _config_topic(robot: str) -> str | None:
     """The joint-states topic of a robot config, when the installed workspace knows the robot."""
     from robot_id_model.robot_config import load_robot_config
@@ -183,7 +180,7 @@ def _bag_contents(path: pathlib.Path, store: Typestore, repairs: list[str]) -> _
                 repairs.append(f"ignored {unknown}: robot_id_msgs' message definitions were not found")
             descriptions = [store.deserialize_cdr(raw, EXCITATION) for raw in _raw(reader, store, by_type, EXCITATION)]
             markers = sorted(
-                (_stamp_ns(marker.header.stamp), float(marker.period_s))
+                (stamp_ns(marker.header.stamp), float(marker.period_s))
                 for marker in (store.deserialize_cdr(raw, PERIOD_MARKER)
                                for raw in _raw(reader, store, by_type, PERIOD_MARKER))
             )
@@ -241,8 +238,8 @@ def _first_period_ns(description: object | None, markers: list[tuple[int, float]
     """Start of the first period [ns]: the first marker, else the description's start time when it has one."""
     if markers:
         return markers[0][0]
-    if description is not None and _stamp_ns(description.start_time) > 0:
-        return _stamp_ns(description.start_time)
+    if description is not None and stamp_ns(description.start_time) > 0:
+        return stamp_ns(description.start_time)
     return None
 
 
@@ -303,7 +300,7 @@ def _joint_states_per_message(
             continue
         columns = [index[name] for name in names]
         used.append(k)
-        t_ns.append(_stamp_ns(msg.header.stamp))
+        t_ns.append(stamp_ns(msg.header.stamp))
         for key, field in (("q", msg.position), ("dq", msg.velocity), ("tau", msg.effort)):
             rows[key].append(field[columns] if len(field) == len(msg.name) else None)
         rows["others"].append([msg.position[index[name]] if name in index and len(msg.position) == len(msg.name)
@@ -349,7 +346,7 @@ def _joint_states_fixed_layout(
     t_ns = sec * 1_000_000_000 + np.ascontiguousarray(table[:, 8:12]).view("<u4")[:, 0]
     for k in (0, len(raws) - 1):
         msg = store.deserialize_cdr(raws[k], JOINT_STATE)
-        if list(msg.name) != names or _stamp_ns(msg.header.stamp) != t_ns[k] or not all(
+        if list(msg.name) != names or stamp_ns(msg.header.stamp) != t_ns[k] or not all(
             (values[key] is None and len(field) == 0) or np.array_equal(values[key][k], field)
             for key, field in (("q", msg.position), ("dq", msg.velocity), ("tau", msg.effort))
         ):

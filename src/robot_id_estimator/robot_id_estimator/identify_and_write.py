@@ -23,6 +23,7 @@ class Written:
     """An identification and the files written for it; notes and warnings include the model files' own."""
 
     result: Identification
+    report: pathlib.Path
     paths: tuple[pathlib.Path, ...]
     model_files: ModelFiles | None
     notes: tuple[str, ...]
@@ -36,10 +37,10 @@ def identify_and_write(recordings: Sequence[Recording], setup: RobotSetup, confi
     out_dir."""
     result = identify(list(recordings), setup, config, list(friction_sweeps), progress=progress,
                       allow_outside_limits=allow_outside_limits, allow_implausible_torque=allow_implausible_torque)
-    paths = [write_identification(result, out_dir / "identification.json"),
-             write_identification_report(result, out_dir, progress=progress)]
+    json_path = write_identification(result, out_dir / "identification.json")
+    report = write_identification_report(result, out_dir, progress=progress)
     files = write_identified_model(result, out_dir) if result.physical is not None else None
     if files is None:
         remove_stale_model(out_dir)
-    return Written(result, tuple(paths) + (files.paths if files else ()), files, files.notes if files else (),
-                   tuple(result.warnings) + (files.warnings if files else ()))
+    return Written(result, report, (json_path, report) + (files.paths if files else ()), files,
+                   files.notes if files else (), tuple(result.warnings) + (files.warnings if files else ()))
