@@ -20,6 +20,14 @@ import numpy as np
 
 from robot_id_estimator import estimation
 from robot_id_estimator.base_estimation import BaseEstimate, estimate_base, replaced_by_stribeck
+from robot_id_estimator.coulomb_law_choice import (
+    CANDIDATE_VELOCITIES_RAD_S,
+    N_FOLDS,
+    CoulombLawChoice,
+    choose_coulomb_laws,
+    coulomb_columns,
+    with_chosen_laws,
+)
 from robot_id_estimator.determination import determination, hold_friction
 from robot_id_estimator.friction_sweeps import extrapolation_notes, friction_sweeps
 from robot_id_estimator.model_side import Progress, concatenated_times, say
@@ -104,14 +112,24 @@ def identify(
     base = base_parameters(robot)
     sweep = _sweep_friction(sweeps, robot, setup, config, progress)
     stribeck = sweep.coefficients if sweep else None
+    replaced = replaced_by_stribeck(base.names, robot.joint_names, stribeck)
+    fc = coulomb_columns(robot, base)
+    fc[np.isin(fc, sorted(replaced))] = -1
+    candidates = CANDIDATE_VELOCITIES_RAD_S if config.coulomb_law != "sign" and (fc >= 0).any() else ()
     with timer.stage("processing"):
         data = regression_data(recordings, setup, robot, base, config, stribeck, progress, allow_outside_limits,
-                               allow_implausible_torque)
+                               allow_implausible_torque, candidates, N_FOLDS)
+    law_choice = None
+    if len(candidates):
+        with timer.stage("coulomb law"):
+            say(progress, f"Coulomb law per joint: sign or smooth, by {N_FOLDS}-fold cross-validation")
+            law_choice = choose_coulomb_laws(data, base, fc, force_smooth=config.coulomb_law == "smooth")
+            data = with_chosen_laws(data, base, fc, law_choice)
+            robot = robot.with_coulomb_velocity(law_choice.chosen_rad_s)
     with timer.stage("estimation"):
         say(progress, f"estimating {base.n_base} base parameters ({config.method.upper()}) from "
                       f"{len(data.tau_nm)} samples")
-        estimate = estimate_base(data, robot, base, setup, config,
-                                 replaced_by_stribeck(base.names, robot.joint_names, stribeck))
+        estimate = estimate_base(data, robot, base, setup, config, replaced)
     with timer.stage("essential"):
         say(progress, "essential parameters: iterative elimination")
         essential = estimation.essential_parameters(estimate.system, estimate.columns,
@@ -120,8 +138,8 @@ def identify(
     with timer.stage("physical"):
         outcome = _physical_stage(robot, base, setup, data, estimate, essential, config, progress)
     timer.seconds["total"] = round(time.perf_counter() - timer.start, 4)
-    return _assemble(setup, robot, base, config, data, estimate, essential, outcome, sweep, timer.seconds,
-                     progress)
+    return _assemble(setup, robot, base, config, data, estimate, essential, outcome, sweep, law_choice,
+                     timer.seconds, progress)
 
 
 def _sweep_friction(sweeps: Sequence[Recording], robot: RobotModel, setup: RobotSetup, config: EstimatorConfig,
@@ -170,6 +188,7 @@ def _assemble(
     essential: estimation.Essential,
     outcome: PhysicalOutcome,
     sweep: SweepFriction | None,
+    law_choice: CoulombLawChoice | None,
     timings_s: dict[str, float],
     progress: Progress,
 ) -> Identification:
@@ -180,7 +199,8 @@ def _assemble(
     values = {"base": estimate.values, "essential": essential_values}
     if outcome.physical is not None:
         values["physical"] = outcome.physical.base_values
-    notes = [*(sweep.notes if sweep else ()), *data.notes, *estimate.notes]
+    notes = [*(sweep.notes if sweep else ()), *data.notes, *estimate.notes,
+             *(law_choice.describe(robot.joint_names) if law_choice else ())]
     if sweep is not None:
         notes += extrapolation_notes(sweep.coefficients, sweep.ranges_rad_s, data.processed, robot.joint_names)
     metrics = _metrics(config, data, estimate, essential, values, notes, timings_s)
@@ -200,8 +220,7 @@ def _assemble(
         essential=ParameterSet(tuple(names[j] for j in essential.fit.columns), essential.fit.values,
                                essential.fit.rsd_percent),
         eliminated=tuple(names[j] for j in essential.eliminated),
-        friction=_friction(names, robot.joint_names, estimate.values, sweep.coefficients if sweep else None,
-                           sweep.rms_nm if sweep else None),
+        friction=_friction(names, robot, estimate.values, sweep, law_choice),
         metrics=metrics,
         config=config,
         traces=_traces(data, values),
@@ -336,11 +355,14 @@ def _retrieve_checked(robot: RobotModel, w: np.ndarray, z_nm: np.ndarray, outsid
     return dataclasses.replace(second, notes=(note, *second.notes))
 
 
-def _friction(names, joint_names, values, stribeck, stribeck_rms) -> Friction:
+def _friction(names: Sequence[str], robot: RobotModel, values: np.ndarray, sweep: SweepFriction | None,
+              law_choice: CoulombLawChoice | None) -> Friction:
     index = {name: i for i, name in enumerate(names)}
 
     def term(prefix: str) -> np.ndarray:
         return np.array([values[index[f"{prefix}{j}"]] if f"{prefix}{j}" in index else np.nan
-                         for j in range(1, len(joint_names) + 1)])
+                         for j in range(1, robot.n_joints + 1)])
 
-    return Friction(tuple(joint_names), term("FV"), term("FC"), term("FO"), stribeck, stribeck_rms)
+    velocity = np.array(robot.coulomb_velocity_rad_s or np.zeros(robot.n_joints))
+    return Friction(robot.joint_names, term("FV"), term("FC"), term("FO"), sweep.coefficients if sweep else None,
+                    sweep.rms_nm if sweep else None, velocity, law_choice)

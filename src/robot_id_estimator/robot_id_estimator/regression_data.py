@@ -70,9 +70,12 @@ def regression_data(
     progress: Progress = None,
     allow_outside_limits: bool = False,
     allow_implausible_torque: bool = False,
+    coulomb_candidates_rad_s: Sequence[float] = (),
+    n_folds: int = 0,
 ) -> RegressionData:
     """Check and process every recording, then build its base regressor filtered like its torque; a recording
-    whose torque cannot be this robot's (input_checks.check_torque_against_urdf) is refused unless allowed."""
+    whose torque cannot be this robot's (input_checks.check_torque_against_urdf) is refused unless allowed. With
+    Coulomb-law candidates, each recording's `n_folds` time folds are kept with them (coulomb_law_choice)."""
     processed, notes = [], []
     for i, rec in enumerate(recordings, 1):
         check_recording(rec, robot, allow_outside_limits)
@@ -92,7 +95,7 @@ def regression_data(
         friction = stribeck_model_torque(stribeck, data.dq_rad_s)
         tau_parts.append(data.tau_nm - torque_side(friction, data, config.processing, time_constant_s))
         streamed.append(stream_recording(robot, base.independent, data, tau_parts[-1], nominal, config.processing,
-                                         time_constant_s, min_speeds))
+                                         time_constant_s, min_speeds, coulomb_candidates_rad_s, n_folds))
         if config.min_speed_rad_s > 0.0:
             left_out = 1.0 - streamed[-1].blocks.n_rows / len(data.t_s)
             notes.append(f"{rec.source}: equations left out where a joint moves slower than {config.min_speed_rad_s:g} "

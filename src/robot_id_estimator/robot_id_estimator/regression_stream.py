@@ -9,12 +9,17 @@ samples equal the whole log's to that relative accuracy (Gustafsson 1996 discuss
 forward-backward filtering). Windows that touch an end of the log keep it, with the filters' own edge handling.
 Periodic data (one averaged period, filtered in the frequency domain) are one window. Chunks are independent,
 so long logs run on CHUNK_WORKERS processes.
+
+Asked for Coulomb-law candidates (coulomb_law_choice), a stream also reduces, per time fold of the recording, the
+regressor with each joint's candidate Coulomb columns beside it, filtered alike, so that any choice of laws can be
+fitted and held out afterwards without building the regressor again.
 """
 
 from __future__ import annotations
 
 import math
 import os
+from collections.abc import Sequence
 from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, replace
 from functools import cache
@@ -27,7 +32,7 @@ from robot_id_estimator.processing import ProcessedData, ProcessingConfig
 from robot_id_estimator.reduction import JointBlocks, merge, reduce_joints
 from robot_id_model.command_line import progress_bar
 from robot_id_model.regressor import regressor
-from robot_id_model.robot_model import RobotModel
+from robot_id_model.robot_model import RobotModel, coulomb_law
 
 CHUNK_SAMPLES = 16_384
 """Samples reduced per chunk: at about 25 kB per sample while a chunk is built, a few hundred MB per worker."""
@@ -54,6 +59,11 @@ class StreamedRecording:
     """Samples kept for the traces: every ⌈K / TRACE_POINTS⌉-th."""
     trace_yb: np.ndarray
     """(T, n, b) filtered regressor at `trace_index`."""
+    folds: tuple[JointBlocks, ...] = ()
+    """Per time fold, the JointBlocks of [Yb_j C_j τ_j]: C_j (K, m) the joint's candidate Coulomb columns (none
+    asked for: no folds)."""
+    trace_candidates: np.ndarray | None = None
+    """(T, n, m) the candidate Coulomb columns at `trace_index`."""
 
 
 @cache
@@ -83,15 +93,21 @@ def _window(data: ProcessedData, start: int, stop: int) -> ProcessedData:
                    ddq_rad_s2=data.ddq_rad_s2[start:stop], tau_nm=data.tau_nm[start:stop], notes=(), warnings=())
 
 
-def _chunk(job: tuple) -> tuple[JointBlocks, np.ndarray, np.ndarray]:
+def _chunk(job: tuple) -> tuple[JointBlocks, np.ndarray, np.ndarray, list[JointBlocks], np.ndarray | None]:
     """Reduce one chunk: its filtered regressor's JointBlocks (each joint's samples where it moves at least
-    min_speed_rad_s), Yb·π_nominal, and the trace rows."""
+    min_speed_rad_s), Yb·π_nominal, the trace rows, and with candidates the folds' extended JointBlocks and the
+    candidates' trace rows."""
     (robot, independent, window, first, last, tau_nm, nominal, trace_rows, processing, time_constant_s,
-     min_speed_rad_s) = job
+     min_speed_rad_s, candidates_rad_s, fold_ids, n_folds) = job
     raw = regressor(robot, window.q_rad, window.dq_rad_s, window.ddq_rad_s2)[..., independent]
     yb = torque_side(raw, window, processing, time_constant_s)[first:last]
     moving = np.abs(window.dq_rad_s[first:last]) >= min_speed_rad_s
-    return reduce_joints(yb, tau_nm, moving), yb @ nominal, yb[trace_rows]
+    if not len(candidates_rad_s):
+        return reduce_joints(yb, tau_nm, moving), yb @ nominal, yb[trace_rows], [], None
+    laws = coulomb_law(window.dq_rad_s[..., None], candidates_rad_s)
+    extended = np.concatenate([yb, torque_side(laws, window, processing, time_constant_s)[first:last]], axis=2)
+    folds = [reduce_joints(extended, tau_nm, moving & (fold_ids == f)[:, None]) for f in range(n_folds)]
+    return reduce_joints(yb, tau_nm, moving), yb @ nominal, yb[trace_rows], folds, extended[trace_rows, :, yb.shape[2]:]
 
 
 def stream_recording(
@@ -103,10 +119,13 @@ def stream_recording(
     processing: ProcessingConfig,
     time_constant_s: float,
     min_speed_rad_s: float | np.ndarray = 0.0,
+    candidates_rad_s: Sequence[float] = (),
+    n_folds: int = 0,
 ) -> StreamedRecording:
     """The reduced regression of one processed recording: its base regressor (columns `independent`) filtered
     like the torque, reduced with the torque to explain `tau_nm` (K, n), each joint's equations only where it
-    moves at least min_speed_rad_s (one for all joints, or (n,) one each)."""
+    moves at least min_speed_rad_s (one for all joints, or (n,) one each); with Coulomb velocities
+    `candidates_rad_s` (0: sign) also `n_folds` contiguous time folds of the extended regression."""
     k = len(data.t_s)
     stride = math.ceil(k / TRACE_POINTS)
     if data.n_periods == 0:
@@ -114,8 +133,10 @@ def stream_recording(
         windows = chunk_windows(k, CHUNK_SAMPLES, before, after)
     else:
         windows = [(0, 0, k, k)]
+    fold_ids = np.arange(k) * max(n_folds, 1) // k
     jobs = [(robot, independent, _window(data, w0, w1), c0 - w0, c1 - w0, tau_nm[c0:c1], nominal,
-             np.arange(-c0 % stride, c1 - c0, stride), processing, time_constant_s, min_speed_rad_s)
+             np.arange(-c0 % stride, c1 - c0, stride), processing, time_constant_s, min_speed_rad_s,
+             np.asarray(candidates_rad_s, dtype=float), fold_ids[c0:c1], n_folds)
             for w0, c0, c1, w1 in windows]
     bar = {"total": len(jobs), "description": "regressor chunks", "unit": "chunk"}
     if len(jobs) > 1 and (os.cpu_count() or 1) > 1:
@@ -128,4 +149,6 @@ def stream_recording(
         nominal_nm=np.concatenate([r[1] for r in results]),
         trace_index=np.arange(0, k, stride),
         trace_yb=np.concatenate([r[2] for r in results]),
+        folds=tuple(merge([r[3][f] for r in results]) for f in range(n_folds if len(candidates_rad_s) else 0)),
+        trace_candidates=np.concatenate([r[4] for r in results]) if len(candidates_rad_s) else None,
     )

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from robot_id_estimator.coulomb_law_choice import CoulombLawChoice
 from robot_id_estimator.friction import STRIBECK_NAMES
 from robot_id_estimator.output_files import write_text
 from robot_id_estimator.plausibility import Plausibility, plausibility_from_dict, plausibility_to_dict
@@ -22,6 +23,7 @@ from robot_id_estimator.robot_setup import RobotSetup, held_urdf
 from robot_id_estimator.set_checks import RULE, SetCheck
 from robot_id_estimator.settings import ConfigError, EstimatorConfig, config_from_dict, config_to_dict
 from robot_id_model.physical import LinkInertial
+from robot_id_model.robot_model import RobotModel
 
 FORMAT = "robot_id identification 2"
 
@@ -47,6 +49,10 @@ class Friction:
     stribeck: np.ndarray | None = None
     """(n, 7) coefficients in STRIBECK_NAMES order, a NaN row for a joint without a sweep; None = no sweeps."""
     stribeck_rms_nm: np.ndarray | None = None
+    coulomb_velocity_rad_s: np.ndarray | None = None
+    """(n,) each joint's Coulomb law: FC·tanh(dq/v_s), FC·sign(dq) where v_s is 0 (None: sign everywhere)."""
+    law_choice: CoulombLawChoice | None = None
+    """How each joint's Coulomb law was chosen (coulomb_law_choice); None when it was not."""
 
 
 @dataclass(frozen=True)
@@ -136,6 +142,10 @@ class Identification:
     warnings: tuple[str, ...] = ()
     """What the user must see: data the processing dropped or could not average, failed checks."""
 
+    def robot_model(self) -> RobotModel:
+        """The arm's model as identified: its friction terms and each joint's Coulomb law."""
+        return self.setup.model(self.friction_terms, tuple(_velocity(self.friction)))
+
     def passed(self, parameter_set: str) -> bool:
         """Whether `parameter_set` passed its check against the identification data."""
         return self.checks[parameter_set].passed
@@ -193,6 +203,9 @@ def identification_to_dict(result: Identification) -> dict:
         "viscous_nm_s_rad": json_list(f.viscous_nm_s_rad),
         "coulomb_nm": json_list(f.coulomb_nm),
         "offset_nm": json_list(f.offset_nm),
+        "coulomb_law": "FC·tanh(dq/v_s), FC·sign(dq) where v_s is 0",
+        "coulomb_velocity_rad_s": json_list(_velocity(f)),
+        "coulomb_law_choice": None if f.law_choice is None else _law_choice_to_dict(f.law_choice),
         "stribeck": None,
     }
     if f.stribeck is not None:
@@ -243,6 +256,23 @@ def identification_to_dict(result: Identification) -> dict:
                                           for name, c in result.checks.items()}},
         "warnings": list(result.warnings),
     }
+
+
+def _velocity(f: Friction) -> np.ndarray:
+    return np.zeros(len(f.joint_names)) if f.coulomb_velocity_rad_s is None else f.coulomb_velocity_rad_s
+
+
+def _law_choice_to_dict(c: CoulombLawChoice) -> dict:
+    return {"velocities_rad_s": json_list(c.velocities_rad_s),
+            "held_out_rms_nm": [json_list(row) for row in c.held_out_rms_nm],
+            "chosen_rad_s": json_list(c.chosen_rad_s), "interval_rad_s": [json_list(row) for row in c.interval_rad_s]}
+
+
+def _law_choice_from_dict(raw: dict | None) -> CoulombLawChoice | None:
+    if raw is None:
+        return None
+    return CoulombLawChoice(_array(raw["velocities_rad_s"]), np.array([_array(r) for r in raw["held_out_rms_nm"]]),
+                            _array(raw["chosen_rad_s"]), np.array([_array(r) for r in raw["interval_rad_s"]]))
 
 
 def _physical_to_dict(p: Physical) -> dict:
@@ -303,6 +333,8 @@ def identification_from_dict(raw: dict, label: str = "identification") -> Identi
                 [_array(c) if c is not None else np.full(len(STRIBECK_NAMES), np.nan) for c in stribeck["coefficients"]]
             ).reshape(n, len(STRIBECK_NAMES)),
             None if stribeck is None else _array(stribeck["rms_nm"]),
+            _array(f.get("coulomb_velocity_rad_s") or [0.0] * n),
+            _law_choice_from_dict(f.get("coulomb_law_choice")),
         )
         result = Identification(
             setup=RobotSetup(r["name"], r["urdf"], tuple(r["joint_names"]), tuple(r["gravity_m_s2"]),

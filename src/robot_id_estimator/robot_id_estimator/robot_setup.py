@@ -50,8 +50,10 @@ class RobotSetup:
     def urdf_sha256(self) -> str:
         return sha256(self.urdf_text)
 
-    def model(self, friction: Sequence[str]) -> RobotModel:
-        return load_robot_model(self.urdf_text or self.urdf_path, self.joint_names, self.gravity_m_s2, friction)
+    def model(self, friction: Sequence[str], coulomb_velocity_rad_s: Sequence[float] = ()) -> RobotModel:
+        """The arm's model with these friction terms and Coulomb law (RobotModel.coulomb_velocity_rad_s)."""
+        robot = load_robot_model(self.urdf_text or self.urdf_path, self.joint_names, self.gravity_m_s2, friction)
+        return robot.with_coulomb_velocity(coulomb_velocity_rad_s) if len(coulomb_velocity_rad_s) else robot
 
     def file_drift(self) -> str | None:
         """Why the file at urdf_path is no longer the URDF identified (the held one is used), or None."""

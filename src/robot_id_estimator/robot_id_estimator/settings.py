@@ -13,6 +13,7 @@ from robot_id_estimator.processing import ProcessingConfig
 from robot_id_model.robot_model import DEFAULT_FRICTION, FRICTION_TERMS
 
 METHODS = ("wls", "ols")
+COULOMB_LAWS = ("auto", "sign", "smooth")
 PHYSICAL_METHODS = ("lmi", "multistart", "none")
 DEFAULT_REGULARIZER_WEIGHTS = {"euclidean": 1e-4, "entropic": 1e-7}
 
@@ -93,6 +94,9 @@ class EstimatorConfig:
     processing: ProcessingConfig = field(default_factory=ProcessingConfig)
     friction: tuple[str, ...] = DEFAULT_FRICTION
     """Friction terms of the linear model, from FV (viscous), FC (Coulomb), FO (offset), IA (rotor inertia)."""
+    coulomb_law: str = "auto"
+    """Each joint's Coulomb law: "auto" chosen by held-out data between sign(dq) and tanh(dq/v_s)
+    (coulomb_law_choice), "sign" or "smooth" (the best tanh law) for every joint."""
     method: str = "wls"
     """"wls": weighted by per-joint torque noise (the MLE of Jia et al. 2019 and Wu et al. 2012); "ols": Xu et
     al. 2020, eq. (6)."""
@@ -110,6 +114,8 @@ class EstimatorConfig:
 
     def __post_init__(self) -> None:
         wrong = []
+        if self.coulomb_law not in COULOMB_LAWS:
+            wrong.append(f"coulomb_law '{self.coulomb_law}' is not one of {COULOMB_LAWS}")
         if self.method not in METHODS:
             wrong.append(f"method '{self.method}' is not one of {METHODS}")
         unknown = [t for t in self.friction if t not in FRICTION_TERMS]
@@ -128,7 +134,7 @@ class EstimatorConfig:
 
 _SECTIONS = {
     "processing": [f.name for f in dataclasses.fields(ProcessingConfig)],
-    "estimation": ["friction", "method", "essential_value_threshold", "essential_rsd_threshold_percent",
+    "estimation": ["friction", "coulomb_law", "method", "essential_value_threshold", "essential_rsd_threshold_percent",
                    "min_speed_rad_s"],
     "validation": ["observer_gain_1_s", "collision_safety_factor"],
     "physical": [f.name for f in dataclasses.fields(PhysicalConfig)],

@@ -132,7 +132,7 @@ def write_identified_model(result: Identification, out_dir: str | pathlib.Path) 
         raise ValueError("the identification has no physical parameters to export")
     out = pathlib.Path(out_dir)
     setup, physical = result.setup, result.physical
-    robot = setup.model(result.friction_terms)
+    robot = result.robot_model()
     urdf_text = setup.urdf_text
     friction = model_friction(result)
     damping = None

@@ -65,7 +65,7 @@ def validate(
         raise DataError("no recording to validate on")
     config = config or result.config
     setup = result.setup
-    robot = setup.model(result.friction_terms)
+    robot = result.robot_model()
     sets = (*result.parameter_sets, "urdf")
     values = {s: result.parameter_values(s) for s in result.parameter_sets}
     values["urdf"] = nominal_base_values(robot, result.columns)

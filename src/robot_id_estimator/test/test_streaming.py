@@ -68,7 +68,8 @@ def test_streamed_estimate_equals_the_whole_log_least_squares(log, small_chunks)
     at least min_speed_rad_s, against identify on 14 chunks: parameters to 1e-8, RSD to 1e-6, residual RMS to 1e-9
     (relative)."""
     setup, _, _base, rec, data, yb = log
-    config = EstimatorConfig(method="ols", processing=PROCESSING, physical=PhysicalConfig(method="none"))
+    config = EstimatorConfig(method="ols", coulomb_law="sign", processing=PROCESSING,
+                             physical=PhysicalConfig(method="none"))
     result = identify([rec], setup, config)
     columns = np.nonzero(~np.isnan(result.base.values))[0]
     moving = np.abs(data.dq_rad_s) >= config.min_speed_rad_s

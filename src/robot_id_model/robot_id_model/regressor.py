@@ -46,7 +46,8 @@ def regressor(robot: RobotModel, q_rad: np.ndarray, dq_rad_s: np.ndarray, ddq_ra
     """Regressor of K samples, shape (K, n, p): τ_k = Y[k] @ π for every sample k.
 
     Inertial columns come from pinocchio.computeJointTorqueRegressor (reordered to Xu et al. 2020, eq. 3);
-    friction columns are dq (FV), sign(dq) (FC), 1 (FO) and ddq (IA) on the joint's own row.
+    friction columns are dq (FV), the robot's Coulomb law (FC: sign(dq) or tanh(dq/v_s)), 1 (FO) and ddq (IA) on the
+    joint's own row.
     """
     n = robot.n_joints
     y_pin = joint_torque_regressor(robot, q_rad, dq_rad_s, ddq_rad_s2)
@@ -54,7 +55,7 @@ def regressor(robot: RobotModel, q_rad: np.ndarray, dq_rad_s: np.ndarray, ddq_ra
     y = np.zeros((len(y_pin), n, robot.n_params))
     pin_cols = (np.arange(n)[:, None] * 10 + PIN_INDEX[None, :]).ravel()
     y[:, :, inertial_columns(robot).ravel()] = y_pin[:, :, pin_cols]
-    signals = friction_signals(dq, _as_batch(ddq_rad_s2, n, "ddq_rad_s2"))
+    signals = friction_signals(dq, _as_batch(ddq_rad_s2, n, "ddq_rad_s2"), robot.coulomb_signal(dq))
     rows = np.arange(n)
     for t, term in enumerate(robot.friction):
         y[:, rows, friction_columns(robot)[:, t]] = signals[term]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import pathlib
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
@@ -14,8 +15,8 @@ if TYPE_CHECKING:  # pinocchio is imported where a model is built: command lines
     import pinocchio as pin
 
 FRICTION_TERMS = ("FV", "FC", "FO", "IA")
-"""Per-joint friction/drive terms the model knows: viscous Fv·dq, Coulomb Fc·sign(dq), constant offset,
-rotor (armature) inertia Ia·ddq."""
+"""Per-joint friction/drive terms the model knows: viscous Fv·dq, Coulomb Fc·sign(dq) or, smooth near rest,
+Fc·tanh(dq/v_s) (RobotModel.coulomb_velocity_rad_s), constant offset, rotor (armature) inertia Ia·ddq."""
 
 DEFAULT_FRICTION = ("FV", "FC", "FO")
 STANDARD_GRAVITY_M_S2 = (0.0, 0.0, -9.81)
@@ -28,6 +29,15 @@ _UNSUPPORTED_JOINTS = {
     "JointModelSphericalZYX": "spherical",
     "JointModelTranslation": "translation",
 }
+
+
+def coulomb_law(dq_rad_s: np.ndarray, velocity_rad_s: np.ndarray | float) -> np.ndarray:
+    """tanh(dq/v_s), the smooth Coulomb law (a sigmoid of speed, as Gaz et al. 2019 fit the Panda's friction),
+    and sign(dq) where v_s is 0."""
+    v = np.asarray(velocity_rad_s, dtype=float)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        smooth = np.tanh(dq_rad_s / np.where(v > 0.0, v, 1.0))
+    return np.where(v > 0.0, smooth, np.sign(dq_rad_s))
 
 
 class ModelError(ValueError):
@@ -48,6 +58,22 @@ class RobotModel:
     friction: tuple[str, ...]
     locked: tuple[str, ...] = ()
     """The URDF's other movable joints, locked at their neutral position (a gripper's fingers)."""
+    coulomb_velocity_rad_s: tuple[float, ...] = ()
+    """Per joint, the velocity v_s of a smooth Coulomb law Fc·tanh(dq/v_s); 0 (or none given) is Fc·sign(dq)."""
+
+    def with_coulomb_velocity(self, velocity_rad_s: Sequence[float]) -> RobotModel:
+        """The same arm with the Coulomb law of each joint given by its v_s (0: sign)."""
+        velocity = tuple(float(v) for v in velocity_rad_s)
+        if len(velocity) != self.n_joints or not all(v >= 0.0 for v in velocity):
+            raise ModelError(f"coulomb_velocity_rad_s needs {self.n_joints} values >= 0, got {velocity}")
+        return dataclasses.replace(self, coulomb_velocity_rad_s=velocity if any(velocity) else ())
+
+    def coulomb_signal(self, dq_rad_s: np.ndarray) -> np.ndarray:
+        """The Coulomb column's signal per joint at velocities (K, n): sign(dq), or tanh(dq/v_s) where v_s > 0."""
+        dq = np.asarray(dq_rad_s, dtype=float)
+        if not self.coulomb_velocity_rad_s:
+            return np.sign(dq)
+        return coulomb_law(dq, np.asarray(self.coulomb_velocity_rad_s))
 
     @property
     def n_joints(self) -> int:

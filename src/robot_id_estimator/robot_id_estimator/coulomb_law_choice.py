@@ -1,0 +1,203 @@
+"""Each joint's Coulomb law chosen by the data: sign(dq), or smooth near rest, tanh(dq/v_s).
+
+Real friction is continuous through zero speed (presliding; Gaz et al. 2019 fit the Panda's with a sigmoid of
+speed, which is tanh up to an offset). For a fixed v_s the regression stays linear, the law's column in place of
+the sign column, so the model is separable: the linear parameters are the least-squares solution for each v_s
+and only v_s is searched, per joint, on a grid (variable projection, Golub and Pereyra 1973, with the projected
+problem evaluated on a grid instead of by Gauss-Newton). The law kept is the one that predicts held-out data best:
+N_FOLDS contiguous time blocks of every recording, each block predicted by a fit on the others (K-fold
+cross-validation, Hastie et al. 2009, section 7.10). Every candidate comes from one pass over the data
+(regression_stream keeps each fold's regression with the candidate columns beside it), so the choice costs no
+regressor evaluation of its own.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from robot_id_estimator.reduction import JointBlocks, triangular_factor
+from robot_id_estimator.regression_data import RegressionData
+from robot_id_model.base_parameters import BaseParameters
+from robot_id_model.parameters import friction_columns
+from robot_id_model.robot_model import RobotModel
+
+CANDIDATE_VELOCITIES_RAD_S = np.concatenate([[0.0], np.geomspace(0.004, 0.4, 21)])
+"""v_s searched (0: the sign law), a factor 1.58 apart: from a law sign-like at the speeds an excitation reaches
+to one that is still rising at 0.4 rad/s (Gaz et al. 2019's Panda sigmoids: v_s = 2/φ2 = 0.12–0.39 rad/s)."""
+
+N_FOLDS = 5
+"""Contiguous time blocks of each recording, each held out once."""
+
+SMOOTH_GAIN = 0.1
+"""A joint gets the smooth law only when it predicts held-out data at least this fraction better (RMS) than the
+sign law: a joint whose friction is sign-like keeps the simpler law."""
+
+INTERVAL_TOLERANCE = 0.01
+"""v_s's uncertainty: the range of candidate velocities whose held-out error is within this fraction of the
+best (a profile of the held-out error; the grid's factor 1.58 is its resolution)."""
+
+SWEEPS = 2
+"""Passes over the joints, each choosing one joint's law with the others at their latest choice."""
+
+
+@dataclass(frozen=True)
+class CoulombLawChoice:
+    """Per joint, the held-out torque error of every candidate law and the one chosen."""
+
+    velocities_rad_s: np.ndarray
+    """(m,) candidate v_s, 0 (the sign law) first."""
+    held_out_rms_nm: np.ndarray
+    """(n, m) RMS of the torque each fold's fit predicts on the held-out fold; NaN where not tried."""
+    chosen_rad_s: np.ndarray
+    """(n,) v_s of each joint's law, 0 for the sign law."""
+    interval_rad_s: np.ndarray
+    """(n, 2) candidate v_s within INTERVAL_TOLERANCE of the best held-out error (NaN for the sign law)."""
+
+    def describe(self, joint_names: Sequence[str]) -> list[str]:
+        """One line per joint: the law chosen and how much better it predicts than the other."""
+        lines = []
+        for j, name in enumerate(joint_names):
+            errors = self.held_out_rms_nm[j]
+            if np.isnan(errors[1:]).all():
+                continue
+            best = int(np.nanargmin(errors[1:])) + 1
+            if self.chosen_rad_s[j] > 0.0:
+                low, high = self.interval_rad_s[j]
+                lines.append(f"{name}: smooth Coulomb tanh(dq/{self.chosen_rad_s[j]:.3g}) (v_s {low:.3g}–{high:.3g} "
+                             f"rad/s), held-out error {errors[best]:.4g} Nm against {errors[0]:.4g} Nm with sign(dq)")
+            else:
+                lines.append(f"{name}: sign(dq) kept, held-out error {errors[0]:.4g} Nm (the best smooth law "
+                             f"tanh(dq/{self.velocities_rad_s[best]:.3g}): {errors[best]:.4g} Nm)")
+        return lines
+
+
+def coulomb_columns(robot: RobotModel, base: BaseParameters) -> np.ndarray:
+    """(n,) per joint, the base column of its Coulomb parameter, −1 where it has none (no FC term, or a joint that
+    does not move and so has no identifiable Coulomb column)."""
+    if "FC" not in robot.friction:
+        return np.full(robot.n_joints, -1)
+    position = {int(c): i for i, c in enumerate(base.independent)}
+    fc = friction_columns(robot)[:, robot.friction.index("FC")]
+    return np.array([position.get(int(c), -1) for c in fc])
+
+
+def _columns(n_base: int, fc_column: int, law: int) -> list[int]:
+    """Columns of the extended regression [Yb C τ] that make a joint's regression with candidate `law`."""
+    columns = list(range(n_base))
+    if fc_column >= 0:
+        columns[fc_column] = n_base + law
+    return columns
+
+
+def _rows(blocks: Sequence[np.ndarray], n_base: int, fc: np.ndarray, laws: np.ndarray,
+          weights: np.ndarray) -> np.ndarray:
+    """Stacked weighted rows [A y] of every joint's factor with its law's columns."""
+    tau = blocks[0].shape[-1] - 1
+    return np.concatenate([np.sqrt(weights[j]) * block[:, [*_columns(n_base, fc[j], laws[j]), tau]]
+                           for j, block in enumerate(blocks)])
+
+
+def _fit(rows: np.ndarray) -> np.ndarray:
+    return np.linalg.lstsq(rows[:, :-1], rows[:, -1], rcond=None)[0]
+
+
+def _residual_sq(block: np.ndarray, n_base: int, fc_column: int, law: int, theta: np.ndarray) -> float:
+    tau = block.shape[-1] - 1
+    return float(np.sum((block[:, [*_columns(n_base, fc_column, law), tau]] @ np.append(-theta, 1.0)) ** 2))
+
+
+def _factor(parts: Sequence[np.ndarray]) -> np.ndarray:
+    return triangular_factor(np.concatenate(parts))
+
+
+@dataclass(frozen=True)
+class _Folds:
+    """Every fold's factors over all recordings, the factors of the others (its training data), and each joint's
+    weight."""
+
+    held_out: list[JointBlocks]
+    training: list[list[np.ndarray]]
+    weights: np.ndarray
+
+
+def _folds(data: RegressionData, base: BaseParameters, fc: np.ndarray) -> _Folds:
+    n_folds, n = len(data.streamed[0].folds), len(fc)
+    held_out = [JointBlocks(np.stack([_factor([s.folds[f].r_aug[j] for s in data.streamed]) for j in range(n)]),
+                            sum(s.folds[f].n_rows for s in data.streamed)) for f in range(n_folds)]
+    training = [[_factor([g.r_aug[j] for i, g in enumerate(held_out) if i != f]) for j in range(n)]
+                for f in range(n_folds)]
+    return _Folds(held_out, training, _noise_weights(held_out, base, fc))
+
+
+def _noise_weights(folds: Sequence[JointBlocks], base: BaseParameters, fc: np.ndarray) -> np.ndarray:
+    """(n,) 1/σ² of each joint's residual in an unweighted sign-law fit of all data: the joints weighed alike."""
+    n = len(fc)
+    whole = [_factor([fold.r_aug[j] for fold in folds]) for j in range(n)]
+    laws = np.zeros(n, dtype=int)
+    theta = _fit(_rows(whole, base.n_base, fc, laws, np.ones(n)))
+    rows_used = np.maximum(sum(fold.n_rows for fold in folds), 1)
+    variance = np.array([_residual_sq(whole[j], base.n_base, fc[j], 0, theta) for j in range(n)]) / rows_used
+    return 1.0 / np.maximum(variance, 1e-12 * max(variance.max(), 1e-300))
+
+
+def _held_out_errors(folds: _Folds, n_base: int, fc: np.ndarray, laws: np.ndarray, joint: int) -> np.ndarray:
+    """(m,) held-out RMS of `joint`'s torque with each candidate law there and `laws` at the other joints."""
+    rows_used = max(sum(int(fold.n_rows[joint]) for fold in folds.held_out), 1)
+    errors = np.empty(len(CANDIDATE_VELOCITIES_RAD_S))
+    for law in range(len(errors)):
+        trial = laws.copy()
+        trial[joint] = law
+        sq = 0.0
+        for training, fold in zip(folds.training, folds.held_out, strict=True):
+            theta = _fit(_rows(training, n_base, fc, trial, folds.weights))
+            sq += _residual_sq(fold.r_aug[joint], n_base, fc[joint], law, theta)
+        errors[law] = np.sqrt(sq / rows_used)
+    return errors
+
+
+def choose_coulomb_laws(data: RegressionData, base: BaseParameters, fc: np.ndarray,
+                        force_smooth: bool = False) -> CoulombLawChoice:
+    """The law of every joint with a Coulomb column (fc ≥ 0), one joint at a time for SWEEPS passes: the candidate
+    with the smallest held-out error if it beats the sign law by SMOOTH_GAIN (or at all, `force_smooth`: the best
+    smooth law), else sign."""
+    folds = _folds(data, base, fc)
+    gain = -np.inf if force_smooth else SMOOTH_GAIN
+    laws = np.zeros(len(fc), dtype=int)
+    errors = np.full((len(fc), len(CANDIDATE_VELOCITIES_RAD_S)), np.nan)
+    for _ in range(SWEEPS):
+        for j in np.flatnonzero(fc >= 0):
+            errors[j] = _held_out_errors(folds, base.n_base, fc, laws, int(j))
+            best = int(np.argmin(errors[j][1:])) + 1
+            laws[j] = best if errors[j][best] < (1.0 - gain) * errors[j][0] else 0
+    chosen = CANDIDATE_VELOCITIES_RAD_S[laws]
+    return CoulombLawChoice(CANDIDATE_VELOCITIES_RAD_S.copy(), errors, chosen, _intervals(errors, laws))
+
+
+def _intervals(errors: np.ndarray, laws: np.ndarray) -> np.ndarray:
+    intervals = np.full((len(laws), 2), np.nan)
+    for j in np.flatnonzero(laws > 0):
+        near = np.flatnonzero(errors[j][1:] <= (1.0 + INTERVAL_TOLERANCE) * errors[j][laws[j]]) + 1
+        intervals[j] = CANDIDATE_VELOCITIES_RAD_S[[near.min(), near.max()]]
+    return intervals
+
+
+def with_chosen_laws(data: RegressionData, base: BaseParameters, fc: np.ndarray,
+                     choice: CoulombLawChoice) -> RegressionData:
+    """The regression with each joint's chosen law in its Coulomb column: the reduced blocks re-formed from the
+    folds' extended ones (exactly the factor of the chosen columns) and the traces' columns replaced."""
+    laws = np.searchsorted(CANDIDATE_VELOCITIES_RAD_S, choice.chosen_rad_s)
+    streamed = []
+    for s in data.streamed:
+        tau = s.folds[0].r_aug.shape[-1] - 1
+        r_aug = np.stack([_factor([fold.r_aug[j][:, [*_columns(base.n_base, fc[j], laws[j]), tau]]
+                                   for fold in s.folds]) for j in range(len(fc))])
+        trace_yb = s.trace_yb.copy()
+        for j in np.flatnonzero(fc >= 0):
+            trace_yb[:, j, fc[j]] = s.trace_candidates[:, j, laws[j]]
+        streamed.append(dataclasses.replace(s, blocks=JointBlocks(r_aug, sum(fold.n_rows for fold in s.folds)),
+                                            trace_yb=trace_yb))
+    return dataclasses.replace(data, streamed=tuple(streamed))
