@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pathlib
 import sys
+from collections.abc import Callable
 
 import numpy as np
 
@@ -40,14 +41,15 @@ def simulated(
     noise_nm: float,
     period_s: float = 20.0,
     rate_hz: float = 500.0,
+    joint_friction: Callable[[np.ndarray], np.ndarray] | None = None,
 ) -> Recording:
     """n_periods of a random 5-harmonic Fourier run (Xu et al. 2020, eq. 8) inside 70 % of the joint ranges and 60 %
     of the velocity limits at its samples, with the torque the robot publishes (its filter, then noise; 1e-5 rad
-    on q)."""
+    on q), `joint_friction` as synthetic.periodic_recording's."""
     return random_recording(robot, pi, n_periods, seed=seed, period_s=period_s, rate_hz=rate_hz,
                             torque_filter_time_constant_s=setup.torque_filter_time_constant_s, tau_noise_nm=noise_nm,
                             q_noise_rad=1e-5, noise_seed=seed + 100, limit_grid_s=sample_times_s(period_s, rate_hz),
-                            source=f"simulated seed {seed}")
+                            source=f"simulated seed {seed}", joint_friction=joint_friction)
 
 
 def panda_log(train_fraction: float = 0.7) -> tuple[Recording, Recording] | None:

@@ -22,7 +22,7 @@ from robot_id_estimator.csv_columns import parse_column_map
 from robot_id_estimator.physical_problem import RetrievalError
 from robot_id_estimator.recording import load_recording
 from robot_id_estimator.set_checks import RULE
-from robot_id_estimator.settings import METHODS, EstimatorConfig, load_estimator_config, replace_config
+from robot_id_estimator.settings import COULOMB_LAWS, METHODS, EstimatorConfig, load_estimator_config, replace_config
 from robot_id_model.command_line import (
     HelpFormatter,
     check_writable_directory,
@@ -91,6 +91,7 @@ def _config(args: argparse.Namespace, base: EstimatorConfig | None = None) -> Es
         config,
         method=getattr(args, "method", None),
         friction=tuple(t for t in friction.split(",") if t) if friction else None,
+        coulomb_law=getattr(args, "coulomb_law", None),
         processing=processing,
     )
 
@@ -240,6 +241,9 @@ def parser() -> argparse.ArgumentParser:
     ident.add_argument("--method", choices=METHODS, help="override the config's estimator (default: wls)")
     ident.add_argument("--friction", help="override the config's friction terms, comma-separated "
                                           f"(default: {','.join(DEFAULT_FRICTION)})")
+    ident.add_argument("--coulomb-law", choices=COULOMB_LAWS,
+                       help="override the config's Coulomb law: auto chooses per joint between sign(dq) and "
+                            "tanh(dq/v_s) by held-out data (default: auto)")
 
     val = sub.add_parser("validate", help="predict torques of other recordings with an identification",
                          formatter_class=HelpFormatter)

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from robot_id_estimator.json_values import json_array, json_list
 from robot_id_estimator.reduction import JointBlocks, triangular_factor
 from robot_id_estimator.regression_data import RegressionData
 from robot_id_model.base_parameters import BaseParameters
@@ -56,6 +57,20 @@ class CoulombLawChoice:
     """(n,) v_s of each joint's law, 0 for the sign law."""
     interval_rad_s: np.ndarray
     """(n, 2) candidate v_s within INTERVAL_TOLERANCE of the best held-out error (NaN for the sign law)."""
+
+    def to_dict(self) -> dict:
+        return {"velocities_rad_s": json_list(self.velocities_rad_s),
+                "held_out_rms_nm": [json_list(row) for row in self.held_out_rms_nm],
+                "chosen_rad_s": json_list(self.chosen_rad_s),
+                "interval_rad_s": [json_list(row) for row in self.interval_rad_s]}
+
+    @classmethod
+    def from_dict(cls, raw: dict | None) -> CoulombLawChoice | None:
+        """Inverse of to_dict (None stays None)."""
+        if raw is None:
+            return None
+        return cls(json_array(raw["velocities_rad_s"]), np.array([json_array(r) for r in raw["held_out_rms_nm"]]),
+                   json_array(raw["chosen_rad_s"]), np.array([json_array(r) for r in raw["interval_rad_s"]]))
 
     def describe(self, joint_names: Sequence[str]) -> list[str]:
         """One line per joint: the law chosen and how much better it predicts than the other."""

@@ -72,7 +72,8 @@ def result_message(result: Identification, output_dir: str) -> IdentificationRes
     f = result.friction
     for j, name in enumerate(f.joint_names):
         joint = JointFriction(joint_name=name, viscous_nm_s_rad=float(f.viscous_nm_s_rad[j]),
-                              coulomb_nm=float(f.coulomb_nm[j]), offset_nm=float(f.offset_nm[j]))
+                              coulomb_nm=float(f.coulomb_nm[j]), offset_nm=float(f.offset_nm[j]),
+                              coulomb_velocity_rad_s=float(f.coulomb_velocity()[j]))
         if f.stribeck is not None and not np.isnan(f.stribeck[j]).any():
             joint.stribeck_coefficients = [float(c) for c in f.stribeck[j]]
         msg.friction.append(joint)

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from robot_id_estimator.coulomb_law_choice import N_FOLDS, SMOOTH_GAIN
 from robot_id_estimator.determination import HELD
 from robot_id_estimator.output_files import atomic_path, write_text
 from robot_id_estimator.plausibility import plausibility_lines
@@ -198,14 +199,22 @@ def _friction_section(result: Identification) -> list[str]:
     estimates = {"FV": f.viscous_nm_s_rad, "FC": f.coulomb_nm, "FO": f.offset_nm}
     header = ["joint"] + [f"{t} estimated (RSD %)" for t in terms]
     header += [f"{t} in the physical model" for t in terms] if model is not None else []
+    header += ["Coulomb law"]
     rows = []
     for j, name in enumerate(f.joint_names):
         row = [name] + [f"{_fmt(estimates[t][j])} ({_fmt(rsd.get(f'{t}{j + 1}', np.nan), 3)})" for t in terms]
         if model is not None:
             row += [f"{_fmt(model[name][t][0])} ({model[name][t][1]})" for t in terms]
+        velocity = f.coulomb_velocity()[j]
+        row.append(f"tanh(dq/{velocity:.3g})" if velocity > 0.0 else "sign(dq)")
         rows.append(row)
+    choice = f.law_choice.describe(f.joint_names) if f.law_choice is not None else []
     return ["## Friction", "", "FV viscous [Nm s/rad], FC Coulomb [Nm], FO offset [Nm]; the physical model's values "
-            "are those of identified.urdf and identified.yaml.", "", *_table(header, rows)]
+            "are those of identified.urdf and identified.yaml.", "", *_table(header, rows), "",
+            *([f"Each joint's Coulomb law, chosen by how well it predicts held-out data ({N_FOLDS}-fold "
+               f"cross-validation over time blocks; the smooth law only when at least {100 * SMOOTH_GAIN:g} % "
+               "better):", "",
+               *(f"- {line}" for line in choice)] if choice else [])]
 
 
 def _physical_section(result: Identification) -> list[str]:

@@ -8,15 +8,14 @@ against the identification data) and `warnings`. Values that were not estimated 
 from __future__ import annotations
 
 import json
-import math
 import pathlib
-from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from robot_id_estimator.coulomb_law_choice import CoulombLawChoice
 from robot_id_estimator.friction import STRIBECK_NAMES
+from robot_id_estimator.json_values import json_array, json_float, json_list, json_number
 from robot_id_estimator.output_files import write_text
 from robot_id_estimator.plausibility import Plausibility, plausibility_from_dict, plausibility_to_dict
 from robot_id_estimator.robot_setup import RobotSetup, held_urdf
@@ -53,6 +52,12 @@ class Friction:
     """(n,) each joint's Coulomb law: FC·tanh(dq/v_s), FC·sign(dq) where v_s is 0 (None: sign everywhere)."""
     law_choice: CoulombLawChoice | None = None
     """How each joint's Coulomb law was chosen (coulomb_law_choice); None when it was not."""
+
+    def coulomb_velocity(self) -> np.ndarray:
+        """(n,) v_s of each joint's Coulomb law, 0 for sign(dq)."""
+        if self.coulomb_velocity_rad_s is None:
+            return np.zeros(len(self.joint_names))
+        return self.coulomb_velocity_rad_s
 
 
 @dataclass(frozen=True)
@@ -144,7 +149,7 @@ class Identification:
 
     def robot_model(self) -> RobotModel:
         """The arm's model as identified: its friction terms and each joint's Coulomb law."""
-        return self.setup.model(self.friction_terms, tuple(_velocity(self.friction)))
+        return self.setup.model(self.friction_terms, tuple(self.friction.coulomb_velocity()))
 
     def passed(self, parameter_set: str) -> bool:
         """Whether `parameter_set` passed its check against the identification data."""
@@ -173,24 +178,6 @@ class Identification:
         raise ValueError(f"unknown parameter set '{parameter_set}'; known: {list(self.parameter_sets)}")
 
 
-def json_list(x: np.ndarray | Sequence[float]) -> list[float | None]:
-    """JSON list with null for NaN/inf."""
-    return [float(v) if math.isfinite(v) else None for v in np.asarray(x, dtype=float).ravel()]
-
-
-def json_number(x: float) -> float | None:
-    """JSON number, null for NaN/inf (a condition number of a rank-deficient regressor, say)."""
-    return float(x) if math.isfinite(x) else None
-
-
-def _float(x: float | None) -> float:
-    return math.nan if x is None else float(x)
-
-
-def _array(x: list | None) -> np.ndarray:
-    return np.array([math.nan if v is None else v for v in x], dtype=float)
-
-
 def _parameter_set(p: ParameterSet) -> dict:
     return {"names": list(p.names), "values": json_list(p.values), "rsd_percent": json_list(p.rsd_percent)}
 
@@ -204,8 +191,8 @@ def identification_to_dict(result: Identification) -> dict:
         "coulomb_nm": json_list(f.coulomb_nm),
         "offset_nm": json_list(f.offset_nm),
         "coulomb_law": "FC·tanh(dq/v_s), FC·sign(dq) where v_s is 0",
-        "coulomb_velocity_rad_s": json_list(_velocity(f)),
-        "coulomb_law_choice": None if f.law_choice is None else _law_choice_to_dict(f.law_choice),
+        "coulomb_velocity_rad_s": json_list(f.coulomb_velocity()),
+        "coulomb_law_choice": None if f.law_choice is None else f.law_choice.to_dict(),
         "stribeck": None,
     }
     if f.stribeck is not None:
@@ -258,23 +245,6 @@ def identification_to_dict(result: Identification) -> dict:
     }
 
 
-def _velocity(f: Friction) -> np.ndarray:
-    return np.zeros(len(f.joint_names)) if f.coulomb_velocity_rad_s is None else f.coulomb_velocity_rad_s
-
-
-def _law_choice_to_dict(c: CoulombLawChoice) -> dict:
-    return {"velocities_rad_s": json_list(c.velocities_rad_s),
-            "held_out_rms_nm": [json_list(row) for row in c.held_out_rms_nm],
-            "chosen_rad_s": json_list(c.chosen_rad_s), "interval_rad_s": [json_list(row) for row in c.interval_rad_s]}
-
-
-def _law_choice_from_dict(raw: dict | None) -> CoulombLawChoice | None:
-    if raw is None:
-        return None
-    return CoulombLawChoice(_array(raw["velocities_rad_s"]), np.array([_array(r) for r in raw["held_out_rms_nm"]]),
-                            _array(raw["chosen_rad_s"]), np.array([_array(r) for r in raw["interval_rad_s"]]))
-
-
 def _physical_to_dict(p: Physical) -> dict:
     return {
         "method": p.method,
@@ -300,14 +270,14 @@ def _physical_from_dict(raw: dict) -> Physical:
         method=raw["method"],
         link_names=tuple(link["link_name"] for link in raw["links"]),
         links=tuple(
-            LinkInertial(float(link["mass_kg"]), _array(link["com_m"]), np.array(link["inertia_com_kg_m2"], float))
+            LinkInertial(float(link["mass_kg"]), json_array(link["com_m"]), np.array(link["inertia_com_kg_m2"], float))
             for link in raw["links"]
         ),
         standard_names=tuple(raw["standard"]["names"]),
-        standard_values=_array(raw["standard"]["values"]),
+        standard_values=json_array(raw["standard"]["values"]),
         status=tuple(raw["standard"]["status"]),
-        held_values=_array(raw["standard"]["held_at"]),
-        base_values=_array(raw["base_values"]),
+        held_values=json_array(raw["standard"]["held_at"]),
+        base_values=json_array(raw["base_values"]),
         residual_norm_nm=float(raw["residual_norm_nm"]),
         unconstrained_residual_norm_nm=float(raw["unconstrained_residual_norm_nm"]),
         target=raw["target"],
@@ -328,13 +298,15 @@ def identification_from_dict(raw: dict, label: str = "identification") -> Identi
         stribeck = f.get("stribeck")
         n = len(r["joint_names"])
         friction = Friction(
-            tuple(f["joint_names"]), _array(f["viscous_nm_s_rad"]), _array(f["coulomb_nm"]), _array(f["offset_nm"]),
+            tuple(f["joint_names"]), json_array(f["viscous_nm_s_rad"]), json_array(f["coulomb_nm"]),
+            json_array(f["offset_nm"]),
             None if stribeck is None else np.array(
-                [_array(c) if c is not None else np.full(len(STRIBECK_NAMES), np.nan) for c in stribeck["coefficients"]]
+                [json_array(c) if c is not None else np.full(len(STRIBECK_NAMES), np.nan)
+                 for c in stribeck["coefficients"]]
             ).reshape(n, len(STRIBECK_NAMES)),
-            None if stribeck is None else _array(stribeck["rms_nm"]),
-            _array(f.get("coulomb_velocity_rad_s") or [0.0] * n),
-            _law_choice_from_dict(f.get("coulomb_law_choice")),
+            None if stribeck is None else json_array(stribeck["rms_nm"]),
+            json_array(f.get("coulomb_velocity_rad_s") or [0.0] * n),
+            CoulombLawChoice.from_dict(f.get("coulomb_law_choice")),
         )
         result = Identification(
             setup=RobotSetup(r["name"], r["urdf"], tuple(r["joint_names"]), tuple(r["gravity_m_s2"]),
@@ -342,22 +314,22 @@ def identification_from_dict(raw: dict, label: str = "identification") -> Identi
                              held_urdf(r)),
             friction_terms=tuple(r["friction_terms"]),
             columns=np.array(b["columns"], dtype=int),
-            base=ParameterSet(tuple(b["names"]), _array(b["values"]), _array(b["rsd_percent"])),
+            base=ParameterSet(tuple(b["names"]), json_array(b["values"]), json_array(b["rsd_percent"])),
             base_expressions=tuple(b["expressions"]),
             unidentified=dict(b["unidentified"]),
-            essential=ParameterSet(tuple(e["names"]), _array(e["values"]), _array(e["rsd_percent"])),
+            essential=ParameterSet(tuple(e["names"]), json_array(e["values"]), json_array(e["rsd_percent"])),
             eliminated=tuple(e["eliminated"]),
             friction=friction,
             metrics=Metrics(
-                condition_number=_float(m["condition_number"]),
-                condition_number_scaled=_float(m["condition_number_scaled"]),
+                condition_number=json_float(m["condition_number"]),
+                condition_number_scaled=json_float(m["condition_number_scaled"]),
                 n_samples=m["n_samples"],
                 n_periods=tuple(m["n_periods"]),
                 noise_var_nm2=tuple(m["noise_var_nm2"]),
                 joint_weights=tuple(m["joint_weights"]),
                 residual_rms_nm=m["residual_rms_nm"],
-                residual_variance={k: _float(v) for k, v in m["residual_variance"].items()},
-                rsd_filter_factor=_float(m["rsd_filter_factor"]),
+                residual_variance={k: json_float(v) for k, v in m["residual_variance"].items()},
+                rsd_filter_factor=json_float(m["rsd_filter_factor"]),
                 sources=tuple(m["sources"]),
                 motion=m["motion"],
                 notes=tuple(m["notes"]),

@@ -15,7 +15,7 @@ Scenarios (standard parameters π, friction terms in the robot's order):
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
 
@@ -185,12 +185,17 @@ def periodic_recording(
     seed: int = 0,
     harmonics: int | None = None,
     source: str = "simulated",
+    joint_friction: Callable[[np.ndarray], np.ndarray] | None = None,
 ) -> Recording:
     """`n_periods` repetitions of one period of motion (K samples over `period_s`) with the torque a robot of
-    standard parameters `pi` publishes: τ = Y·π, through its first-order torque filter in periodic steady
-    state (after one lead-in period), plus Gaussian noise on τ and q."""
+    standard parameters `pi` publishes: τ = Y·π (plus `joint_friction`(dq), a friction law of the caller's),
+    through its first-order torque filter in periodic steady state (after one lead-in period), plus Gaussian
+    noise on τ and q."""
     per_period = len(q_rad)
-    tau = np.tile(regressor(robot, q_rad, dq_rad_s, ddq_rad_s2) @ pi, (n_periods + 1, 1))
+    tau = regressor(robot, q_rad, dq_rad_s, ddq_rad_s2) @ pi
+    if joint_friction is not None:
+        tau = tau + joint_friction(dq_rad_s)
+    tau = np.tile(tau, (n_periods + 1, 1))
     tau = first_order_lowpass(tau, period_s / per_period, torque_filter_time_constant_s)[per_period:]
     rng = np.random.default_rng(seed)
     k, n = n_periods * per_period, robot.n_joints
@@ -216,10 +221,12 @@ def random_recording(
     still: Sequence[int] = (),
     limit_grid_s: np.ndarray | None = None,
     source: str | None = None,
+    joint_friction: Callable[[np.ndarray], np.ndarray] | None = None,
 ) -> Recording:
     """`periodic_recording` of the `random_motion` of `seed` (`still`, `limit_grid_s` as there) sampled at rate_hz,
-    noise drawn from `noise_seed`; the recording knows the period and the harmonics."""
+    noise drawn from `noise_seed`, `joint_friction` as there; the recording knows the period and the harmonics."""
     t_s = sample_times_s(period_s, rate_hz)
     q, dq, ddq = random_motion(robot, period_s, harmonics, t_s, seed, still=still, limit_grid_s=limit_grid_s)
     return periodic_recording(robot, pi, q, dq, ddq, period_s, n_periods, torque_filter_time_constant_s,
-                              tau_noise_nm, q_noise_rad, noise_seed, harmonics, source or f"random motion {seed}")
+                              tau_noise_nm, q_noise_rad, noise_seed, harmonics, source or f"random motion {seed}",
+                              joint_friction)

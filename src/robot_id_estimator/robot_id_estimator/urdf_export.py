@@ -14,7 +14,7 @@ import yaml
 from robot_id_estimator.friction import STRIBECK_NAMES
 from robot_id_estimator.mjcf_export import MJCF_NAME, MujocoExportError, write_mjcf
 from robot_id_estimator.output_files import write_text
-from robot_id_estimator.results import Identification
+from robot_id_estimator.results import Friction, Identification
 from robot_id_estimator.urdf_edit import UrdfEditor
 from robot_id_model.parameters import inertial_columns
 from robot_id_model.physical import LinkInertial, inertia_six, link_from_standard
@@ -139,6 +139,11 @@ def write_identified_model(result: Identification, out_dir: str | pathlib.Path) 
     if {"FV", "FC"} <= set(result.friction_terms):
         damping = [(terms["FV"][0], terms["FC"][0]) for terms in friction.values()]
     text = identified_urdf(urdf_text, robot, physical.standard_values, lumped_known_parts(robot, urdf_text), damping)
+    smooth = [name for name, v in zip(robot.joint_names, result.friction.coulomb_velocity(), strict=True) if v > 0.0]
+    if smooth and damping is not None:
+        text = _after_declaration(text, f"<!-- robot_id: the Coulomb friction of {', '.join(smooth)} is smooth near "
+                                        "rest, friction·tanh(dq/v_s); <dynamics friction> holds its level, v_s is in "
+                                        f"{YAML_NAME} -->\n")
     passed = result.passed("physical")
     (out / MJCF_NAME).unlink(missing_ok=True)
     if passed:
@@ -158,6 +163,10 @@ def write_identified_model(result: Identification, out_dir: str | pathlib.Path) 
         mjcf_path, notes = write_mjcf(text, pathlib.Path(setup.urdf_path).parent, out / MJCF_NAME)  # its meshes
     except (MujocoExportError, OSError) as err:
         return ModelFiles(urdf_path, yaml_path, None, warnings=(f"{MJCF_NAME} not written: {err}",))
+    if smooth and damping is not None:
+        notes = (*notes, f"{MJCF_NAME}: MuJoCo's frictionloss holds the Coulomb level of {', '.join(smooth)}; its "
+                         "dry-friction constraint is smoothed near rest by the solver (solreffriction), not by the "
+                         f"identified v_s of {YAML_NAME}, so a simulation with it does not reproduce the smooth law")
     return ModelFiles(urdf_path, yaml_path, mjcf_path, notes)
 
 
@@ -176,6 +185,7 @@ def _model_yaml(result: Identification, urdf_name: str, friction: dict, passed: 
             name: {
                 **{FRICTION_KEYS[term]: _plain(value) for term, (value, _) in friction[name].items()},
                 "determination": {FRICTION_KEYS[term]: status for term, (_, status) in friction[name].items()},
+                "coulomb_law": _coulomb_law(f, j),
                 "stribeck": None if f.stribeck is None or np.isnan(f.stribeck[j]).all() else dict(
                     zip(STRIBECK_NAMES, map(_plain, f.stribeck[j]), strict=True)
                 ),
@@ -203,6 +213,16 @@ def _model_yaml(result: Identification, urdf_name: str, friction: dict, passed: 
             "check": {"passed": passed, "failures": list(result.checks["physical"].failures)},
         },
     }
+
+
+def _coulomb_law(f: Friction, joint: int) -> dict:
+    """A joint's Coulomb law for identified.yaml: its form, v_s and the range the held-out data support."""
+    velocity = float(f.coulomb_velocity()[joint])
+    if velocity == 0.0:
+        return {"form": "coulomb_nm·sign(dq)"}
+    low, high = f.law_choice.interval_rad_s[joint] if f.law_choice is not None else (velocity, velocity)
+    return {"form": "coulomb_nm·tanh(dq/coulomb_velocity_rad_s)", "coulomb_velocity_rad_s": velocity,
+            "coulomb_velocity_range_rad_s": [_plain(low), _plain(high)]}
 
 
 def remove_stale_model(out_dir: str | pathlib.Path) -> None:

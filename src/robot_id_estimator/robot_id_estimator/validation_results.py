@@ -7,7 +7,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from robot_id_estimator.results import Traces, json_list, json_number, write_json
+from robot_id_estimator.json_values import json_list, json_number
+from robot_id_estimator.results import Traces, write_json
 
 VALIDATION_FORMAT = "robot_id validation 2"
 

@@ -1,0 +1,95 @@
+"""Each joint's Coulomb law chosen by held-out data (coulomb_law_choice), against robots whose friction is made here
+by laws of their own: the smooth tanh law the estimator knows, the sign law, and the Coulomb part of Luo et al.
+2024, eq. (7), FC·sgn(dq)·(1 − exp(−(dq/v)²)), a smooth law outside the estimator's family."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+import pytest
+from estimator_synthetic import WITHOUT_PHYSICAL, iiwa14_setup
+
+from robot_id_estimator.pipeline import identify
+from robot_id_estimator.results import identification_from_dict, identification_to_dict
+from robot_id_estimator.synthetic import random_recording, scaled_links
+from robot_id_estimator.validation_run import validate
+from robot_id_model.parameters import friction_columns
+
+TRUE_VELOCITY_RAD_S = 0.05
+LAWS = {
+    "sign": np.sign,
+    "tanh": lambda dq: np.tanh(dq / TRUE_VELOCITY_RAD_S),
+    "luo": lambda dq: np.sign(dq) * (1.0 - np.exp(-((dq / TRUE_VELOCITY_RAD_S) ** 2))),
+}
+
+
+@pytest.fixture(scope="module")
+def arm():
+    setup = iiwa14_setup()
+    robot = setup.model(("FV", "FC", "FO"))
+    pi = scaled_links(robot, seed=3)
+    return setup, robot, pi
+
+
+def _recording(arm, law: str, seed: int, periods: int, noise_nm: float):
+    """The iiwa14 of `arm` with its Coulomb friction FC·law(dq) (the regressor's FC column left out)."""
+    setup, robot, pi = arm
+    fc_column = friction_columns(robot)[:, robot.friction.index("FC")]
+    fc_nm = pi[fc_column]
+    rigid = pi.copy()
+    rigid[fc_column] = 0.0
+    return random_recording(robot, rigid, periods, seed=seed, period_s=10.0, rate_hz=200.0,
+                            torque_filter_time_constant_s=setup.torque_filter_time_constant_s,
+                            tau_noise_nm=noise_nm, q_noise_rad=1e-5 if noise_nm else 0.0, noise_seed=seed + 1,
+                            source=f"{law} {seed}", joint_friction=lambda dq: fc_nm * LAWS[law](dq))
+
+
+def _identified(arm, law: str, coulomb_law: str):
+    training = [_recording(arm, law, seed, 3, 0.05) for seed in (0, 7)]
+    result = identify(training, arm[0], dataclasses.replace(WITHOUT_PHYSICAL, coulomb_law=coulomb_law))
+    unseen = validate(result, [_recording(arm, law, 11, 1, 0.0)])
+    return result, 100.0 * unseen.rms_nm["base"] / unseen.torque_rms_nm
+
+
+@pytest.fixture(scope="module")
+def smooth_in_family(arm):
+    return {mode: _identified(arm, "tanh", mode) for mode in ("sign", "auto")}
+
+
+def test_a_smooth_law_is_found_and_predicts_a_motion_it_did_not_see_within_1_percent(smooth_in_family):
+    sign_result, sign_error = smooth_in_family["sign"]
+    result, error = smooth_in_family["auto"]
+    assert sign_result.friction.law_choice is None
+    assert (sign_error > 2.0).sum() >= 3, sign_error  # the sign law is wrong here
+    chosen = result.friction.coulomb_velocity()
+    smooth = chosen > 0.0
+    # v_s within one step of the candidate grid (a factor 1.26) of the truth, and inside its stated range
+    assert np.all(np.abs(np.log(chosen[smooth] / TRUE_VELOCITY_RAD_S)) < np.log(1.3)), chosen
+    low, high = result.friction.law_choice.interval_rad_s[smooth].T
+    assert np.all((low <= chosen[smooth]) & (chosen[smooth] <= high))
+    assert np.all(error[sign_error > 2.0] < 1.0), (error, sign_error)
+    assert np.all(error <= sign_error + 0.1), (error, sign_error)
+
+
+def test_sign_law_data_keep_the_sign_law(arm):
+    result, error = _identified(arm, "sign", "auto")
+    assert np.all(result.friction.coulomb_velocity() == 0.0), result.friction.law_choice.describe(
+        result.friction.joint_names)
+    assert np.all(error < 1.0), error
+
+
+def test_a_smooth_law_outside_the_family_is_approached(arm):
+    """Luo et al.'s smooth Coulomb term is not tanh: the best tanh law still removes most of the sign law's error."""
+    _, sign_error = _identified(arm, "luo", "sign")
+    result, error = _identified(arm, "luo", "auto")
+    assert (result.friction.coulomb_velocity() > 0.0).sum() >= 4
+    assert error.max() < 0.5 * sign_error.max(), (error, sign_error)
+
+
+def test_the_chosen_laws_survive_identification_json(smooth_in_family):
+    result, _ = smooth_in_family["auto"]
+    again = identification_from_dict(identification_to_dict(result))
+    np.testing.assert_array_equal(again.friction.coulomb_velocity(), result.friction.coulomb_velocity())
+    np.testing.assert_array_equal(again.friction.law_choice.held_out_rms_nm, result.friction.law_choice.held_out_rms_nm)
+    assert again.robot_model().coulomb_velocity_rad_s == tuple(result.friction.coulomb_velocity())
