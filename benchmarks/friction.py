@@ -3,9 +3,10 @@ contain, and on the real Panda log.
 
 1. Synthetic: a simulated iiwa14 (links of scaled_links seed 3, viscous friction and offset in the model) whose
    Coulomb friction follows a law of this file, per true law: sign; Stribeck (Luo et al. 2024, eq. 7, static 1.3 ×
-   Coulomb, Stribeck velocity 0.05 rad/s); tanh (v_s 0.05 rad/s, the estimator's smooth family); Luo et al.'s smooth
-   Coulomb term (eq. 7 with static = Coulomb); the sigmoid of Gaz et al. 2019 (their Panda φ2, φ3 per joint);
-   presliding (the Dahl model, a state that follows the motion: hysteresis within 2 mrad of each reversal).
+   Coulomb, Stribeck velocity 0.05 rad/s); tanh (v_s 0.05 rad/s, the estimator's smooth family); Luo et al.'s
+   Coulomb term alone (eq. 7 without its static term, fs = 0: rising smoothly from rest); the sigmoid of Gaz et
+   al. 2019 (their Panda φ2, φ3 per joint); presliding (the Dahl model, a state that follows the motion:
+   hysteresis within 2 mrad of each reversal).
    Identified from 5 periods of 20 s at 500 Hz (0.05 Nm noise, the LBR's torque filter) with the DEFAULT config and
    its coulomb_law set to sign, auto (the default) and smooth; held-out error of the base and physical sets on a
    noise-free motion not used for identification, per joint [% of torque RMS]. Goal: auto within 2 % on every joint
@@ -66,7 +67,7 @@ TRUE_LAWS: dict[str, Callable[[np.ndarray], np.ndarray]] = {
     "sign": np.sign,
     "stribeck": lambda dq: np.sign(dq) * (1.0 + 0.3 * np.exp(-((dq / VELOCITY_RAD_S) ** 2))),
     "tanh": lambda dq: np.tanh(dq / VELOCITY_RAD_S),
-    "luo_smooth": lambda dq: np.sign(dq) * (1.0 - np.exp(-((dq / VELOCITY_RAD_S) ** 2))),
+    "luo_coulomb": lambda dq: np.sign(dq) * (1.0 - np.exp(-((dq / VELOCITY_RAD_S) ** 2))),
     "gaz_sigmoid": _sigmoid,
     "presliding": _dahl,
 }

@@ -1,6 +1,6 @@
 """Each joint's Coulomb law chosen by held-out data (coulomb_law_choice), against robots whose friction is made here
-by laws of their own: the smooth tanh law the estimator knows, the sign law, and the Coulomb part of Luo et al.
-2024, eq. (7), FC·sgn(dq)·(1 − exp(−(dq/v)²)), a smooth law outside the estimator's family."""
+by laws of their own: the smooth tanh law the estimator knows, the sign law, and the Coulomb term of Luo et al.
+2024, eq. (7), alone (no static term): FC·sgn(dq)·(1 − exp(−(dq/v)²)), a smooth law outside the estimator's family."""
 
 from __future__ import annotations
 
