@@ -2,9 +2,11 @@
 
 The URDF is compiled by MuJoCo's own importer (fixed links fused into their parent, joints outside the arm made
 fixed, visuals and collisions dropped, no contacts, no joint-limit forces); then every arm link's inertial is set
-to the true one. Friction of Luo et al. 2024, eq. (7) is split so that it integrates stably at any speed: the
-viscous term is MuJoCo's (implicit) joint damping, the static level fs·sgn(dq) is MuJoCo's friction loss (a
-constraint, so the joint sticks at rest), and the rest, continuous and flat at rest, is applied explicitly.
+to the true one. The true friction (true_friction) is split so that it integrates stably at any speed: the
+viscous term is MuJoCo's (implicit) joint damping, the static level of eq. (7), fs·sgn(dq), is MuJoCo's friction
+loss (a constraint, so the joint sticks at rest), and the rest, continuous, is applied linearised about each step's
+velocity: its slope there (where positive) joins the implicit damping and the remainder is applied explicitly, so
+that a smooth law as steep at rest as fc/fc1 stays stable at the physics step.
 
 A joint can be blocked (`block`, a fault for tests: a jammed gear or an obstacle): its damping is then raised far
 beyond what any drive torque moves, and MuJoCo's implicit damping stops it within one physics step.
@@ -78,7 +80,7 @@ class MujocoPlant:
             model.body_iquat[body] = quat
             model.body_inertia[body] = moments
         model.dof_damping[self.dof] = truth.friction.fv1
-        model.dof_frictionloss[self.dof] = truth.friction.fs
+        model.dof_frictionloss[self.dof] = truth.friction.static_nm
         model.dof_armature[self.dof] = truth.armature_kg_m2
         model.dof_solref[self.dof, 0] = 2.0 * timestep_s  # the stiffest friction loss MuJoCo integrates stably
         model.jnt_limited[:] = 0
@@ -88,6 +90,7 @@ class MujocoPlant:
         self.data = mujoco.MjData(model)
         mujoco.mj_setConst(model, self.data)
         self.ddq_rad_s2 = np.zeros(len(joint_names))
+        self.blocked = np.zeros(len(joint_names), dtype=bool)
 
     @property
     def timestep_s(self) -> float:
@@ -110,12 +113,15 @@ class MujocoPlant:
 
     def block(self, joint: int) -> None:
         """Block joint number `joint` (in joint_names order) where it is, for good (see the module docstring)."""
-        self.model.dof_damping[self.dof[joint]] = BLOCKED_DAMPING_NM_S_RAD
+        self.blocked[joint] = True
 
     def step(self, tau_drive_nm: np.ndarray) -> None:
         """One time step with the drives applying tau_drive_nm; ddq_rad_s2 is then the acceleration the
         equations of motion gave at the state before the step."""
-        applied = np.asarray(tau_drive_nm, dtype=float) - self.truth.friction.continuous_torque_nm(self.dq_rad_s)
+        friction, dq = self.truth.friction, self.dq_rad_s
+        slope = np.maximum(friction.continuous_slope(dq), 0.0)
+        self.model.dof_damping[self.dof] = np.where(self.blocked, BLOCKED_DAMPING_NM_S_RAD, friction.fv1 + slope)
+        applied = np.asarray(tau_drive_nm, dtype=float) - (friction.continuous_torque_nm(dq) - slope * dq)
         self.data.qfrc_applied[self.dof] = applied
         mujoco.mj_step(self.model, self.data)
         self.ddq_rad_s2 = self.data.qacc[self.dof].copy()

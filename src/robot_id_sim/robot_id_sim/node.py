@@ -52,6 +52,7 @@ from robot_id_sim.sensors import Measurement, SensorOptions
 from robot_id_sim.simulated_robot import SimSettings, SimulatedRobot
 from robot_id_sim.trajectory_cdr import trajectory_command_from_cdr
 from robot_id_sim.true_dynamics import TRUTH_FRICTION, Perturbation, perturbed_dynamics, urdf_dynamics
+from robot_id_sim.true_friction import FRICTION_LAWS
 from robot_id_sim.truth_file import write_truth
 from robot_id_sim.wall_clock import WallClockLoop
 
@@ -101,7 +102,8 @@ class SimNode(Node):
         nominal = config.load_model()
         truth_model = load_robot_model(self.urdf_text, config.joint_names, config.gravity_m_s2, TRUTH_FRICTION)
         if p["true_dynamics"] == "perturbed":
-            perturbation = Perturbation(seed=p["seed"], static_over_coulomb=p["static_over_coulomb"])
+            perturbation = Perturbation(seed=p["seed"], static_over_coulomb=p["static_over_coulomb"],
+                                        friction_laws=tuple(p["friction_laws"]))
             truth = perturbed_dynamics(truth_model, config.limits.torque_nm, perturbation)
             source = f"{urdf_path} perturbed with seed {p['seed']}"
         else:
@@ -271,6 +273,9 @@ def _parameter_problem(p: dict) -> str:
     """What is wrong with the parameters beyond their declared ranges, in one line ("" if nothing)."""
     if p["true_dynamics"] not in TRUE_DYNAMICS:
         return f"true_dynamics must be one of {TRUE_DYNAMICS}, not '{p['true_dynamics']}'"
+    unknown = [law for law in p["friction_laws"] if law not in FRICTION_LAWS]
+    if unknown or not p["friction_laws"]:
+        return f"friction_laws must be from {FRICTION_LAWS}, not {list(p['friction_laws'])}"
     if p["clock"] not in CLOCKS:
         return f"clock must be one of {CLOCKS}, not '{p['clock']}'"
     if p["clock"] == "wall" and (p["real_time_factor"] != 1.0 or p["lockstep_subscribers"]):

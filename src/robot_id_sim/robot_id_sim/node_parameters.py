@@ -6,6 +6,7 @@ from __future__ import annotations
 from rclpy.parameter import Parameter
 
 from robot_id_contract.parameters import ParameterTable, descriptor
+from robot_id_sim.true_friction import FRICTION_LAWS
 
 TRUE_DYNAMICS = ("perturbed", "urdf")
 CLOCKS = ("sim", "wall")
@@ -24,6 +25,10 @@ def parameters() -> ParameterTable:
         "static_over_coulomb": (1.3, descriptor(
             "perturbed: the true static friction over the Coulomb level (Stribeck rise, Luo et al. 2024 eq. 7); 1: "
             "none, the friction is then viscous plus a Coulomb level reached within 0.05 rad/s", floats=(1.0, 3.0))),
+        "friction_laws": (["stribeck"], descriptor(
+            "perturbed: each joint's friction law drawn (seeded) from these: stribeck (Luo et al. 2024 eq. 7), "
+            "sigmoid (Gaz et al. 2019, smooth and off-centre), tanh (the estimator's smooth law)",
+            constraints="each one of " + ", ".join(FRICTION_LAWS))),
         "truth_file": ("", descriptor("write the true parameters to this YAML file (empty: do not)")),
         "state_rate_hz": (0.0, descriptor("joint states per second (0: the robot config's)",
                                            floats=(0.0, 10_000.0))),

@@ -1,7 +1,8 @@
 """The simulated robot's true dynamics: the nominal URDF changed in a controlled, seeded way.
 
 Per link: mass scaled, centre of mass shifted, the mass distribution's second moments scaled and its principal
-axes turned; a payload on the last link; per joint: friction of Luo et al. 2024, eq. (7), rotor inertia
+axes turned; a payload on the last link; per joint: friction of a law drawn per joint (true_friction: Luo et al.
+2024, eq. 7, Gaz et al. 2019's sigmoid, tanh), rotor inertia
 (armature) and a torque-sensor offset. Every link stays physically consistent by construction: the inertia is
 built from Σ = ½tr(I)E − I (the second moments of the mass along the principal axes, Wensing et al. 2017), whose
 eigenvalues are kept positive, so the triangle inequalities hold strictly.
@@ -9,6 +10,7 @@ eigenvalues are kept positive, so the triangle inequalities hold strictly.
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -25,6 +27,7 @@ from robot_id_model.physical import (
 )
 from robot_id_model.regressor import regressor
 from robot_id_model.robot_model import RobotModel
+from robot_id_sim.true_friction import FRICTION_LAWS, JointFriction
 
 TRUTH_FRICTION = ("FV", "FC", "FO", "IA")
 """The identification model's terms the truth is stated in: viscous, Coulomb, offset, rotor inertia."""
@@ -48,34 +51,10 @@ class Perturbation:
     coulomb_per_torque: tuple[float, float] = (0.005, 0.015)      # fc [Nm] per Nm
     static_over_coulomb: float = 1.3     # fs / fc
     stribeck_velocity_rad_s: float = 0.05  # fs1 = fc1
+    friction_laws: tuple[str, ...] = ("stribeck",)  # each joint's law drawn from these (true_friction)
+    sigmoid_shift: float = 0.3           # a sigmoid joint's φ3 = U(−s, s) × fc1
     armature_per_torque_kg_m2: tuple[float, float] = (0.5e-4, 1.5e-4)  # Ia per Nm
     offset_per_torque: float = 0.002     # sensor offset U(−s, s) per Nm
-
-
-@dataclass(frozen=True)
-class JointFriction:
-    """Luo et al. 2024, eq. (7) per joint (arrays of n): τf = fv1·dq + fv2·sgn(dq)·dq² + fv3·dq³
-    + fs·sgn(dq)·exp(−(dq/fs1)²) + fc·sgn(dq)·(1 − exp(−(dq/fc1)²))."""
-
-    fv1: np.ndarray
-    fv2: np.ndarray
-    fv3: np.ndarray
-    fs: np.ndarray
-    fs1: np.ndarray
-    fc: np.ndarray
-    fc1: np.ndarray
-
-    def torque_nm(self, dq_rad_s: np.ndarray) -> np.ndarray:
-        """The friction torque of eq. (7) at joint velocities dq (…, n)."""
-        return self.continuous_torque_nm(dq_rad_s) + self.fv1 * dq_rad_s + self.fs * np.sign(dq_rad_s)
-
-    def continuous_torque_nm(self, dq_rad_s: np.ndarray) -> np.ndarray:
-        """Eq. (7) without the viscous term fv1·dq and without fs·sgn(dq): continuous and flat at dq = 0, so a
-        simulator can apply it explicitly and leave the rest to its implicit damping and friction loss."""
-        sgn = np.sign(dq_rad_s)
-        stribeck = self.fs * sgn * (np.exp(-((dq_rad_s / self.fs1) ** 2)) - 1.0)
-        coulomb = self.fc * sgn * (1.0 - np.exp(-((dq_rad_s / self.fc1) ** 2)))
-        return self.fv2 * sgn * dq_rad_s**2 + self.fv3 * dq_rad_s**3 + stribeck + coulomb
 
 
 @dataclass(frozen=True)
@@ -150,7 +129,22 @@ def perturbed_dynamics(robot: RobotModel, torque_limits_nm: np.ndarray,
     )
     armature = rng.uniform(*p.armature_per_torque_kg_m2, n) * tau_max
     offset = rng.uniform(-p.offset_per_torque, p.offset_per_torque, n) * tau_max
-    return TrueDynamics(links, friction, armature, offset, payload, p)
+    return TrueDynamics(links, _with_laws(friction, p, rng), armature, offset, payload, p)
+
+
+def _with_laws(friction: JointFriction, p: Perturbation, rng: np.random.Generator) -> JointFriction:
+    """Each joint's law drawn from p.friction_laws (drawn last, so that a truth of one law is the same as before
+    there were several), a sigmoid joint's shift too."""
+    unknown = [law for law in p.friction_laws if law not in FRICTION_LAWS]
+    if unknown or not p.friction_laws:
+        raise ValueError(f"friction laws must be from {FRICTION_LAWS}, got {list(p.friction_laws)}")
+    if p.friction_laws == ("stribeck",):
+        return friction
+    n = len(friction.fc)
+    laws = tuple(str(law) for law in rng.choice(p.friction_laws, n))
+    shift = rng.uniform(-p.sigmoid_shift, p.sigmoid_shift, n) * friction.fc1
+    return dataclasses.replace(friction, law=laws,
+                               shift_rad_s=np.where(np.array(laws) == "sigmoid", shift, 0.0))
 
 
 def _perturbed_link(link: LinkInertial, p: Perturbation, rng: np.random.Generator) -> LinkInertial:

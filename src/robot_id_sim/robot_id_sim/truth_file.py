@@ -1,7 +1,8 @@
 """The truth file: what the simulated robot really is, for tests and the demo to compare identification against.
 
 YAML with the physical parameters per link (payload included in the last one, and listed on its own), the
-friction of Luo et al. 2024, eq. (7), armature and sensor offset per joint, the sensor settings, and the standard
+friction per joint (its law, true_friction, and the coefficients of Luo et al. 2024, eq. 7, it uses), armature and
+sensor offset per joint, the sensor settings, and the standard
 and base parameters of the identification model with friction terms FV, FC, FO, IA (Xu et al. 2020, eqs. 3, 6).
 """
 
@@ -18,7 +19,8 @@ from robot_id_model.parameters import parameter_names
 from robot_id_model.physical import LinkInertial
 from robot_id_model.robot_model import RobotModel
 from robot_id_sim.sensors import SensorOptions
-from robot_id_sim.true_dynamics import TRUTH_FRICTION, JointFriction, TrueDynamics
+from robot_id_sim.true_dynamics import TRUTH_FRICTION, TrueDynamics
+from robot_id_sim.true_friction import JointFriction
 
 FORMAT = 1
 FRICTION_FIELDS = ("fv1", "fv2", "fv3", "fs", "fs1", "fc", "fc1")
@@ -40,7 +42,10 @@ def truth_dict(robot: RobotModel, truth: TrueDynamics, source: str, sensors: Sen
     joints = []
     for j, name in enumerate(robot.joint_names):
         entry = {"joint": name}
+        entry["friction_law"] = str(truth.friction.laws()[j])
         entry.update({FRICTION_UNITS[f]: float(getattr(truth.friction, f)[j]) for f in FRICTION_FIELDS})
+        if truth.friction.shift_rad_s is not None:
+            entry["shift_rad_s"] = float(truth.friction.shift_rad_s[j])
         entry["armature_kg_m2"] = float(truth.armature_kg_m2[j])
         entry["torque_offset_nm"] = float(truth.torque_offset_nm[j])
         joints.append(entry)
@@ -78,8 +83,10 @@ def load_truth(path: str | pathlib.Path) -> TrueDynamics:
              for e in raw["links"]]
     column = {f: np.array([j[FRICTION_UNITS[f]] for j in raw["joints"]]) for f in FRICTION_FIELDS}
     payload = raw["payload"]
+    friction = JointFriction(**column, law=tuple(j.get("friction_law", "stribeck") for j in raw["joints"]),
+                             shift_rad_s=np.array([j.get("shift_rad_s", 0.0) for j in raw["joints"]]))
     return TrueDynamics(
-        links, JointFriction(**column), np.array([j["armature_kg_m2"] for j in raw["joints"]]),
+        links, friction, np.array([j["armature_kg_m2"] for j in raw["joints"]]),
         np.array([j["torque_offset_nm"] for j in raw["joints"]]),
         None if payload is None else LinkInertial(payload["mass_kg"], np.array(payload["com_m"]),
                                                   np.array(payload["inertia_com_kg_m2"])),

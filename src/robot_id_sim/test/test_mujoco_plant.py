@@ -2,6 +2,7 @@
 friction split as the plant says. MuJoCo and pinocchio are independent engines, so this checks the link
 inertials, armature, friction, gravity and the fixed non-arm joints all at once."""
 
+import dataclasses
 import xml.etree.ElementTree as ET
 
 import mujoco
@@ -12,6 +13,7 @@ import pytest
 from robot_id_model.parameters import friction_columns
 from robot_id_model.regressor import regressor
 from robot_id_sim.mujoco_plant import MujocoPlant, PlantError, mujoco_urdf
+from robot_id_sim.true_dynamics import Perturbation, perturbed_dynamics
 
 TIMESTEP_S = 1.0 / 2000.0
 STEPS = 1000
@@ -147,3 +149,28 @@ def test_text_that_is_not_xml_is_a_plant_error(arm):
     iiwa = arm("iiwa14")
     with pytest.raises(PlantError):
         MujocoPlant("not a URDF", iiwa.config.joint_names, iiwa.config.gravity_m_s2, iiwa.truth, TIMESTEP_S)
+
+
+@pytest.mark.parametrize("robot_name", ["iiwa14", "panda"])
+def test_smooth_friction_laws_integrate_stably_as_the_true_model(arm, robot_name):
+    """Joints whose friction is smooth through rest (Gaz et al.'s sigmoid, tanh) have no friction loss; their law,
+    steep at rest (fc/fc1 up to 12 Nm·s/rad on the iiwa14's wrist), is applied linearised with its slope in the
+    implicit damping: the equations of motion still hold at every step and the motion stays bounded."""
+    shipped = arm(robot_name)
+    perturbation = Perturbation(friction_laws=("sigmoid", "tanh"))
+    truth = perturbed_dynamics(shipped.robot, shipped.config.limits.torque_nm, perturbation)
+    assert set(truth.friction.laws()) == {"sigmoid", "tanh"}
+    smooth = dataclasses.replace(shipped, truth=truth)
+    log = drive(smooth, plant_of(smooth))
+    pi = truth.standard_parameters(shipped.robot)
+    columns = friction_columns(shipped.robot)
+    pi[columns[:, 1]] = 0.0
+    pi[columns[:, 2]] = 0.0
+    predicted = (regressor(shipped.robot, log["q"], log["dq"], log["ddq"]) @ pi
+                 + truth.friction.continuous_torque_nm(log["dq"]))
+    assert np.abs(predicted - log["tau"]).max() < 1e-6
+    assert np.all(log["loss"] == 0.0)
+    assert np.abs(log["dq"]).max() < 10.0 and np.any(np.abs(log["dq"]) < 1e-2)
+    # the law is the one the truth states: sigmoid joints off-centre, tanh joints odd
+    zero = truth.friction.torque_nm(np.zeros((1, len(truth.friction.fc))))[0]
+    np.testing.assert_allclose(zero, 0.0, atol=1e-12)

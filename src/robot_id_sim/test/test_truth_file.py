@@ -7,6 +7,7 @@ import yaml
 from robot_id_model.base_parameters import base_parameters
 from robot_id_model.parameters import parameter_names
 from robot_id_sim.sensors import SensorOptions
+from robot_id_sim.true_dynamics import Perturbation, perturbed_dynamics
 from robot_id_sim.truth_file import FORMAT, load_truth, truth_dict, write_truth
 
 SENSORS = SensorOptions(torque_noise_nm=(0.1, 0.2, 0.3, 0.1, 0.1, 0.05, 0.05), encoder_noise_rad=1e-5,
@@ -76,3 +77,13 @@ def test_not_a_truth_file_is_refused(tmp_path):
     path.write_text(yaml.safe_dump({"format": FORMAT + 1, "links": []}))
     with pytest.raises(ValueError, match="not a truth file of format 1"):
         load_truth(path)
+
+
+def test_each_joints_friction_law_survives_the_file(arm, tmp_path):
+    shipped = arm("panda")
+    truth = perturbed_dynamics(shipped.robot, shipped.config.limits.torque_nm,
+                               Perturbation(seed=2, friction_laws=("stribeck", "sigmoid", "tanh")))
+    loaded = load_truth(write_truth(tmp_path / "truth.yaml", shipped.robot, truth, "a test", SENSORS))
+    assert tuple(loaded.friction.laws()) == tuple(truth.friction.laws())
+    dq = np.linspace(-1.0, 1.0, 201)[:, None] * np.ones(len(truth.friction.fc))
+    np.testing.assert_allclose(loaded.friction.torque_nm(dq), truth.friction.torque_nm(dq), rtol=1e-12, atol=1e-15)

@@ -1,0 +1,68 @@
+"""The simulated robot's joint friction, per joint one of FRICTION_LAWS, so that the estimator meets laws outside
+its own family.
+
+- "stribeck": Luo et al. 2024, eq. (7): τf = fv1·dq + fv2·sgn(dq)·dq² + fv3·dq³ + fs·sgn(dq)·exp(−(dq/fs1)²)
+  + fc·sgn(dq)·(1 − exp(−(dq/fc1)²)); a static level fs above the Coulomb level fc at rest (fs = fc: the sign law);
+- "sigmoid": Gaz et al. 2019's Panda law, smooth through rest and not centred on it:
+  φ1/(1 + e^(−φ2(dq + φ3))) − φ1/(1 + e^(−φ2·φ3)) with φ1 = 2·fc, φ2 = 2/fc1, φ3 = shift, which is
+  fc·(tanh((dq + φ3)/fc1) − tanh(φ3/fc1)); plus fv1·dq;
+- "tanh": fc·tanh(dq/fc1) + fv1·dq, the estimator's smooth law.
+
+A simulator splits each into what it integrates implicitly (viscous damping, MuJoCo's friction loss for the static
+level of eq. 7) and the rest, continuous (continuous_torque_nm).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+FRICTION_LAWS = ("stribeck", "sigmoid", "tanh")
+
+
+@dataclass(frozen=True)
+class JointFriction:
+    """Per joint (arrays of n) the coefficients of its law (module docstring); `law` names each joint's law."""
+
+    fv1: np.ndarray
+    fv2: np.ndarray
+    fv3: np.ndarray
+    fs: np.ndarray
+    fs1: np.ndarray
+    fc: np.ndarray
+    fc1: np.ndarray
+    law: tuple[str, ...] = ()
+    """Each joint's law from FRICTION_LAWS; none given: every joint "stribeck"."""
+    shift_rad_s: np.ndarray | None = None
+    """φ3 of the "sigmoid" joints [rad/s] (0 for the others)."""
+
+    def laws(self) -> np.ndarray:
+        return np.array(self.law or ("stribeck",) * len(self.fv1))
+
+    @property
+    def static_nm(self) -> np.ndarray:
+        """The level a joint sticks at (MuJoCo's friction loss): fs of eq. (7), none for the smooth laws."""
+        return np.where(self.laws() == "stribeck", self.fs, 0.0)
+
+    def torque_nm(self, dq_rad_s: np.ndarray) -> np.ndarray:
+        """The friction torque at joint velocities dq (…, n)."""
+        return self.continuous_torque_nm(dq_rad_s) + self.fv1 * dq_rad_s + self.static_nm * np.sign(dq_rad_s)
+
+    def continuous_torque_nm(self, dq_rad_s: np.ndarray) -> np.ndarray:
+        """The friction without fv1·dq and without the static level: continuous, so that a simulator can apply it
+        explicitly (linearised, continuous_slope) and leave the rest to its implicit damping and friction loss."""
+        sgn = np.sign(dq_rad_s)
+        stribeck = (self.fs * sgn * (np.exp(-((dq_rad_s / self.fs1) ** 2)) - 1.0)
+                    + self.fc * sgn * (1.0 - np.exp(-((dq_rad_s / self.fc1) ** 2)))
+                    + self.fv2 * sgn * dq_rad_s**2 + self.fv3 * dq_rad_s**3)
+        shift = np.zeros_like(self.fc) if self.shift_rad_s is None else self.shift_rad_s
+        sigmoid = self.fc * (np.tanh((dq_rad_s + shift) / self.fc1) - np.tanh(shift / self.fc1))
+        tanh = self.fc * np.tanh(dq_rad_s / self.fc1)
+        laws = self.laws()
+        return np.where(laws == "stribeck", stribeck, np.where(laws == "sigmoid", sigmoid, tanh))
+
+    def continuous_slope(self, dq_rad_s: np.ndarray, step_rad_s: float = 1e-6) -> np.ndarray:
+        """d(continuous_torque_nm)/d(dq) at dq, by a central difference."""
+        return (self.continuous_torque_nm(dq_rad_s + step_rad_s)
+                - self.continuous_torque_nm(dq_rad_s - step_rad_s)) / (2.0 * step_rad_s)
