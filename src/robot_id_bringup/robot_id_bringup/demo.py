@@ -4,10 +4,12 @@ simulator's truth on a motion it was not identified on.
     python -m robot_id_bringup.demo [--robot iiwa14] [--periods 5] [--out results/demo_<time>]
 
 Two runs of the graph (graph.py, started by the runner), each with the simulated robot of the same seeded true
-dynamics, the excitation node and the recorder (lockstep: the simulation runs as fast as the recorder keeps up):
-first the friction sweep shipped for the robot (all joints together at constant speeds, forward and backward; Luo
-et al. 2024), recorded only; then the shipped excitation, with the estimator, which fits the Stribeck friction to
-the sweep and identifies the rest. Results: <output>/friction_sweep/bag, <output>/bag (with period_index.yaml),
+dynamics (its joints' friction drawn from DEMO_FRICTION_LAWS: some with a Stribeck rise, some smooth and off-centre
+through rest, so that neither the sweep's Stribeck fit nor the excitation's laws contain every joint's exactly), the
+excitation node and the recorder (lockstep: the simulation runs as fast as the recorder keeps up): first the
+friction sweep shipped for the robot (all joints together at constant speeds, forward and backward; Luo et al.
+2024), recorded only; then the shipped excitation, with the estimator, which fits the Stribeck friction to the sweep
+and identifies the rest. Results: <output>/friction_sweep/bag, <output>/bag (with period_index.yaml),
 <output>/bag_identification (identification.json, report, identified.urdf, identified.yaml), <output>/truth.yaml,
 <output>/truth_check.json, and a summary table.
 """
@@ -26,6 +28,10 @@ from robot_id_bringup.graph import DEFAULT_PERIODS, Run
 from robot_id_bringup.runner import RunnerError, run_graph
 from robot_id_bringup.truth_check import check_against_truth
 from robot_id_model.command_line import HelpFormatter, check_writable_directory, robot_source_problems
+from robot_id_sim.true_friction import FRICTION_LAWS
+
+DEMO_FRICTION_LAWS = ("stribeck", "sigmoid")
+"""The laws the demo robot's joints draw their friction from (robot_id_sim.true_friction)."""
 
 LABELS = {"urdf": "nominal URDF", "base": "base", "essential": "essential", "physical": "physical"}
 
@@ -63,15 +69,23 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--out", default="", metavar="DIR", help="results directory (default: results/demo_<time>)")
     p.add_argument("--no-friction-sweep", action="store_true",
                    help="skip the sweep: linear (viscous + Coulomb) friction only")
+    p.add_argument("--friction-laws", default=",".join(DEMO_FRICTION_LAWS), metavar="LAWS",
+                   help="the laws the simulated joints' true friction is drawn from, comma-separated, of "
+                        f"{', '.join(FRICTION_LAWS)} (stribeck alone: the truth of earlier demos)")
     return p
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parser().parse_args(argv)
     output_dir = pathlib.Path(args.out or time.strftime("results/demo_%Y%m%d_%H%M%S"))
-    sweep = Run(args.robot, "sim", str(output_dir / "friction_sweep"), trajectory=f"{args.robot}_friction_sweep")
+    laws = tuple(law for law in args.friction_laws.split(",") if law)
+    sweep = Run(args.robot, "sim", str(output_dir / "friction_sweep"), trajectory=f"{args.robot}_friction_sweep",
+                sim_friction_laws=laws)
     started = time.monotonic()
     problems = robot_source_problems(args.robot)
+    unknown = [law for law in laws if law not in FRICTION_LAWS]
+    if unknown or not laws:
+        problems.append(f"--friction-laws takes laws from {', '.join(FRICTION_LAWS)}, not '{args.friction_laws}'")
     if problems:
         print(f"error: {'; '.join(problems)}", file=sys.stderr)
         return 2
@@ -82,7 +96,7 @@ def main(argv: list[str] | None = None) -> int:
             if code != 0:
                 return code
         run = Run(args.robot, "sim", str(output_dir), args.periods,
-                  friction_sweeps=() if args.no_friction_sweep else (sweep.bag_path,))
+                  friction_sweeps=() if args.no_friction_sweep else (sweep.bag_path,), sim_friction_laws=laws)
         code = run_graph(run)
     except (RunnerError, OSError) as err:
         print(f"error: {err}", file=sys.stderr)

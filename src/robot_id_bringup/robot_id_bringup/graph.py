@@ -60,6 +60,7 @@ class Run:
     friction_sweeps: tuple[str, ...] = ()  # bags of friction sweeps for the estimator's Stribeck fit
     confirm: bool = False     # hardware: the excitation node may move at once (the runner asks instead)
     namespace: str = ""       # the graph's namespace: one arm's graph each, several in one ROS domain
+    sim_friction_laws: tuple[str, ...] = ()  # sim: the laws the true joints' friction is drawn from (empty: stribeck)
 
     def problems(self) -> list[str]:
         """What is wrong with the request, one line each."""
@@ -141,7 +142,8 @@ def identify_graph(run: Run) -> list[NodeSpec]:
     if run.mode == "sim":
         nodes.append(NodeSpec("robot_id_sim", "sim_node", "robot_id_sim", {
             "robot": run.robot, "real_time_factor": 0.0, "lockstep_subscribers": [RECORDER_NAME, EXCITATION_NAME],
-            "truth_file": run.truth_path}))
+            "truth_file": run.truth_path}
+            | ({"friction_laws": list(run.sim_friction_laws)} if run.sim_friction_laws else {})))
     nodes.append(NodeSpec("robot_id_recorder", "recorder_node", RECORDER_NAME, {
         "robot": run.robot, "bag_path": run.bag_path, "ack_name": RECORDER_NAME if sim_time else "",
         "use_sim_time": sim_time} | ({"realtime_priority": RECORDER_PRIORITY} if run.mode == "hardware" else {})))

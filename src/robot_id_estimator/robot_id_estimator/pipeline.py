@@ -223,7 +223,7 @@ def _assemble(
         friction=_friction(names, robot, estimate.values, sweep, law_choice),
         metrics=metrics,
         config=config,
-        traces=_traces(data, values),
+        traces=_traces(data, values, names),
         physical=outcome.physical,
         checks=checks,
         warnings=(*data.warnings, *(f for c in checks.values() for f in c.failures),
@@ -231,9 +231,10 @@ def _assemble(
     )
 
 
-def _traces(data: RegressionData, values: dict[str, np.ndarray]) -> Traces:
+def _traces(data: RegressionData, values: dict[str, np.ndarray], names: Sequence[str]) -> Traces:
     """Measured and predicted torque at the samples the streaming kept for drawing (every k-th): each parameter
-    set's with the sweeps' friction, and the nominal URDF model's ('urdf', without it, as in validation)."""
+    set's with the sweeps' friction, and the nominal URDF model's ('urdf', without it, as in validation); with the
+    velocities there and the friction the data show (measured less the base set's rigid body)."""
     times = concatenated_times([d.t_s for d in data.processed])
     offsets = np.cumsum([0, *(len(d.t_s) for d in data.processed)])
     index = np.concatenate([s.trace_index + o for s, o in zip(data.streamed, offsets[:-1], strict=True)])
@@ -241,7 +242,10 @@ def _traces(data: RegressionData, values: dict[str, np.ndarray]) -> Traces:
     yb = np.concatenate([s.trace_yb for s in data.streamed])
     predicted = {s: predict_torque(yb, v) + friction for s, v in values.items()}
     predicted["urdf"] = np.concatenate([s.nominal_nm[s.trace_index] for s in data.streamed])
-    return Traces(times[index], data.measured_nm[index], predicted)
+    rigid = np.array([not name.startswith(("FV", "FC", "FO")) for name in names])
+    dq = np.concatenate([d.dq_rad_s for d in data.processed])[index]
+    shown = data.measured_nm[index] - predict_torque(yb, np.where(rigid, values["base"], 0.0))
+    return Traces(times[index], data.measured_nm[index], predicted, dq_rad_s=dq, friction_nm=shown)
 
 
 def _residual_rms_nm(data: RegressionData, values: np.ndarray) -> list[float]:

@@ -17,6 +17,8 @@ import numpy as np
 
 from robot_id_estimator.coulomb_law_choice import N_FOLDS, SMOOTH_GAIN
 from robot_id_estimator.determination import HELD
+from robot_id_estimator.figures import legend_below, new_figure, save_png
+from robot_id_estimator.friction_figure import plot_friction
 from robot_id_estimator.output_files import atomic_path, write_text
 from robot_id_estimator.plausibility import plausibility_lines
 from robot_id_estimator.results import Identification, Physical, Traces
@@ -47,24 +49,6 @@ def _label(parameter_set: str) -> str:
     return "nominal URDF model" if parameter_set == "urdf" else f"{parameter_set} parameters"
 
 
-def _figure(figsize: tuple[float, float]) -> Figure:
-    """An empty figure with constrained layout (which leaves room for a legend outside the axes)."""
-    from matplotlib.figure import Figure
-
-    return Figure(figsize=figsize, layout="constrained")
-
-
-def _legend_below(fig: Figure, handles: list, labels: list[str]) -> None:
-    """The figure's legend in one row below its axes, where it covers no data."""
-    fig.legend(handles, labels, loc="outside lower center", ncols=len(labels), fontsize=8, frameon=False)
-
-
-def _save(fig: Figure, path: pathlib.Path) -> str:
-    with atomic_path(path) as temporary:
-        fig.savefig(temporary, dpi=100, format="png")
-    return path.name
-
-
 def _fmt(x: float, digits: int = 4) -> str:
     return "–" if x is None or not np.isfinite(x) else f"{x:.{digits}g}"
 
@@ -74,7 +58,7 @@ def torque_figure(traces: Traces, j: int, title: str) -> Figure:
     and the prediction errors below."""
     step = max(1, len(traces.t_s) // MAX_PLOT_POINTS)
     t, measured = traces.t_s[::step], traces.measured_nm[::step, j]
-    fig = _figure((10, 6))
+    fig = new_figure((10, 6))
     top, bottom = fig.subplots(2, 1, sharex=True, height_ratios=[2, 1])
     top.plot(t, measured, **STYLES["measured"], label="measured")
     for s, tau in traces.predicted_nm.items():
@@ -83,7 +67,7 @@ def torque_figure(traces: Traces, j: int, title: str) -> Figure:
     top.set_ylabel("torque [Nm]")
     top.grid(alpha=0.3)
     fig.suptitle(title)
-    _legend_below(fig, *top.get_legend_handles_labels())
+    legend_below(fig, *top.get_legend_handles_labels())
     bottom.set_ylabel("measured − predicted [Nm]")
     bottom.set_xlabel("time [s]")
     bottom.grid(alpha=0.3)
@@ -92,7 +76,7 @@ def torque_figure(traces: Traces, j: int, title: str) -> Figure:
 
 def plot_torques(traces: Traces, joint_names: tuple[str, ...], out_dir: pathlib.Path, title: str) -> list[str]:
     """One PNG per joint (torque_figure)."""
-    return [_save(torque_figure(traces, j, f"{title}: {name}"), out_dir / f"torque_{name}.png")
+    return [save_png(torque_figure(traces, j, f"{title}: {name}"), out_dir / f"torque_{name}.png")
             for j, name in enumerate(joint_names)]
 
 
@@ -101,7 +85,7 @@ def plot_rsd(result: Identification, path: pathlib.Path) -> str:
     rsd = result.base.rsd_percent
     essential = set(result.essential.names)
     shown = np.where(np.isfinite(rsd), np.maximum(rsd, 1e-3), np.nan)
-    fig = _figure((max(8.0, 0.18 * len(rsd)), 4.5))
+    fig = new_figure((max(8.0, 0.18 * len(rsd)), 4.5))
     ax = fig.subplots()
     colours = [STYLES["essential"]["color"] if name in essential else OTHER_COLOUR for name in result.base.names]
     ax.bar(np.arange(len(rsd)), shown, color=colours)
@@ -112,7 +96,7 @@ def plot_rsd(result: Identification, path: pathlib.Path) -> str:
     ax.set_ylabel("RSD [%] (Xu et al. 2020, eq. 7)")
     ax.set_title("Base parameters: red = essential, grey = eliminated or not identified")
     ax.legend(fontsize=8)
-    return _save(fig, path)
+    return save_png(fig, path)
 
 
 def observer_figure(traces: Traces, validation: Validation) -> Figure:
@@ -120,7 +104,7 @@ def observer_figure(traces: Traces, validation: Validation) -> Figure:
     thresholds; the legend below the axes."""
     n = len(validation.joint_names)
     step = max(1, len(traces.t_s) // MAX_PLOT_POINTS)
-    fig = _figure((10, 1.6 * n + 1.5))
+    fig = new_figure((10, 1.6 * n + 1.5))
     axes = fig.subplots(n, 1, sharex=True, squeeze=False)[:, 0]
     for j, ax in enumerate(axes):
         for s, r in traces.observer_nm.items():
@@ -130,21 +114,21 @@ def observer_figure(traces: Traces, validation: Validation) -> Figure:
         ax.axhline(-threshold, color="k", ls=(0, (5, 5)), lw=0.7)
         ax.set_ylabel(f"r {validation.joint_names[j]}\n[Nm]", fontsize=8)
     fig.suptitle(f"Momentum-observer residual (K_O = {validation.observer_gain_1_s:g} 1/s)")
-    _legend_below(fig, *axes[0].get_legend_handles_labels())
+    legend_below(fig, *axes[0].get_legend_handles_labels())
     axes[-1].set_xlabel("time [s]")
     return fig
 
 
 def plot_observer(traces: Traces, validation: Validation, path: pathlib.Path) -> str:
     """observer_figure as a PNG."""
-    return _save(observer_figure(traces, validation), path)
+    return save_png(observer_figure(traces, validation), path)
 
 
 def plot_rms_bars(validation: Validation, path: pathlib.Path) -> str:
     """Bars per joint: each set's RMS error as a percentage of the joint's torque RMS, side by side."""
     v, sets = validation, list(validation.rms_nm)
     x, width = np.arange(len(v.joint_names)), 0.8 / len(sets)
-    fig = _figure((max(8.0, 1.3 * len(v.joint_names)), 4.5))
+    fig = new_figure((max(8.0, 1.3 * len(v.joint_names)), 4.5))
     ax = fig.subplots()
     for k, s in enumerate(sets):
         ax.bar(x + (k - 0.5 * (len(sets) - 1)) * width, v.rms_percent_of_torque[s], width, label=s,
@@ -155,7 +139,7 @@ def plot_rms_bars(validation: Validation, path: pathlib.Path) -> str:
     ax.set_title("Torque prediction error on the validation data")
     ax.legend(fontsize=8)
     ax.grid(axis="y", alpha=0.3)
-    return _save(fig, path)
+    return save_png(fig, path)
 
 
 def _table(header: list[str], rows: list[list[str]]) -> list[str]:
@@ -266,6 +250,7 @@ def write_identification_report(result: Identification, out_dir: str | pathlib.P
         progress(f"report: figures in {out}")
     torque_files = plot_torques(result.traces, joints, out, "identification data") if result.traces else []
     rsd_file = plot_rsd(result, out / "rsd.png")
+    friction_file = plot_friction(result.traces, result.friction, out / "friction.png")
     csv_files = write_parameter_csv(result, out)
     essential = set(result.essential.names)
     lines = [
@@ -302,6 +287,7 @@ def write_identification_report(result: Identification, out_dir: str | pathlib.P
     if result.physical is not None:
         lines += _determination_section(result.physical)
     lines += ["", "## Figures", "", f"![RSD of the base parameters]({rsd_file})", ""]
+    lines += [f"![friction against speed]({friction_file})", ""] if friction_file else []
     lines += [f"![{name}]({file})" for name, file in zip(joints, torque_files, strict=True)]
     lines += ["", "## Base parameters", "", *_table(
         ["#", "name", "value", "RSD [%]", "essential", "definition"],

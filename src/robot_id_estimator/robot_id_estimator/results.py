@@ -68,6 +68,10 @@ class Traces:
     measured_nm: np.ndarray
     predicted_nm: dict[str, np.ndarray]
     observer_nm: dict[str, np.ndarray] = field(default_factory=dict)
+    dq_rad_s: np.ndarray | None = None
+    """Joint velocities at the traces' samples (identification traces)."""
+    friction_nm: np.ndarray | None = None
+    """The measured torque less the base set's rigid-body part: the friction the data show (identification)."""
 
 
 @dataclass(frozen=True)

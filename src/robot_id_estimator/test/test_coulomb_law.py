@@ -10,7 +10,9 @@ import numpy as np
 import pytest
 from estimator_synthetic import WITHOUT_PHYSICAL, iiwa14_setup
 
+from robot_id_estimator.friction_figure import friction_curve_nm
 from robot_id_estimator.pipeline import identify
+from robot_id_estimator.report import write_identification_report
 from robot_id_estimator.results import identification_from_dict, identification_to_dict
 from robot_id_estimator.synthetic import random_recording, scaled_links
 from robot_id_estimator.validation_run import validate
@@ -93,3 +95,16 @@ def test_the_chosen_laws_survive_identification_json(smooth_in_family):
     np.testing.assert_array_equal(again.friction.coulomb_velocity(), result.friction.coulomb_velocity())
     np.testing.assert_array_equal(again.friction.law_choice.held_out_rms_nm, result.friction.law_choice.held_out_rms_nm)
     assert again.robot_model().coulomb_velocity_rad_s == tuple(result.friction.coulomb_velocity())
+
+
+def test_the_report_draws_the_friction_the_data_show_through_the_identified_law(smooth_in_family, tmp_path):
+    result, _ = smooth_in_family["auto"]
+    write_identification_report(result, tmp_path)
+    assert (tmp_path / "friction.png").stat().st_size > 10_000
+    report = (tmp_path / "report.md").read_text()
+    assert "![friction against speed](friction.png)" in report and "tanh(dq/0.05" in report
+    traces = result.traces
+    for j in range(len(result.friction.joint_names)):
+        shown = traces.friction_nm[:, j]
+        misfit = shown - friction_curve_nm(result.friction, j, traces.dq_rad_s[:, j])
+        assert np.sqrt(np.mean(misfit**2)) < 0.3 * np.std(shown), result.friction.joint_names[j]
