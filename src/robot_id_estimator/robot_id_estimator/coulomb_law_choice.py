@@ -1,14 +1,15 @@
-"""Each joint's Coulomb law chosen by the data: sign(dq), or smooth near rest, tanh(dq/v_s).
+"""Each joint's Coulomb law chosen by the data, from robot_id_model.coulomb_laws: sign(dq); tanh(dq/v_s), smooth
+through rest; or a Stribeck rise, sign(dq)·(1 + r·exp(−(dq/v_s)²)).
 
 Real friction is continuous through zero speed (presliding; Gaz et al. 2019 fit the Panda's with a sigmoid of
-speed, which is tanh up to an offset). For a fixed v_s the regression stays linear, the law's column in place of
-the sign column, so the model is separable: the linear parameters are the least-squares solution for each v_s
-and only v_s is searched, per joint, on a grid (variable projection, Golub and Pereyra 1973, with the projected
-problem evaluated on a grid instead of by Gauss-Newton). The law kept is the one that predicts held-out data best:
-N_FOLDS contiguous time blocks of every recording, each block predicted by a fit on the others (K-fold
-cross-validation, Hastie et al. 2009, section 7.10). Every candidate comes from one pass over the data
-(regression_stream keeps each fold's regression with the candidate columns beside it), so the choice costs no
-regressor evaluation of its own.
+speed, which is tanh up to an offset) and often higher at low speed than at high (the Stribeck effect; Luo et al.
+2024, eq. 7). For a fixed shape the regression stays linear, the law's column in place of the sign column, so the
+model is separable: the linear parameters are the least-squares solution for each shape and only the shape is
+searched, per joint, on a grid (variable projection, Golub and Pereyra 1973, with the projected problem evaluated
+on a grid instead of by Gauss-Newton). The law kept is the one that predicts held-out data best: N_FOLDS contiguous
+time blocks of every recording, each block predicted by a fit on the others (K-fold cross-validation, Hastie et
+al. 2009, section 7.10). Every candidate comes from one pass over the data (regression_stream keeps each fold's
+regression with the candidate columns beside it), so the choice costs no regressor evaluation of its own.
 """
 
 from __future__ import annotations
@@ -23,23 +24,30 @@ from robot_id_estimator.json_values import json_array, json_list
 from robot_id_estimator.reduction import JointBlocks, triangular_factor
 from robot_id_estimator.regression_data import RegressionData
 from robot_id_model.base_parameters import BaseParameters
+from robot_id_model.coulomb_laws import SIGN, CoulombLaw
 from robot_id_model.parameters import friction_columns
 from robot_id_model.robot_model import RobotModel
 
-CANDIDATE_VELOCITIES_RAD_S = np.concatenate([[0.0], np.geomspace(0.004, 0.4, 21)])
-"""v_s searched (0: the sign law), a factor 1.58 apart: from a law sign-like at the speeds an excitation reaches
-to one that is still rising at 0.4 rad/s (Gaz et al. 2019's Panda sigmoids: v_s = 2/φ2 = 0.12–0.39 rad/s)."""
+CANDIDATES = (
+    SIGN,
+    *(CoulombLaw("tanh", float(v)) for v in np.geomspace(0.004, 0.4, 21)),
+    *(CoulombLaw("stribeck", v, r) for v in (0.01, 0.02, 0.04, 0.08, 0.16) for r in (0.1, 0.2, 0.4, 0.8)),
+)
+"""The laws searched, the sign law first. tanh: v_s a factor 1.26 apart, from a law sign-like at the speeds an
+excitation reaches to one still rising at 0.4 rad/s (Gaz et al. 2019's Panda sigmoids: v_s = 2/φ2 = 0.12–0.39
+rad/s); stribeck: v_s a factor 2 apart and the rise r to a static level 1.1–1.8 × the Coulomb level."""
 
 N_FOLDS = 5
 """Contiguous time blocks of each recording, each held out once."""
 
 SMOOTH_GAIN = 0.1
-"""A joint gets the smooth law only when it predicts held-out data at least this fraction better (RMS) than the
-sign law: a joint whose friction is sign-like keeps the simpler law."""
+"""A joint gets another law than sign(dq) only when it predicts held-out data at least this fraction better (RMS):
+a joint whose friction is sign-like keeps the simpler law (on sign-law data a noisy velocity estimate makes a tanh
+of a few mrad/s look 4–5 % better, a hedge around each zero crossing, not friction)."""
 
 INTERVAL_TOLERANCE = 0.01
-"""v_s's uncertainty: the range of candidate velocities whose held-out error is within this fraction of the
-best (a profile of the held-out error; the grid's factor 1.58 is its resolution)."""
+"""v_s's uncertainty: the range of the chosen family's candidate velocities (at the chosen r) whose held-out error
+is within this fraction of the best (a profile of the held-out error; the grid's step is its resolution)."""
 
 SWEEPS = 2
 """Passes over the joints, each choosing one joint's law with the others at their latest choice."""
@@ -49,19 +57,18 @@ SWEEPS = 2
 class CoulombLawChoice:
     """Per joint, the held-out torque error of every candidate law and the one chosen."""
 
-    velocities_rad_s: np.ndarray
-    """(m,) candidate v_s, 0 (the sign law) first."""
+    candidates: tuple[CoulombLaw, ...]
     held_out_rms_nm: np.ndarray
     """(n, m) RMS of the torque each fold's fit predicts on the held-out fold; NaN where not tried."""
-    chosen_rad_s: np.ndarray
-    """(n,) v_s of each joint's law, 0 for the sign law."""
+    chosen: tuple[CoulombLaw, ...]
+    """Each joint's law."""
     interval_rad_s: np.ndarray
-    """(n, 2) candidate v_s within INTERVAL_TOLERANCE of the best held-out error (NaN for the sign law)."""
+    """(n, 2) v_s of the chosen family within INTERVAL_TOLERANCE of the best held-out error (NaN for sign)."""
 
     def to_dict(self) -> dict:
-        return {"velocities_rad_s": json_list(self.velocities_rad_s),
+        return {"candidates": [law.to_dict() for law in self.candidates],
                 "held_out_rms_nm": [json_list(row) for row in self.held_out_rms_nm],
-                "chosen_rad_s": json_list(self.chosen_rad_s),
+                "chosen": [law.to_dict() for law in self.chosen],
                 "interval_rad_s": [json_list(row) for row in self.interval_rad_s]}
 
     @classmethod
@@ -69,24 +76,29 @@ class CoulombLawChoice:
         """Inverse of to_dict (None stays None)."""
         if raw is None:
             return None
-        return cls(json_array(raw["velocities_rad_s"]), np.array([json_array(r) for r in raw["held_out_rms_nm"]]),
-                   json_array(raw["chosen_rad_s"]), np.array([json_array(r) for r in raw["interval_rad_s"]]))
+        return cls(tuple(CoulombLaw.from_dict(c) for c in raw["candidates"]),
+                   np.array([json_array(r) for r in raw["held_out_rms_nm"]]),
+                   tuple(CoulombLaw.from_dict(c) for c in raw["chosen"]),
+                   np.array([json_array(r) for r in raw["interval_rad_s"]]))
 
     def describe(self, joint_names: Sequence[str]) -> list[str]:
-        """One line per joint: the law chosen and how much better it predicts than the other."""
+        """One line per joint: the law chosen, its held-out error, and the best of each family."""
         lines = []
         for j, name in enumerate(joint_names):
             errors = self.held_out_rms_nm[j]
             if np.isnan(errors[1:]).all():
                 continue
-            best = int(np.nanargmin(errors[1:])) + 1
-            if self.chosen_rad_s[j] > 0.0:
-                low, high = self.interval_rad_s[j]
-                lines.append(f"{name}: smooth Coulomb tanh(dq/{self.chosen_rad_s[j]:.3g}) (v_s {low:.3g}–{high:.3g} "
-                             f"rad/s), held-out error {errors[best]:.4g} Nm against {errors[0]:.4g} Nm with sign(dq)")
-            else:
-                lines.append(f"{name}: sign(dq) kept, held-out error {errors[0]:.4g} Nm (the best smooth law "
-                             f"tanh(dq/{self.velocities_rad_s[best]:.3g}): {errors[best]:.4g} Nm)")
+            best = {}
+            for k, law in enumerate(self.candidates):
+                if np.isfinite(errors[k]) and (law.family not in best or errors[k] < errors[best[law.family]]):
+                    best[law.family] = k
+            chosen = self.chosen[j]
+            others = ", ".join(f"{self.candidates[k].formula()} {errors[k]:.4g} Nm"
+                               for family, k in best.items() if family != chosen.family)
+            low, high = self.interval_rad_s[j]
+            shape = f" (v_s {low:.3g}–{high:.3g} rad/s)" if chosen.family != "sign" else ""
+            lines.append(f"{name}: {chosen.formula()}{shape}, held-out error "
+                         f"{errors[self.candidates.index(chosen)]:.4g} Nm; best of the others: {others}")
         return lines
 
 
@@ -162,7 +174,7 @@ def _noise_weights(folds: Sequence[JointBlocks], base: BaseParameters, fc: np.nd
 def _held_out_errors(folds: _Folds, n_base: int, fc: np.ndarray, laws: np.ndarray, joint: int) -> np.ndarray:
     """(m,) held-out RMS of `joint`'s torque with each candidate law there and `laws` at the other joints."""
     rows_used = max(sum(int(fold.n_rows[joint]) for fold in folds.held_out), 1)
-    errors = np.empty(len(CANDIDATE_VELOCITIES_RAD_S))
+    errors = np.empty(len(CANDIDATES))
     for law in range(len(errors)):
         trial = laws.copy()
         trial[joint] = law
@@ -175,28 +187,33 @@ def _held_out_errors(folds: _Folds, n_base: int, fc: np.ndarray, laws: np.ndarra
 
 
 def choose_coulomb_laws(data: RegressionData, base: BaseParameters, fc: np.ndarray,
-                        force_smooth: bool = False) -> CoulombLawChoice:
+                        family: str | None = None) -> CoulombLawChoice:
     """The law of every joint with a Coulomb column (fc ≥ 0), one joint at a time for SWEEPS passes: the candidate
-    with the smallest held-out error if it beats the sign law by SMOOTH_GAIN (or at all, `force_smooth`: the best
-    smooth law), else sign."""
+    with the smallest held-out error if it beats the sign law by SMOOTH_GAIN, else sign; with `family`, the best
+    law of that family."""
     folds = _folds(data, base, fc)
-    gain = -np.inf if force_smooth else SMOOTH_GAIN
+    allowed = np.array([family is None or law.family == family for law in CANDIDATES])
+    gain = SMOOTH_GAIN if family is None else -np.inf
     laws = np.zeros(len(fc), dtype=int)
-    errors = np.full((len(fc), len(CANDIDATE_VELOCITIES_RAD_S)), np.nan)
+    errors = np.full((len(fc), len(CANDIDATES)), np.nan)
     for _ in range(SWEEPS):
         for j in np.flatnonzero(fc >= 0):
             errors[j] = _held_out_errors(folds, base.n_base, fc, laws, int(j))
-            best = int(np.argmin(errors[j][1:])) + 1
+            others = np.where(allowed[1:], errors[j][1:], np.inf)
+            best = int(np.argmin(others)) + 1
             laws[j] = best if errors[j][best] < (1.0 - gain) * errors[j][0] else 0
-    chosen = CANDIDATE_VELOCITIES_RAD_S[laws]
-    return CoulombLawChoice(CANDIDATE_VELOCITIES_RAD_S.copy(), errors, chosen, _intervals(errors, laws))
+    chosen = tuple(CANDIDATES[k] for k in laws)
+    return CoulombLawChoice(CANDIDATES, errors, chosen, _intervals(errors, laws))
 
 
 def _intervals(errors: np.ndarray, laws: np.ndarray) -> np.ndarray:
     intervals = np.full((len(laws), 2), np.nan)
     for j in np.flatnonzero(laws > 0):
-        near = np.flatnonzero(errors[j][1:] <= (1.0 + INTERVAL_TOLERANCE) * errors[j][laws[j]]) + 1
-        intervals[j] = CANDIDATE_VELOCITIES_RAD_S[[near.min(), near.max()]]
+        chosen = CANDIDATES[laws[j]]
+        kin = [k for k, law in enumerate(CANDIDATES) if law.family == chosen.family and law.ratio == chosen.ratio
+               and errors[j][k] <= (1.0 + INTERVAL_TOLERANCE) * errors[j][laws[j]]]
+        velocities = [CANDIDATES[k].velocity_rad_s for k in kin]
+        intervals[j] = min(velocities), max(velocities)
     return intervals
 
 
@@ -204,7 +221,7 @@ def with_chosen_laws(data: RegressionData, base: BaseParameters, fc: np.ndarray,
                      choice: CoulombLawChoice) -> RegressionData:
     """The regression with each joint's chosen law in its Coulomb column: the reduced blocks re-formed from the
     folds' extended ones (exactly the factor of the chosen columns) and the traces' columns replaced."""
-    laws = np.searchsorted(CANDIDATE_VELOCITIES_RAD_S, choice.chosen_rad_s)
+    laws = np.array([CANDIDATES.index(law) for law in choice.chosen])
     streamed = []
     for s in data.streamed:
         tau = s.folds[0].r_aug.shape[-1] - 1

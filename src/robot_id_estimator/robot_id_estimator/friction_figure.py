@@ -11,7 +11,6 @@ import numpy as np
 
 from robot_id_estimator.figures import legend_below, new_figure, save_png
 from robot_id_estimator.results import Friction, Traces
-from robot_id_model.robot_model import coulomb_law
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -24,12 +23,12 @@ def friction_curve_nm(f: Friction, joint: int, dq_rad_s: np.ndarray) -> np.ndarr
     """The identified linear-in-parameters friction of one joint at speeds dq: FV·dq + FC·law(dq) + FO (an
     unestimated term counts 0)."""
     viscous, coulomb, offset = (np.nan_to_num(x[joint]) for x in (f.viscous_nm_s_rad, f.coulomb_nm, f.offset_nm))
-    return viscous * dq_rad_s + coulomb * coulomb_law(dq_rad_s, f.coulomb_velocity()[joint]) + offset
+    return viscous * dq_rad_s + coulomb * f.laws()[joint].signal(dq_rad_s) + offset
 
 
 def friction_figure(traces: Traces, f: Friction) -> Figure:
     """One panel per joint: measured torque less the base set's rigid body (dots) against speed, and the
-    identified law (line), sign(dq) or tanh(dq/v_s) as chosen."""
+    identified law (line)."""
     n = len(f.joint_names)
     columns = min(n, 4)
     fig = new_figure((3.2 * columns, 2.8 * math.ceil(n / columns) + 0.6))
@@ -39,8 +38,7 @@ def friction_figure(traces: Traces, f: Friction) -> Figure:
         dq = traces.dq_rad_s[::step, j]
         ax.plot(dq, traces.friction_nm[::step, j], ".", ms=1.5, color="tab:gray", label="data less the rigid body")
         speeds = np.linspace(dq.min(), dq.max(), 801)
-        velocity = f.coulomb_velocity()[j]
-        law = f"tanh(dq/{velocity:.3g})" if velocity > 0.0 else "sign(dq)"
+        law = f.laws()[j].formula()
         ax.plot(speeds, friction_curve_nm(f, j, speeds), color="tab:red", lw=1.2, label="identified friction")
         ax.set_title(f"{name}: {law}", fontsize=9)
         ax.set_xlabel("dq [rad/s]", fontsize=8)

@@ -70,10 +70,11 @@ def result_message(result: Identification, output_dir: str) -> IdentificationRes
     msg.essential_values = _floats(result.essential.values)
     msg.essential_rsd_percent = _floats(result.essential.rsd_percent)
     f = result.friction
-    for j, name in enumerate(f.joint_names):
+    for j, (name, law) in enumerate(zip(f.joint_names, f.laws(), strict=True)):
         joint = JointFriction(joint_name=name, viscous_nm_s_rad=float(f.viscous_nm_s_rad[j]),
                               coulomb_nm=float(f.coulomb_nm[j]), offset_nm=float(f.offset_nm[j]),
-                              coulomb_velocity_rad_s=float(f.coulomb_velocity()[j]))
+                              coulomb_law=law.family, coulomb_velocity_rad_s=law.velocity_rad_s,
+                              coulomb_stribeck_ratio=law.ratio)
         if f.stribeck is not None and not np.isnan(f.stribeck[j]).any():
             joint.stribeck_coefficients = [float(c) for c in f.stribeck[j]]
         msg.friction.append(joint)

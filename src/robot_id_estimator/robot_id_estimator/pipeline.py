@@ -21,7 +21,7 @@ import numpy as np
 from robot_id_estimator import estimation
 from robot_id_estimator.base_estimation import BaseEstimate, estimate_base, replaced_by_stribeck
 from robot_id_estimator.coulomb_law_choice import (
-    CANDIDATE_VELOCITIES_RAD_S,
+    CANDIDATES,
     N_FOLDS,
     CoulombLawChoice,
     choose_coulomb_laws,
@@ -115,17 +115,18 @@ def identify(
     replaced = replaced_by_stribeck(base.names, robot.joint_names, stribeck)
     fc = coulomb_columns(robot, base)
     fc[np.isin(fc, sorted(replaced))] = -1
-    candidates = CANDIDATE_VELOCITIES_RAD_S if config.coulomb_law != "sign" and (fc >= 0).any() else ()
+    candidates = CANDIDATES if config.coulomb_law != "sign" and (fc >= 0).any() else ()
     with timer.stage("processing"):
         data = regression_data(recordings, setup, robot, base, config, stribeck, progress, allow_outside_limits,
                                allow_implausible_torque, candidates, N_FOLDS)
     law_choice = None
     if len(candidates):
         with timer.stage("coulomb law"):
-            say(progress, f"Coulomb law per joint: sign or smooth, by {N_FOLDS}-fold cross-validation")
-            law_choice = choose_coulomb_laws(data, base, fc, force_smooth=config.coulomb_law == "smooth")
+            say(progress, f"Coulomb law per joint: {len(CANDIDATES)} candidates, {N_FOLDS}-fold cross-validation")
+            family = None if config.coulomb_law == "auto" else config.coulomb_law
+            law_choice = choose_coulomb_laws(data, base, fc, family)
             data = with_chosen_laws(data, base, fc, law_choice)
-            robot = robot.with_coulomb_velocity(law_choice.chosen_rad_s)
+            robot = robot.with_coulomb_laws(law_choice.chosen)
     with timer.stage("estimation"):
         say(progress, f"estimating {base.n_base} base parameters ({config.method.upper()}) from "
                       f"{len(data.tau_nm)} samples")
@@ -367,6 +368,5 @@ def _friction(names: Sequence[str], robot: RobotModel, values: np.ndarray, sweep
         return np.array([values[index[f"{prefix}{j}"]] if f"{prefix}{j}" in index else np.nan
                          for j in range(1, robot.n_joints + 1)])
 
-    velocity = np.array(robot.coulomb_velocity_rad_s or np.zeros(robot.n_joints))
     return Friction(robot.joint_names, term("FV"), term("FC"), term("FO"), sweep.coefficients if sweep else None,
-                    sweep.rms_nm if sweep else None, velocity, law_choice)
+                    sweep.rms_nm if sweep else None, robot.coulomb_laws, law_choice)

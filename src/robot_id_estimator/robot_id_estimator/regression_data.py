@@ -30,6 +30,7 @@ from robot_id_estimator.regression_stream import StreamedRecording, stream_recor
 from robot_id_estimator.robot_setup import RobotSetup
 from robot_id_estimator.settings import EstimatorConfig
 from robot_id_model.base_parameters import BaseParameters
+from robot_id_model.coulomb_laws import CoulombLaw
 from robot_id_model.parameters import nominal_parameters
 from robot_id_model.robot_model import RobotModel
 
@@ -70,7 +71,7 @@ def regression_data(
     progress: Progress = None,
     allow_outside_limits: bool = False,
     allow_implausible_torque: bool = False,
-    coulomb_candidates_rad_s: Sequence[float] = (),
+    coulomb_candidates: Sequence[CoulombLaw] = (),
     n_folds: int = 0,
 ) -> RegressionData:
     """Check and process every recording, then build its base regressor filtered like its torque; a recording
@@ -95,7 +96,7 @@ def regression_data(
         friction = stribeck_model_torque(stribeck, data.dq_rad_s)
         tau_parts.append(data.tau_nm - torque_side(friction, data, config.processing, time_constant_s))
         streamed.append(stream_recording(robot, base.independent, data, tau_parts[-1], nominal, config.processing,
-                                         time_constant_s, min_speeds, coulomb_candidates_rad_s, n_folds))
+                                         time_constant_s, min_speeds, coulomb_candidates, n_folds))
         if config.min_speed_rad_s > 0.0:
             left_out = 1.0 - streamed[-1].blocks.n_rows / len(data.t_s)
             notes.append(f"{rec.source}: equations left out where a joint moves slower than {config.min_speed_rad_s:g} "

@@ -31,8 +31,9 @@ from robot_id_estimator.model_side import torque_side
 from robot_id_estimator.processing import ProcessedData, ProcessingConfig
 from robot_id_estimator.reduction import JointBlocks, merge, reduce_joints
 from robot_id_model.command_line import progress_bar
+from robot_id_model.coulomb_laws import CoulombLaw
 from robot_id_model.regressor import regressor
-from robot_id_model.robot_model import RobotModel, coulomb_law
+from robot_id_model.robot_model import RobotModel
 
 CHUNK_SAMPLES = 16_384
 """Samples reduced per chunk: at about 25 kB per sample while a chunk is built, a few hundred MB per worker."""
@@ -98,13 +99,13 @@ def _chunk(job: tuple) -> tuple[JointBlocks, np.ndarray, np.ndarray, list[JointB
     min_speed_rad_s), Yb·π_nominal, the trace rows, and with candidates the folds' extended JointBlocks and the
     candidates' trace rows."""
     (robot, independent, window, first, last, tau_nm, nominal, trace_rows, processing, time_constant_s,
-     min_speed_rad_s, candidates_rad_s, fold_ids, n_folds) = job
+     min_speed_rad_s, candidates, fold_ids, n_folds) = job
     raw = regressor(robot, window.q_rad, window.dq_rad_s, window.ddq_rad_s2)[..., independent]
     yb = torque_side(raw, window, processing, time_constant_s)[first:last]
     moving = np.abs(window.dq_rad_s[first:last]) >= min_speed_rad_s
-    if not len(candidates_rad_s):
+    if not candidates:
         return reduce_joints(yb, tau_nm, moving), yb @ nominal, yb[trace_rows], [], None
-    laws = coulomb_law(window.dq_rad_s[..., None], candidates_rad_s)
+    laws = np.stack([law.signal(window.dq_rad_s) for law in candidates], axis=-1)
     extended = np.concatenate([yb, torque_side(laws, window, processing, time_constant_s)[first:last]], axis=2)
     folds = [reduce_joints(extended, tau_nm, moving & (fold_ids == f)[:, None]) for f in range(n_folds)]
     return reduce_joints(yb, tau_nm, moving), yb @ nominal, yb[trace_rows], folds, extended[trace_rows, :, yb.shape[2]:]
@@ -119,13 +120,13 @@ def stream_recording(
     processing: ProcessingConfig,
     time_constant_s: float,
     min_speed_rad_s: float | np.ndarray = 0.0,
-    candidates_rad_s: Sequence[float] = (),
+    candidates: Sequence[CoulombLaw] = (),
     n_folds: int = 0,
 ) -> StreamedRecording:
     """The reduced regression of one processed recording: its base regressor (columns `independent`) filtered
     like the torque, reduced with the torque to explain `tau_nm` (K, n), each joint's equations only where it
-    moves at least min_speed_rad_s (one for all joints, or (n,) one each); with Coulomb velocities
-    `candidates_rad_s` (0: sign) also `n_folds` contiguous time folds of the extended regression."""
+    moves at least min_speed_rad_s (one for all joints, or (n,) one each); with Coulomb-law `candidates` also
+    `n_folds` contiguous time folds of the regression extended by their columns."""
     k = len(data.t_s)
     stride = math.ceil(k / TRACE_POINTS)
     if data.n_periods == 0:
@@ -136,7 +137,7 @@ def stream_recording(
     fold_ids = np.arange(k) * max(n_folds, 1) // k
     jobs = [(robot, independent, _window(data, w0, w1), c0 - w0, c1 - w0, tau_nm[c0:c1], nominal,
              np.arange(-c0 % stride, c1 - c0, stride), processing, time_constant_s, min_speed_rad_s,
-             np.asarray(candidates_rad_s, dtype=float), fold_ids[c0:c1], n_folds)
+             tuple(candidates), fold_ids[c0:c1], n_folds)
             for w0, c0, c1, w1 in windows]
     bar = {"total": len(jobs), "description": "regressor chunks", "unit": "chunk"}
     if len(jobs) > 1 and (os.cpu_count() or 1) > 1:
@@ -149,6 +150,6 @@ def stream_recording(
         nominal_nm=np.concatenate([r[1] for r in results]),
         trace_index=np.arange(0, k, stride),
         trace_yb=np.concatenate([r[2] for r in results]),
-        folds=tuple(merge([r[3][f] for r in results]) for f in range(n_folds if len(candidates_rad_s) else 0)),
-        trace_candidates=np.concatenate([r[4] for r in results]) if len(candidates_rad_s) else None,
+        folds=tuple(merge([r[3][f] for r in results]) for f in range(n_folds if candidates else 0)),
+        trace_candidates=np.concatenate([r[4] for r in results]) if candidates else None,
     )

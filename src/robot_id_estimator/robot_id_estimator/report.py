@@ -189,15 +189,14 @@ def _friction_section(result: Identification) -> list[str]:
         row = [name] + [f"{_fmt(estimates[t][j])} ({_fmt(rsd.get(f'{t}{j + 1}', np.nan), 3)})" for t in terms]
         if model is not None:
             row += [f"{_fmt(model[name][t][0])} ({model[name][t][1]})" for t in terms]
-        velocity = f.coulomb_velocity()[j]
-        row.append(f"tanh(dq/{velocity:.3g})" if velocity > 0.0 else "sign(dq)")
+        row.append(f.laws()[j].formula())
         rows.append(row)
     choice = f.law_choice.describe(f.joint_names) if f.law_choice is not None else []
     return ["## Friction", "", "FV viscous [Nm s/rad], FC Coulomb [Nm], FO offset [Nm]; the physical model's values "
             "are those of identified.urdf and identified.yaml.", "", *_table(header, rows), "",
             *([f"Each joint's Coulomb law, chosen by how well it predicts held-out data ({N_FOLDS}-fold "
-               f"cross-validation over time blocks; the smooth law only when at least {100 * SMOOTH_GAIN:g} % "
-               "better):", "",
+               f"cross-validation over time blocks; another law than sign(dq) only when at least "
+               f"{100 * SMOOTH_GAIN:g} % better):", "",
                *(f"- {line}" for line in choice)] if choice else [])]
 
 

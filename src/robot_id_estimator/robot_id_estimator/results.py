@@ -21,6 +21,7 @@ from robot_id_estimator.plausibility import Plausibility, plausibility_from_dict
 from robot_id_estimator.robot_setup import RobotSetup, held_urdf
 from robot_id_estimator.set_checks import RULE, SetCheck
 from robot_id_estimator.settings import ConfigError, EstimatorConfig, config_from_dict, config_to_dict
+from robot_id_model.coulomb_laws import SIGN, CoulombLaw
 from robot_id_model.physical import LinkInertial
 from robot_id_model.robot_model import RobotModel
 
@@ -48,16 +49,14 @@ class Friction:
     stribeck: np.ndarray | None = None
     """(n, 7) coefficients in STRIBECK_NAMES order, a NaN row for a joint without a sweep; None = no sweeps."""
     stribeck_rms_nm: np.ndarray | None = None
-    coulomb_velocity_rad_s: np.ndarray | None = None
-    """(n,) each joint's Coulomb law: FC·tanh(dq/v_s), FC·sign(dq) where v_s is 0 (None: sign everywhere)."""
+    coulomb_laws: tuple[CoulombLaw, ...] = ()
+    """Each joint's Coulomb law, FC times its signal (robot_id_model.coulomb_laws); none: sign(dq) everywhere."""
     law_choice: CoulombLawChoice | None = None
     """How each joint's Coulomb law was chosen (coulomb_law_choice); None when it was not."""
 
-    def coulomb_velocity(self) -> np.ndarray:
-        """(n,) v_s of each joint's Coulomb law, 0 for sign(dq)."""
-        if self.coulomb_velocity_rad_s is None:
-            return np.zeros(len(self.joint_names))
-        return self.coulomb_velocity_rad_s
+    def laws(self) -> tuple[CoulombLaw, ...]:
+        """Each joint's Coulomb law (sign(dq) where none was chosen)."""
+        return self.coulomb_laws or (SIGN,) * len(self.joint_names)
 
 
 @dataclass(frozen=True)
@@ -153,7 +152,7 @@ class Identification:
 
     def robot_model(self) -> RobotModel:
         """The arm's model as identified: its friction terms and each joint's Coulomb law."""
-        return self.setup.model(self.friction_terms, tuple(self.friction.coulomb_velocity()))
+        return self.setup.model(self.friction_terms, self.friction.coulomb_laws)
 
     def passed(self, parameter_set: str) -> bool:
         """Whether `parameter_set` passed its check against the identification data."""
@@ -194,8 +193,7 @@ def identification_to_dict(result: Identification) -> dict:
         "viscous_nm_s_rad": json_list(f.viscous_nm_s_rad),
         "coulomb_nm": json_list(f.coulomb_nm),
         "offset_nm": json_list(f.offset_nm),
-        "coulomb_law": "FC·tanh(dq/v_s), FC·sign(dq) where v_s is 0",
-        "coulomb_velocity_rad_s": json_list(f.coulomb_velocity()),
+        "coulomb_laws": [law.to_dict() for law in f.laws()],
         "coulomb_law_choice": None if f.law_choice is None else f.law_choice.to_dict(),
         "stribeck": None,
     }
@@ -309,7 +307,7 @@ def identification_from_dict(raw: dict, label: str = "identification") -> Identi
                  for c in stribeck["coefficients"]]
             ).reshape(n, len(STRIBECK_NAMES)),
             None if stribeck is None else json_array(stribeck["rms_nm"]),
-            json_array(f.get("coulomb_velocity_rad_s") or [0.0] * n),
+            tuple(CoulombLaw.from_dict(law) for law in f.get("coulomb_laws", [])),
             CoulombLawChoice.from_dict(f.get("coulomb_law_choice")),
         )
         result = Identification(

@@ -10,6 +10,7 @@ import pathlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from robot_id_model.coulomb_laws import CoulombLaw
 from robot_id_model.robot_config import RobotConfig
 from robot_id_model.robot_model import STANDARD_GRAVITY_M_S2, RobotModel, load_robot_model
 
@@ -50,10 +51,10 @@ class RobotSetup:
     def urdf_sha256(self) -> str:
         return sha256(self.urdf_text)
 
-    def model(self, friction: Sequence[str], coulomb_velocity_rad_s: Sequence[float] = ()) -> RobotModel:
-        """The arm's model with these friction terms and Coulomb law (RobotModel.coulomb_velocity_rad_s)."""
+    def model(self, friction: Sequence[str], coulomb_laws: Sequence[CoulombLaw] = ()) -> RobotModel:
+        """The arm's model with these friction terms and Coulomb laws (RobotModel.coulomb_laws)."""
         robot = load_robot_model(self.urdf_text or self.urdf_path, self.joint_names, self.gravity_m_s2, friction)
-        return robot.with_coulomb_velocity(coulomb_velocity_rad_s) if len(coulomb_velocity_rad_s) else robot
+        return robot.with_coulomb_laws(coulomb_laws) if coulomb_laws else robot
 
     def file_drift(self) -> str | None:
         """Why the file at urdf_path is no longer the URDF identified (the held one is used), or None."""

@@ -13,7 +13,7 @@ from robot_id_estimator.processing import ProcessingConfig
 from robot_id_model.robot_model import DEFAULT_FRICTION, FRICTION_TERMS
 
 METHODS = ("wls", "ols")
-COULOMB_LAWS = ("auto", "sign", "smooth")
+COULOMB_LAWS = ("auto", "sign", "tanh", "stribeck")
 PHYSICAL_METHODS = ("lmi", "multistart", "none")
 DEFAULT_REGULARIZER_WEIGHTS = {"euclidean": 1e-4, "entropic": 1e-7}
 
@@ -95,8 +95,8 @@ class EstimatorConfig:
     friction: tuple[str, ...] = DEFAULT_FRICTION
     """Friction terms of the linear model, from FV (viscous), FC (Coulomb), FO (offset), IA (rotor inertia)."""
     coulomb_law: str = "auto"
-    """Each joint's Coulomb law: "auto" chosen by held-out data between sign(dq) and tanh(dq/v_s)
-    (coulomb_law_choice), "sign" or "smooth" (the best tanh law) for every joint."""
+    """Each joint's Coulomb law: "auto" chosen by held-out data among sign(dq), tanh(dq/v_s) and a Stribeck rise
+    (coulomb_law_choice); "sign", "tanh" or "stribeck" (the best law of that family) for every joint."""
     method: str = "wls"
     """"wls": weighted by per-joint torque noise (the MLE of Jia et al. 2019 and Wu et al. 2012); "ols": Xu et
     al. 2020, eq. (6)."""

@@ -139,11 +139,11 @@ def write_identified_model(result: Identification, out_dir: str | pathlib.Path) 
     if {"FV", "FC"} <= set(result.friction_terms):
         damping = [(terms["FV"][0], terms["FC"][0]) for terms in friction.values()]
     text = identified_urdf(urdf_text, robot, physical.standard_values, lumped_known_parts(robot, urdf_text), damping)
-    smooth = [name for name, v in zip(robot.joint_names, result.friction.coulomb_velocity(), strict=True) if v > 0.0]
-    if smooth and damping is not None:
-        text = _after_declaration(text, f"<!-- robot_id: the Coulomb friction of {', '.join(smooth)} is smooth near "
-                                        "rest, friction·tanh(dq/v_s); <dynamics friction> holds its level, v_s is in "
-                                        f"{YAML_NAME} -->\n")
+    shaped = [f"{name}: friction·{law.formula()}" for name, law in zip(robot.joint_names, result.friction.laws(),
+                                                                     strict=True) if law.family != "sign"]
+    if shaped and damping is not None:
+        text = _after_declaration(text, f"<!-- robot_id: Coulomb friction not sign-like ({'; '.join(shaped)}); "
+                                        f"<dynamics friction> holds its level, the law is in {YAML_NAME} -->\n")
     passed = result.passed("physical")
     (out / MJCF_NAME).unlink(missing_ok=True)
     if passed:
@@ -163,10 +163,10 @@ def write_identified_model(result: Identification, out_dir: str | pathlib.Path) 
         mjcf_path, notes = write_mjcf(text, pathlib.Path(setup.urdf_path).parent, out / MJCF_NAME)  # its meshes
     except (MujocoExportError, OSError) as err:
         return ModelFiles(urdf_path, yaml_path, None, warnings=(f"{MJCF_NAME} not written: {err}",))
-    if smooth and damping is not None:
-        notes = (*notes, f"{MJCF_NAME}: MuJoCo's frictionloss holds the Coulomb level of {', '.join(smooth)}; its "
-                         "dry-friction constraint is smoothed near rest by the solver (solreffriction), not by the "
-                         f"identified v_s of {YAML_NAME}, so a simulation with it does not reproduce the smooth law")
+    if shaped and damping is not None:
+        notes = (*notes, f"{MJCF_NAME}: MuJoCo's frictionloss holds the Coulomb level of every joint; its dry-friction "
+                         "constraint is smoothed near rest by the solver (solreffriction) and has no Stribeck rise, so "
+                         f"a simulation with it does not reproduce the laws of {YAML_NAME} ({'; '.join(shaped)})")
     return ModelFiles(urdf_path, yaml_path, mjcf_path, notes)
 
 
@@ -216,13 +216,13 @@ def _model_yaml(result: Identification, urdf_name: str, friction: dict, passed: 
 
 
 def _coulomb_law(f: Friction, joint: int) -> dict:
-    """A joint's Coulomb law for identified.yaml: its form, v_s and the range the held-out data support."""
-    velocity = float(f.coulomb_velocity()[joint])
-    if velocity == 0.0:
-        return {"form": "coulomb_nm·sign(dq)"}
-    low, high = f.law_choice.interval_rad_s[joint] if f.law_choice is not None else (velocity, velocity)
-    return {"form": "coulomb_nm·tanh(dq/coulomb_velocity_rad_s)", "coulomb_velocity_rad_s": velocity,
-            "coulomb_velocity_range_rad_s": [_plain(low), _plain(high)]}
+    """A joint's Coulomb law for identified.yaml: its formula and shape, with the range of v_s the held-out data
+    support."""
+    law = f.laws()[joint]
+    out = {"form": f"coulomb_nm·{law.formula()}", **law.to_dict()}
+    if law.family != "sign" and f.law_choice is not None:
+        out["velocity_range_rad_s"] = [_plain(v) for v in f.law_choice.interval_rad_s[joint]]
+    return out
 
 
 def remove_stale_model(out_dir: str | pathlib.Path) -> None:

@@ -11,12 +11,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from robot_id_model.coulomb_laws import SIGN, CoulombLaw, coulomb_signals
+
 if TYPE_CHECKING:  # pinocchio is imported where a model is built: command lines start without it
     import pinocchio as pin
 
 FRICTION_TERMS = ("FV", "FC", "FO", "IA")
-"""Per-joint friction/drive terms the model knows: viscous Fv·dq, Coulomb Fc·sign(dq) or, smooth near rest,
-Fc·tanh(dq/v_s) (RobotModel.coulomb_velocity_rad_s), constant offset, rotor (armature) inertia Ia·ddq."""
+"""Per-joint friction/drive terms the model knows: viscous Fv·dq, Coulomb Fc times its law (sign(dq) unless
+RobotModel.coulomb_laws says otherwise: coulomb_laws.py), constant offset, rotor (armature) inertia Ia·ddq."""
 
 DEFAULT_FRICTION = ("FV", "FC", "FO")
 STANDARD_GRAVITY_M_S2 = (0.0, 0.0, -9.81)
@@ -29,15 +31,6 @@ _UNSUPPORTED_JOINTS = {
     "JointModelSphericalZYX": "spherical",
     "JointModelTranslation": "translation",
 }
-
-
-def coulomb_law(dq_rad_s: np.ndarray, velocity_rad_s: np.ndarray | float) -> np.ndarray:
-    """tanh(dq/v_s), the smooth Coulomb law (a sigmoid of speed, as Gaz et al. 2019 fit the Panda's friction),
-    and sign(dq) where v_s is 0."""
-    v = np.asarray(velocity_rad_s, dtype=float)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        smooth = np.tanh(dq_rad_s / np.where(v > 0.0, v, 1.0))
-    return np.where(v > 0.0, smooth, np.sign(dq_rad_s))
 
 
 class ModelError(ValueError):
@@ -58,22 +51,19 @@ class RobotModel:
     friction: tuple[str, ...]
     locked: tuple[str, ...] = ()
     """The URDF's other movable joints, locked at their neutral position (a gripper's fingers)."""
-    coulomb_velocity_rad_s: tuple[float, ...] = ()
-    """Per joint, the velocity v_s of a smooth Coulomb law Fc·tanh(dq/v_s); 0 (or none given) is Fc·sign(dq)."""
+    coulomb_laws: tuple[CoulombLaw, ...] = ()
+    """Per joint, the law of its Coulomb column (coulomb_laws.py); none given: sign(dq) at every joint."""
 
-    def with_coulomb_velocity(self, velocity_rad_s: Sequence[float]) -> RobotModel:
-        """The same arm with the Coulomb law of each joint given by its v_s (0: sign)."""
-        velocity = tuple(float(v) for v in velocity_rad_s)
-        if len(velocity) != self.n_joints or not all(v >= 0.0 for v in velocity):
-            raise ModelError(f"coulomb_velocity_rad_s needs {self.n_joints} values >= 0, got {velocity}")
-        return dataclasses.replace(self, coulomb_velocity_rad_s=velocity if any(velocity) else ())
+    def with_coulomb_laws(self, laws: Sequence[CoulombLaw]) -> RobotModel:
+        """The same arm with these Coulomb laws, one per joint."""
+        laws = tuple(laws)
+        if len(laws) != self.n_joints:
+            raise ModelError(f"coulomb_laws needs one law per joint ({self.n_joints}), got {len(laws)}")
+        return dataclasses.replace(self, coulomb_laws=() if all(law == SIGN for law in laws) else laws)
 
     def coulomb_signal(self, dq_rad_s: np.ndarray) -> np.ndarray:
-        """The Coulomb column's signal per joint at velocities (K, n): sign(dq), or tanh(dq/v_s) where v_s > 0."""
-        dq = np.asarray(dq_rad_s, dtype=float)
-        if not self.coulomb_velocity_rad_s:
-            return np.sign(dq)
-        return coulomb_law(dq, np.asarray(self.coulomb_velocity_rad_s))
+        """The Coulomb columns' signals at velocities (K, n): each joint's law."""
+        return coulomb_signals(dq_rad_s, self.coulomb_laws)
 
     @property
     def n_joints(self) -> int:
