@@ -61,6 +61,20 @@ def min_speeds_rad_s(processed: Sequence[ProcessedData], min_speed_rad_s: float)
     return np.where(static_joints(np.concatenate([d.q_rad for d in processed])), 0.0, min_speed_rad_s)
 
 
+def _model_notes(robot: RobotModel, time_constant_s: float, cutoff_hz: float) -> list[str]:
+    """What the user should know of the model the regression is built from."""
+    notes = []
+    urdf_note = urdf_friction_note(robot)
+    notes += [urdf_note] if urdf_note else []
+    if robot.locked:
+        notes.append(f"the URDF's joints {', '.join(robot.locked)} are not the arm's: locked at their neutral "
+                     "position, their links lumped into the arm link they hang on")
+    robot_filter = f"the robot's first-order filter ({time_constant_s:g} s) and " if time_constant_s > 0.0 else ""
+    notes.append(f"regressor columns filtered like the torque: {robot_filter}the zero-phase Butterworth at "
+                 f"{cutoff_hz:g} Hz")
+    return notes
+
+
 def regression_data(
     recordings: Sequence[Recording],
     setup: RobotSetup,
@@ -104,15 +118,7 @@ def regression_data(
         if not allow_implausible_torque:
             torque_warnings += check_torque_against_urdf(rec.source, data.tau_nm, streamed[-1].nominal_nm,
                                                          robot.joint_names)
-    urdf_note = urdf_friction_note(robot)
-    notes += [urdf_note] if urdf_note else []
-    if robot.locked:
-        notes.append(f"the URDF's joints {', '.join(robot.locked)} are not the arm's: locked at their neutral "
-                     "position, their links lumped into the arm link they hang on")
-    robot_filter = (f"the robot's first-order filter ({time_constant_s:g} s) and " if time_constant_s > 0.0
-                    else "")
-    notes.append(f"regressor columns filtered like the torque: {robot_filter}the zero-phase Butterworth at "
-                 f"{config.processing.torque_cutoff_hz:g} Hz")
+    notes += _model_notes(robot, time_constant_s, config.processing.torque_cutoff_hz)
     return RegressionData(
         sources=tuple(rec.source for rec in recordings),
         processed=tuple(processed),

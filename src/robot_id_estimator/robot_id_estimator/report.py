@@ -21,7 +21,7 @@ from robot_id_estimator.figures import legend_below, new_figure, save_png
 from robot_id_estimator.friction_figure import plot_friction
 from robot_id_estimator.output_files import atomic_path, write_text
 from robot_id_estimator.plausibility import plausibility_lines
-from robot_id_estimator.results import Identification, Physical, Traces
+from robot_id_estimator.results import Friction, Identification, Physical, Traces
 from robot_id_estimator.set_checks import RULE
 from robot_id_estimator.urdf_export import model_friction
 from robot_id_estimator.validation_results import Validation
@@ -200,6 +200,16 @@ def _friction_section(result: Identification) -> list[str]:
                *(f"- {line}" for line in choice)] if choice else [])]
 
 
+def _stribeck_section(f: Friction) -> list[str]:
+    """The Stribeck fits of friction sweeps, if any."""
+    if f.stribeck is None:
+        return []
+    return ["", "Stribeck friction (Luo et al. 2024, eq. 7), fitted to the sweeps:", "", *_table(
+        ["joint", "fv1", "fv2", "fv3", "fs", "fs1", "fc", "fc1", "fit RMS [Nm]"],
+        [[name, *(_fmt(c) for c in f.stribeck[j]), _fmt(f.stribeck_rms_nm[j])]
+         for j, name in enumerate(f.joint_names)])]
+
+
 def _physical_section(result: Identification) -> list[str]:
     """The retrieved physical parameters: method, residual, constraints, notes and the link table."""
     if result.physical is None:
@@ -276,13 +286,7 @@ def write_identification_report(result: Identification, out_dir: str | pathlib.P
     if result.unidentified:
         lines += ["## Parameters the data do not identify", ""]
         lines += [f"- {reason}" for reason in result.unidentified.values()] + [""]
-    lines += _friction_section(result)
-    f = result.friction
-    if f.stribeck is not None:
-        lines += ["", "Stribeck friction (Luo et al. 2024, eq. 7), fitted to the sweeps:", "", *_table(
-            ["joint", "fv1", "fv2", "fv3", "fs", "fs1", "fc", "fc1", "fit RMS [Nm]"],
-            [[name, *(_fmt(c) for c in f.stribeck[j]), _fmt(f.stribeck_rms_nm[j])]
-             for j, name in enumerate(f.joint_names)])]
+    lines += _friction_section(result) + _stribeck_section(result.friction)
     if result.physical is not None:
         lines += _determination_section(result.physical)
     lines += ["", "## Figures", "", f"![RSD of the base parameters]({rsd_file})", ""]

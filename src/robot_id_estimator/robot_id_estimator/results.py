@@ -185,8 +185,7 @@ def _parameter_set(p: ParameterSet) -> dict:
     return {"names": list(p.names), "values": json_list(p.values), "rsd_percent": json_list(p.rsd_percent)}
 
 
-def identification_to_dict(result: Identification) -> dict:
-    s, f, m = result.setup, result.friction, result.metrics
+def _friction_to_dict(f: Friction) -> dict:
     friction = {
         "parameter_set": "base (the estimates; the physical model's friction is in physical.standard)",
         "joint_names": list(f.joint_names),
@@ -203,6 +202,11 @@ def identification_to_dict(result: Identification) -> dict:
             "coefficients": [None if np.isnan(row).all() else json_list(row) for row in f.stribeck],
             "rms_nm": json_list(f.stribeck_rms_nm),
         }
+    return friction
+
+
+def identification_to_dict(result: Identification) -> dict:
+    s, m = result.setup, result.metrics
     return {
         "format": FORMAT,
         "robot": {
@@ -223,7 +227,7 @@ def identification_to_dict(result: Identification) -> dict:
             "unidentified": dict(result.unidentified),
         },
         "essential": {**_parameter_set(result.essential), "eliminated": list(result.eliminated)},
-        "friction": friction,
+        "friction": _friction_to_dict(result.friction),
         "metrics": {
             "condition_number": json_number(m.condition_number),
             "condition_number_scaled": json_number(m.condition_number_scaled),

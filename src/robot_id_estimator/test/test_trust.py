@@ -209,7 +209,7 @@ def test_an_interrupt_leaves_only_complete_files(csv_run, monkeypatch, capsys):
     tmp, _, csv = csv_run
     out = tmp / "interrupted"
     calls = []
-    real = report._save
+    real = report.save_png
 
     def interrupted(fig, path):
         calls.append(path)
@@ -217,7 +217,7 @@ def test_an_interrupt_leaves_only_complete_files(csv_run, monkeypatch, capsys):
             raise KeyboardInterrupt
         return real(fig, path)
 
-    monkeypatch.setattr(report, "_save", interrupted)
+    monkeypatch.setattr(report, "save_png", interrupted)
     assert _identify(csv, out) == 130
     assert "error: interrupted" in capsys.readouterr().err
     assert not list(out.glob(".*partial*"))
