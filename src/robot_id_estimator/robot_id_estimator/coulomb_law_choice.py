@@ -31,11 +31,14 @@ from robot_id_model.robot_model import RobotModel
 CANDIDATES = (
     SIGN,
     *(CoulombLaw("tanh", float(v)) for v in np.geomspace(0.004, 0.4, 21)),
-    *(CoulombLaw("stribeck", v, r) for v in (0.01, 0.02, 0.04, 0.08, 0.16) for r in (0.1, 0.2, 0.4, 0.8)),
+    *(CoulombLaw("stribeck", float(v), float(r)) for v in np.geomspace(0.01, 0.16, 9)
+      for r in (*-np.geomspace(1.0, 0.35, 4), *np.geomspace(0.1, 0.8, 7))),
 )
 """The laws searched, the sign law first. tanh: v_s a factor 1.26 apart, from a law sign-like at the speeds an
 excitation reaches to one still rising at 0.4 rad/s (Gaz et al. 2019's Panda sigmoids: v_s = 2/φ2 = 0.12–0.39
-rad/s); stribeck: v_s a factor 2 apart and the rise r to a static level 1.1–1.8 × the Coulomb level."""
+rad/s); stribeck: v_s from 0.01 to 0.16 rad/s and r from 0.1 to 0.8 (a static level 1.1–1.8 × the Coulomb level)
+and from −0.35 to −1 (a level below the Coulomb one at rest; −1: continuous through rest, eq. 7's Coulomb term
+alone), each a factor √2 apart."""
 
 N_FOLDS = 5
 """Contiguous time blocks of each recording, each held out once."""
@@ -178,19 +181,37 @@ def _noise_weights(folds: Sequence[JointBlocks], base: BaseParameters, fc: np.nd
 
 def _held_out_errors(folds: _Folds, n_base: int, fc: np.ndarray, laws: np.ndarray, joint: int) -> np.ndarray:
     """(F, m) per fold, the held-out squared error of `joint`'s torque with each candidate law there and `laws` at
-    the other joints. Per fold the other joints' training rows are reduced once to their triangular factor, so each
-    candidate's fit solves only that factor with the joint's own rows beside it."""
+    the other joints. Only the joint's Coulomb column differs between candidates, so each fold's fit is solved once
+    without it and every candidate's column is added by projection (the least-squares update for one column),
+    all candidates at once."""
     others = np.arange(len(fc)) != joint
+    fixed = [k for k in range(n_base) if k != fc[joint]]
+    candidates = n_base + np.arange(len(CANDIDATES))
+    tau = n_base + len(CANDIDATES)
     sq = np.zeros((len(folds.held_out), len(CANDIDATES)))
     for f, (training, fold) in enumerate(zip(folds.training, folds.held_out, strict=True)):
         rest = triangular_factor(_rows([t for t, other in zip(training, others, strict=True) if other], n_base,
                                        fc[others], laws[others], folds.weights[others]))
         own = np.sqrt(folds.weights[joint]) * training[joint]
-        tau = own.shape[-1] - 1
-        for law in range(len(CANDIDATES)):
-            theta = _fit(np.concatenate([rest, own[:, [*_columns(n_base, fc[joint], law), tau]]]))
-            sq[f, law] = _residual_sq(fold.r_aug[joint], n_base, fc[joint], law, theta)
+        a = np.concatenate([rest[:, fixed], own[:, fixed]])
+        y = np.concatenate([rest[:, -1], own[:, tau]])
+        x = np.concatenate([np.zeros((len(rest), len(CANDIDATES))), own[:, candidates]])
+        theta_fixed, theta_law = _with_one_column(a, y, x)
+        held = fold.r_aug[joint]
+        residual = held[:, fixed] @ theta_fixed + held[:, candidates] * theta_law - held[:, [tau]]
+        sq[f] = np.sum(residual**2, axis=0)
     return sq
+
+
+def _with_one_column(a: np.ndarray, y: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For each column x_c of x, the least-squares solution of [a x_c]·θ ≈ y: θ of a's columns (k, m) and of x_c
+    (m,). x_c's part is its component outside span(a) against y's (zero where x_c lies in span(a))."""
+    coefficients = np.linalg.lstsq(a, np.column_stack([y, x]), rcond=None)[0]
+    y_out = y - a @ coefficients[:, 0]
+    x_out = x - a @ coefficients[:, 1:]
+    norm = np.sum(x_out**2, axis=0)
+    theta_law = np.where(norm > 1e-12 * np.sum(x**2, axis=0), (x_out.T @ y_out) / np.where(norm > 0, norm, 1.0), 0.0)
+    return coefficients[:, [0]] - coefficients[:, 1:] * theta_law, theta_law
 
 
 def _chosen(sq: np.ndarray, allowed: np.ndarray, forced: bool) -> int:

@@ -94,7 +94,7 @@ def test_a_smooth_law_outside_the_family_is_approached(arm):
 
 
 def test_a_stribeck_rise_is_found_without_a_friction_sweep(arm):
-    """The rise and its velocity lie between the grid's points (r 0.2 and 0.4, v_s 0.04 and 0.08): the held-out error
+    """The rise and its velocity lie between the grid's points (r 0.28 and 0.4, v_s 0.04 and 0.057): the held-out error
     on a motion not used for identification falls below 1 % on every joint (the sign law's reaches 2 %)."""
     _, sign_error = _identified(arm, "stribeck", "sign")
     result, error = _identified(arm, "stribeck", "auto")

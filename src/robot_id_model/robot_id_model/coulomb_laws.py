@@ -3,8 +3,9 @@
 - "sign": sign(dq), the classical law (Xu et al. 2020);
 - "tanh": tanh(dq/v_s), smooth through rest, as real friction is (presliding; Gaz et al. 2019's Panda sigmoid is
   tanh up to an offset);
-- "stribeck": sign(dq)·(1 + r·exp(−(dq/v_s)²)), a static level (1 + r)·FC at rest falling to FC within about v_s:
-  Luo et al. 2024, eq. (7), with fs = (1 + r)·fc and fs1 = v_s, its Coulomb velocity fc1 at 0.
+- "stribeck": sign(dq)·(1 + r·exp(−(dq/v_s)²)), a level (1 + r)·FC at rest reaching FC within about v_s: Luo et
+  al. 2024, eq. (7), with fs1 = fc1 = v_s and fs = (1 + r)·fc: r > 0 a Stribeck rise, r < 0 less friction at rest
+  than at speed, r = −1 continuous through rest (eq. 7's Coulomb term alone).
 
 For a fixed shape (v_s, r) the torque stays linear in FC, so the regression stays linear (coulomb_law_choice in the
 estimator finds the shape).
@@ -27,13 +28,15 @@ class CoulombLaw:
     velocity_rad_s: float = 0.0
     """v_s of tanh and stribeck [rad/s]"""
     ratio: float = 0.0
-    """r of stribeck: the static level over the Coulomb level, less 1"""
+    """r of stribeck: the level at rest over the Coulomb level, less 1 (≥ −1)"""
 
     def __post_init__(self) -> None:
         if self.family not in FAMILIES:
             raise ValueError(f"Coulomb law family '{self.family}' is not one of {FAMILIES}")
         if self.family != "sign" and not self.velocity_rad_s > 0.0:
             raise ValueError(f"a {self.family} Coulomb law needs a velocity > 0, got {self.velocity_rad_s}")
+        if not self.ratio >= -1.0:
+            raise ValueError(f"a Coulomb law's ratio is at least −1 (no friction at rest), got {self.ratio}")
 
     def signal(self, dq_rad_s: np.ndarray) -> np.ndarray:
         """The Coulomb column's signal at velocities dq."""
@@ -49,7 +52,8 @@ class CoulombLaw:
         if self.family == "tanh":
             return f"tanh(dq/{self.velocity_rad_s:.3g})"
         if self.family == "stribeck":
-            return f"sign(dq)·(1 + {self.ratio:.3g}·exp(−(dq/{self.velocity_rad_s:.3g})²))"
+            sign = "+" if self.ratio >= 0.0 else "−"
+            return f"sign(dq)·(1 {sign} {abs(self.ratio):.3g}·exp(−(dq/{self.velocity_rad_s:.3g})²))"
         return "sign(dq)"
 
     def to_dict(self) -> dict:
