@@ -4,9 +4,9 @@ The URDF is compiled by MuJoCo's own importer (fixed links fused into their pare
 fixed, visuals and collisions dropped, no contacts, no joint-limit forces); then every arm link's inertial is set
 to the true one. The true friction (true_friction) is split so that it integrates stably at any speed: the
 viscous term is MuJoCo's (implicit) joint damping, the static level of eq. (7), fs·sgn(dq), is MuJoCo's friction
-loss (a constraint, so the joint sticks at rest), and the rest, continuous, is applied linearised about each step's
-velocity: its slope there (where positive) joins the implicit damping and the remainder is applied explicitly, so
-that a smooth law as steep at rest as fc/fc1 stays stable at the physics step.
+loss (a constraint, so the joint sticks at rest), and the rest, continuous, is applied explicitly; a smooth law,
+as steep at rest as fc/fc1, linearised about each step's velocity: its slope there joins the implicit damping, so
+that it stays stable at the physics step.
 
 A joint can be blocked (`block`, a fault for tests: a jammed gear or an obstacle): its damping is then raised far
 beyond what any drive torque moves, and MuJoCo's implicit damping stops it within one physics step.
@@ -119,7 +119,7 @@ class MujocoPlant:
         """One time step with the drives applying tau_drive_nm; ddq_rad_s2 is then the acceleration the
         equations of motion gave at the state before the step."""
         friction, dq = self.truth.friction, self.dq_rad_s
-        slope = np.maximum(friction.continuous_slope(dq), 0.0)
+        slope = friction.smooth_slope(dq)
         self.model.dof_damping[self.dof] = np.where(self.blocked, BLOCKED_DAMPING_NM_S_RAD, friction.fv1 + slope)
         applied = np.asarray(tau_drive_nm, dtype=float) - (friction.continuous_torque_nm(dq) - slope * dq)
         self.data.qfrc_applied[self.dof] = applied

@@ -51,18 +51,27 @@ class JointFriction:
 
     def continuous_torque_nm(self, dq_rad_s: np.ndarray) -> np.ndarray:
         """The friction without fv1·dq and without the static level: continuous, so that a simulator can apply it
-        explicitly (linearised, continuous_slope) and leave the rest to its implicit damping and friction loss."""
+        explicitly (linearised about dq with smooth_slope) and leave the rest to its implicit damping and friction
+        loss."""
         sgn = np.sign(dq_rad_s)
-        stribeck = (self.fs * sgn * (np.exp(-((dq_rad_s / self.fs1) ** 2)) - 1.0)
-                    + self.fc * sgn * (1.0 - np.exp(-((dq_rad_s / self.fc1) ** 2)))
-                    + self.fv2 * sgn * dq_rad_s**2 + self.fv3 * dq_rad_s**3)
-        shift = np.zeros_like(self.fc) if self.shift_rad_s is None else self.shift_rad_s
-        sigmoid = self.fc * (np.tanh((dq_rad_s + shift) / self.fc1) - np.tanh(shift / self.fc1))
-        tanh = self.fc * np.tanh(dq_rad_s / self.fc1)
+        torque = (self.fs * sgn * (np.exp(-((dq_rad_s / self.fs1) ** 2)) - 1.0)
+                  + self.fc * sgn * (1.0 - np.exp(-((dq_rad_s / self.fc1) ** 2)))
+                  + self.fv2 * sgn * dq_rad_s**2 + self.fv3 * dq_rad_s**3)
+        if not self.law:
+            return torque
         laws = self.laws()
-        return np.where(laws == "stribeck", stribeck, np.where(laws == "sigmoid", sigmoid, tanh))
+        smooth = self.fc * (np.tanh((dq_rad_s + self.shift()) / self.fc1) - np.tanh(self.shift() / self.fc1))
+        return np.where(laws == "stribeck", torque, smooth)
 
-    def continuous_slope(self, dq_rad_s: np.ndarray, step_rad_s: float = 1e-6) -> np.ndarray:
-        """d(continuous_torque_nm)/d(dq) at dq, by a central difference."""
-        return (self.continuous_torque_nm(dq_rad_s + step_rad_s)
-                - self.continuous_torque_nm(dq_rad_s - step_rad_s)) / (2.0 * step_rad_s)
+    def shift(self) -> np.ndarray:
+        """φ3 per joint (0 but for sigmoid joints; a tanh joint is a sigmoid without shift)."""
+        return np.zeros_like(self.fc) if self.shift_rad_s is None else self.shift_rad_s
+
+    def smooth_slope(self, dq_rad_s: np.ndarray) -> np.ndarray:
+        """d(continuous_torque_nm)/d(dq) of the smooth laws at dq, fc/fc1·(1 − tanh²), where it is steep (at rest:
+        fc/fc1); 0 at the joints of eq. (7), whose continuous part is flat at rest and falls with a Stribeck
+        rise, so that explicit is stable there."""
+        if not self.law:
+            return np.zeros_like(self.fc)
+        slope = self.fc / self.fc1 * (1.0 - np.tanh((dq_rad_s + self.shift()) / self.fc1) ** 2)
+        return np.where(self.laws() == "stribeck", 0.0, slope)
