@@ -62,7 +62,9 @@ TICK_BUDGET_S = 0.02
 """Longest a tick simulates before it lets acknowledgements and commands in."""
 STATUS_PERIOD_S = 5.0
 
-STATE_QOS = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
+STATE_QOS = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
+"""Deep enough for a tick's burst after a lag (up to MAX_LAG_S of samples, 200 at 1 kHz) to reach a reliable
+subscriber that could not take any while the tick ran (one in this process, the tests' probe), as the recorder's."""
 
 
 class SimNode(Node):

@@ -26,11 +26,13 @@ from dataclasses import dataclass
 import yaml
 
 PACKAGE = "robot_id_sim"
-REALTIME_PRIORITY = 10
+REALTIME_PRIORITY = 50
 """SCHED_FIFO priority of the simulator's threads (its parameter realtime_priority): a real robot's timing does not
 suffer from the load on the identification's machine, and without it a busy process per core made the 1 kHz Panda
-fall seconds behind here (benchmarks/sim_wall_clock.py). Where the system refuses, the simulator warns and runs
-without."""
+fall seconds behind here (benchmarks/sim_wall_clock.py). It is ros2_control's controller manager's (50), above the
+excitation node and the recorder in hardware mode (robot_id_bringup.graph), as a robot driver's control loop is: at 10,
+below them, the stand-in fell 106-200 ms behind while they ran, and the excitation node rightly held the arm on its
+stale states. Where the system refuses, the simulator warns and runs without."""
 SLOW_WORK_S = 0.005
 """Wall time the slow subscriber spends on each joint state: it keeps up with 200 per second."""
 START_TIMEOUT_S = 60.0
