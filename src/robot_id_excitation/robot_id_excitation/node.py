@@ -93,7 +93,8 @@ class ExcitationNode(Node):
     """Moves joint states, abort requests and the confirm parameter into the state machine, its steps out.
 
     Every step first takes the joint states waiting (the newest few: sensor-data QoS), each counted as received when
-    the middleware received it: however late a step runs, a fresh state never looks stale.
+    the middleware received it: however late a step runs, a fresh state never looks stale. A step that finds the
+    newest state stale takes again before it judges: its own thread may have stalled after the first take.
     Every command is checked and turned into a message before the arm moves; the approach, planned from the
     measured pose, in a worker thread while the steps go on."""
 
@@ -123,6 +124,7 @@ class ExcitationNode(Node):
         self._prepare()
         planner_id = self._planner.submit(threading.get_native_id).result()  # normal scheduling: it starves nobody
         self.timing = Timing()
+        gc.callbacks.append(self.timing.on_collection)
         self._names_warned = self._timing_logged = False
         self._silent_since_s = self._now_s()
         self._create_interfaces(values)
@@ -201,6 +203,8 @@ class ExcitationNode(Node):
         if self._stop_sent and not self.command_pub.wait_for_all_acked(timeout):
             self.get_logger().warning(f"the stop command was not acknowledged within {STOP_ACK_TIMEOUT_S} s")
         self._planner.shutdown(wait=False, cancel_futures=True)
+        if self.timing.on_collection in gc.callbacks:
+            gc.callbacks.remove(self.timing.on_collection)
         super().destroy_node()
 
     # -- from the state machine to ROS ---------------------------------------------------------------------
@@ -297,8 +301,10 @@ class ExcitationNode(Node):
         dq_rad_s = np.array([msg.velocity[i] for i in idx]) if len(msg.velocity) == len(msg.name) else None
         state_stamp_s = stamp_s(msg.header.stamp)
         q_rad = np.array([msg.position[i] if i < len(msg.position) else math.nan for i in idx])
-        self.machine.on_joint_state(self._received_s(info), q_rad, dq_rad_s, state_stamp_s or None)
+        received_s = self._received_s(info)
+        self.machine.on_joint_state(received_s, q_rad, dq_rad_s, state_stamp_s or None)
         if self.machine.moving:
+            self.timing.received(received_s, state_stamp_s)
             self.timing.worst_joint_state_s = max(self.timing.worst_joint_state_s, time.perf_counter() - began)
 
     def _received_s(self, info: MessageInfo) -> float:
@@ -329,6 +335,9 @@ class ExcitationNode(Node):
         began, moving = time.perf_counter(), self.machine.moving
         self._take_waiting_states()
         now_s = self._now_s()
+        if not self.machine.states.fresh(now_s, self.machine.settings.state_timeout_s):
+            self._take_waiting_states()  # the thread stalled after the take: what arrived meanwhile counts
+            now_s = self._now_s()
         step = self.machine.step(now_s, confirmed=self.get_parameter("confirm").value)
         if self.machine.first_state_s is None and now_s - self._silent_since_s >= NO_STATES_WARNING_S:
             self._silent_since_s = now_s

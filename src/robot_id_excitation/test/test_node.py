@@ -297,6 +297,36 @@ def test_joint_states_count_when_they_arrive_however_slow_a_step(ros_context, tr
         _stop(node, arm, executor)
 
 
+def test_a_stall_of_the_node_after_it_took_the_states_is_no_stale_stream(ros_context, trajectory_file,
+                                                                        iiwa14_config):
+    """The node's thread stalls for longer than the state timeout (0.2 s) right after a step took the joint states,
+    while they go on arriving at 500 Hz (as a preempted or collecting interpreter would): the step judges the stream
+    by what arrived meanwhile and goes on, rather than holding on states that only look 0.25 s old."""
+    away = START_POSE + np.array([0.1, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0])
+    node, arm, executor = _start(ros_context, trajectory_file, iiwa14_config, away)
+    arm.publishing = False
+    take, stalls = node._take_waiting_states, []
+
+    def take_then_stall() -> None:
+        take()
+        if node.machine.phase is Phase.EXCITING and not stalls:
+            stalls.append(time.monotonic())
+            time.sleep(0.25)
+
+    node._take_waiting_states = take_then_stall
+    done, published = threading.Event(), []
+    publisher = threading.Thread(target=_publish_states, args=(arm, 500.0, done, published))
+    publisher.start()
+    try:
+        _spin(executor, 20.0, until=lambda: len(arm.markers) >= 2 or node.machine.phase in STOPPED)
+        assert stalls and node.state == "exciting" and len(arm.markers) == 2, node.reason
+        assert node.timing.worst_step_s >= 0.25 and node.timing.largest_state_age_s < 0.05
+    finally:
+        done.set()
+        publisher.join()
+        _stop(node, arm, executor)
+
+
 def test_two_arms_in_two_namespaces_and_described_parameters(ros_context, trajectory_file):
     params = [Parameter("robot", value=str(CONFIG_DIR / "iiwa14.yaml")),
               Parameter("trajectory_file", value=str(trajectory_file))]
