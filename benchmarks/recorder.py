@@ -37,7 +37,7 @@ import time
 
 import numpy as np
 
-from robot_id_sim.testbed import end
+from robot_id_contract.processes import stop_process
 
 TOPIC, JOINTS, RATE_HZ = "/lbr/joint_states", [f"lbr_A{i}" for i in range(1, 8)], 1000.0
 START_NS = 1_000_000_000  # header stamp of the first message; the k-th is START_NS + k ms
@@ -120,7 +120,7 @@ class Process:
 
     def stop(self) -> int:
         """SIGINT, then SIGKILL after STOP_TIMEOUT_S; the exit code."""
-        code = end(self.popen, STOP_TIMEOUT_S)
+        code = stop_process(self.popen, signal.SIGINT, STOP_TIMEOUT_S)
         for thread in self.threads:
             thread.join(1.0)
         return code

@@ -44,7 +44,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from robot_id_sim.testbed import end
+from robot_id_contract.processes import stop_process
 
 ROBOTS = ("iiwa14", "panda")
 CONFIGURATIONS = ("capacity", "alone", "recorded", "lockstep")
@@ -184,7 +184,7 @@ class Process:
 
     def stop(self) -> int:
         """SIGINT, then SIGKILL after STOP_TIMEOUT_S; the exit code, once its output is collected."""
-        code = end(self.popen, STOP_TIMEOUT_S)
+        code = stop_process(self.popen, signal.SIGINT, STOP_TIMEOUT_S)
         for thread in self.threads:
             thread.join(1.0)
         return code

@@ -38,12 +38,12 @@ from robot_id_bringup.graph import (
     identify_graph,
 )
 from robot_id_bringup.input_checks import input_problems, option_problems
+from robot_id_contract.processes import stop_process
 from robot_id_model.command_line import HelpFormatter, check_writable_directory
 
 if TYPE_CHECKING:
     from robot_id_bringup.run_monitor import RunMonitor
 
-STOP_TIMEOUT_S = 10.0
 DOMAINS = range(1, 102)  # 0 is everyone's default; 101 domains keep every RTPS port below 33 000
 PARTICIPANTS_PROBED = 16
 
@@ -111,19 +111,6 @@ def free_domain_id(start: int) -> int:
         if not domain_in_use(domain_id):
             return domain_id
     raise RunnerError(f"every ROS domain {DOMAINS.start}-{DOMAINS.stop - 1} is in use here: set ROS_DOMAIN_ID")
-
-
-def stop_process(popen: subprocess.Popen, timeout_s: float = STOP_TIMEOUT_S) -> int:
-    """Stop a child with SIGTERM, SIGKILL it after `timeout_s`; its exit code. SIGTERM, not SIGINT: a Python process
-    still importing ends on it without a traceback, and rclpy nodes shut down on it."""
-    if popen.poll() is None:
-        popen.terminate()
-        try:
-            popen.wait(timeout_s)
-        except subprocess.TimeoutExpired:
-            popen.kill()
-            popen.wait()
-    return popen.returncode
 
 
 def ros_environment(environ: dict[str, str] | None = None) -> dict[str, str]:

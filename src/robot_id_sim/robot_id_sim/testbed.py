@@ -25,6 +25,8 @@ from dataclasses import dataclass
 
 import yaml
 
+from robot_id_contract.processes import stop_process
+
 PACKAGE = "robot_id_sim"
 REALTIME_PRIORITY = 50
 """SCHED_FIFO priority of the simulator's threads (its parameter realtime_priority): a real robot's timing does not
@@ -36,7 +38,6 @@ stale states. Where the system refuses, the simulator warns and runs without."""
 SLOW_WORK_S = 0.005
 """Wall time the slow subscriber spends on each joint state: it keeps up with 200 per second."""
 START_TIMEOUT_S = 60.0
-STOP_TIMEOUT_S = 10.0
 BUSY_LOOP = "while True: pass"
 
 
@@ -93,16 +94,9 @@ def ros_environment(domain_id: int) -> dict[str, str]:
     return env
 
 
-def end(process: subprocess.Popen, timeout_s: float = STOP_TIMEOUT_S) -> int:
-    """Stop a node as Ctrl-C would (SIGINT), SIGKILL it after `timeout_s`; its exit code."""
-    if process.poll() is None:
-        process.send_signal(signal.SIGINT)
-        try:
-            process.wait(timeout_s)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-    return process.returncode
+def end(process: subprocess.Popen) -> int:
+    """Stop a node as Ctrl-C would (SIGINT), SIGKILL it after STOP_TIMEOUT_S; its exit code."""
+    return stop_process(process, signal.SIGINT)
 
 
 def kill(process: subprocess.Popen) -> int:
