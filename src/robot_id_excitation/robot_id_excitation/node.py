@@ -18,7 +18,7 @@ reason) and nothing moves until the parameter `confirm` is set to true. After a 
 STOP_ACK_TIMEOUT_S) for the controller to acknowledge the stop before it is destroyed.
 
 Against a robot that does not wait, the node must never stall: while the arm moves a step only sends prepared bytes,
-and every step first takes the joint states waiting (the executor never takes them: TakenBySteps), each counted as
+and every step first takes the joint states waiting (the executor never takes them: TakenByTheNode), each counted as
 received when the middleware received it, so staleness is judged by when the newest state arrived, however late a
 step runs. The longest callback and the oldest joint state seen while the arm moved are logged at the end of a run
 and published in the status.
@@ -56,6 +56,7 @@ from trajectory_msgs.msg import JointTrajectory
 
 from robot_id_contract.parameters import declare_parameters
 from robot_id_contract.stamps import stamp_s
+from robot_id_contract.taken_messages import TakenByTheNode, take_waiting
 from robot_id_contract.topics import EXCITATION_STATUS, EXCITATION_TRAJECTORY, PERIOD_MARKER, SIM_ACK
 from robot_id_excitation.command_check import check_command
 from robot_id_excitation.command_messages import stamped, time_msg, trajectory_msg
@@ -68,7 +69,7 @@ from robot_id_excitation.excitation_state import ExcitationSettings, ExcitationS
 from robot_id_excitation.excitation_step import LogLine, Severity, Step
 from robot_id_excitation.fourier import FourierTrajectory
 from robot_id_excitation.node_parameters import MODES, parameters
-from robot_id_excitation.node_steps import TakenBySteps, Timing
+from robot_id_excitation.node_steps import Timing
 from robot_id_excitation.trajectory_file import Trajectory, load_trajectory
 from robot_id_model.realtime import keep_threads_realtime
 from robot_id_model.robot_config import load_robot_config
@@ -148,7 +149,7 @@ class ExcitationNode(Node):
         self._status_sent: tuple[str, str, int] | None = None
         self._publish_status()
         self._state_sub = self.create_subscription(JointState, self.config.joint_states_topic, self._on_joint_state,
-                                                   qos_profile_sensor_data, callback_group=TakenBySteps())
+                                                   qos_profile_sensor_data, callback_group=TakenByTheNode())
         self.create_service(Trigger, "~/abort", self._on_abort)
         self.create_timer(0.02, self._tick)
 
@@ -319,11 +320,9 @@ class ExcitationNode(Node):
         return received_s if latest_s is None else max(received_s, latest_s)
 
     def _take_waiting_states(self) -> None:
-        """The joint states waiting (the executor never takes them: TakenBySteps)."""
-        sub = self._state_sub
-        with sub.handle:
-            while (taken := sub.handle.take_message(sub.msg_type, sub.raw)) is not None:
-                self._on_joint_state(*taken)
+        """The joint states waiting (the executor never takes them: TakenByTheNode)."""
+        for taken in take_waiting(self._state_sub):
+            self._on_joint_state(*taken)
 
     def _on_abort(self, _request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
         step, response.message = self.machine.abort(self._now_s())

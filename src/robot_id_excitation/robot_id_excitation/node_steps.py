@@ -1,25 +1,8 @@
-"""How the excitation node's steps run: the callback group of the subscription they take from themselves, and how
-long its callbacks ran."""
+"""How long the excitation node's callbacks ran and how old and late its joint states were."""
 
 from __future__ import annotations
 
 import time
-
-from rclpy.callback_groups import CallbackGroup
-
-
-class TakenBySteps(CallbackGroup):
-    """A callback group the executor never runs: the node's steps take its subscription's messages themselves (at
-    1 kHz the executor's own work per message, in Python, is what a loaded machine cannot keep up with)."""
-
-    def can_execute(self, entity: object) -> bool:
-        return False
-
-    def beginning_execution(self, entity: object) -> bool:
-        return False
-
-    def ending_execution(self, entity: object) -> None:
-        """Nothing began."""
 
 
 class Timing:

@@ -3,7 +3,8 @@
 When the excitation node stops the arm (holding, refused, aborted) no more periods come: the bag is closed then.
 
 Each topic is subscribed once a publisher shows up, with the publishers' QoS (reliable when they all are,
-transient local when they all are, 1000 messages deep), so no sample is refused. Joint states are acknowledged to
+transient local when they all are, 1000 messages deep), so no sample is refused. The joint states wait there and
+are taken every 10 ms in one batch (TakenByTheNode), not one executor callback each. Joint states are acknowledged to
 the simulated robot (robot_id/sim_ack, as `ack_name`) so that a lockstep simulation waits for the recorder.
 The period index uses the joint states' measured rate and the excitation's harmonics
 (recording_session, period_index); a measured rate 10 % off the configured one is logged once as a warning.
@@ -25,12 +26,14 @@ from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.serialization import deserialize_message
+from rclpy.subscription import Subscription
 from sensor_msgs.msg import TimeReference
 from std_srvs.srv import Trigger
 
 from robot_id_contract.parameters import declare_parameters
 from robot_id_contract.period_index import PeriodMarkerStamp
 from robot_id_contract.stamps import header_stamp_ns, time_msg
+from robot_id_contract.taken_messages import TakenByTheNode, take_waiting
 from robot_id_contract.topics import EXCITATION_STATUS, EXCITATION_TRAJECTORY, PERIOD_MARKER, RECORDING_STATUS, SIM_ACK
 from robot_id_model.realtime import keep_threads_realtime
 from robot_id_model.robot_config import load_robot_config
@@ -43,6 +46,9 @@ from robot_id_recorder.recording_session import RecordingSession
 
 ACK_EVERY = 10
 DEPTH = 1000
+TAKE_PERIOD_S = 0.01
+"""How often the joint states waiting are taken (in one batch, not one executor callback each: at 1 kHz that
+work is most of the recorder's; DEPTH holds a second of them at 1 kHz)."""
 
 
 def _message_class(msgtype: str) -> type:
@@ -81,6 +87,8 @@ class RecorderNode(Node):
         self.exit_when_done = p["exit_when_done"]
         self.ack_name = p["ack_name"]
         self.subscribed: set[str] = set()
+        self._state_sub: Subscription | None = None
+        self._taking = False
         self.done = False
         self.ack_pub = self.create_publisher(TimeReference, SIM_ACK.name, SIM_ACK.qos)
         self.status_pub = self.create_publisher(RecordingStatus, RECORDING_STATUS.name, RECORDING_STATUS.qos)
@@ -88,6 +96,7 @@ class RecorderNode(Node):
         wall = Clock(clock_type=ClockType.STEADY_TIME)  # with use_sim_time, no /clock comes before the first sample
         self.create_timer(0.2, self._subscribe_new, clock=wall)
         self.create_timer(1.0, self._publish_status, clock=wall)
+        self.create_timer(TAKE_PERIOD_S, self._take_joint_states, clock=wall)
         self.create_timer(p["flush_period_s"] / 4.0, writer.flush_if_due, clock=wall)  # also when no message comes
         self._subscribe_new()
         keep_threads_realtime(p["realtime_priority"], set(), lambda apply: self.create_timer(1.0, apply, clock=wall),
@@ -106,8 +115,23 @@ class RecorderNode(Node):
                              reliability=ReliabilityPolicy.RELIABLE if reliable else ReliabilityPolicy.BEST_EFFORT,
                              durability=DurabilityPolicy.TRANSIENT_LOCAL if latched else DurabilityPolicy.VOLATILE)
             self.session.writer.add_topic(topic, msgtype, offered_qos(reliable, latched))
-            self.create_subscription(_message_class(msgtype), topic, self._callback(topic), qos, raw=True)
+            if topic == self.joint_states_topic:
+                self._state_sub = self.create_subscription(_message_class(msgtype), topic, self._callback(topic), qos,
+                                                           raw=True, callback_group=TakenByTheNode())
+            else:
+                self.create_subscription(_message_class(msgtype), topic, self._callback(topic), qos, raw=True)
             self.subscribed.add(topic)
+
+    def _take_joint_states(self) -> None:
+        """Write the joint states waiting, oldest first (not again from within: the last period's closes the bag)."""
+        if self._state_sub is None or self._taking:
+            return
+        self._taking = True
+        try:
+            for raw, _info in take_waiting(self._state_sub):
+                self._state_sub.callback(raw)
+        finally:
+            self._taking = False
 
     def _callback(self, topic: str):
         def on_message(raw: bytes) -> None:
@@ -153,7 +177,8 @@ class RecorderNode(Node):
         return response
 
     def _finish(self, reason: str) -> str:
-        """Close the bag and say so; ends the node's spin when exit_when_done."""
+        """Close the bag with every joint state received and say so; ends the node's spin when exit_when_done."""
+        self._take_joint_states()
         self.close()
         self.status_pub.publish(self._status())
         text = (f"{reason}: {self.session.samples} joint states, {self.session.periods_recorded()} of "
