@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from robot_id_estimator.json_values import json_array, json_list
-from robot_id_estimator.reduction import JointBlocks, triangular_factor
+from robot_id_estimator.reduction import JointBlocks, merge, triangular_factor
 from robot_id_estimator.regression_data import RegressionData
 from robot_id_model.base_parameters import BaseParameters
 from robot_id_model.coulomb_laws import SIGN, CoulombLaw
@@ -145,33 +145,27 @@ def _residual_sq(block: np.ndarray, n_base: int, fc_column: int, law: int, theta
     return float(np.sum((block[:, [*_columns(n_base, fc_column, law), tau]] @ np.append(-theta, 1.0)) ** 2))
 
 
-def _factor(parts: Sequence[np.ndarray]) -> np.ndarray:
-    return triangular_factor(np.concatenate(parts))
-
-
 @dataclass(frozen=True)
 class _Folds:
     """Every fold's factors over all recordings, the factors of the others (its training data), and each joint's
     weight."""
 
     held_out: list[JointBlocks]
-    training: list[list[np.ndarray]]
+    training: list[np.ndarray]
     weights: np.ndarray
 
 
 def _folds(data: RegressionData, base: BaseParameters, fc: np.ndarray) -> _Folds:
-    n_folds, n = len(data.streamed[0].folds), len(fc)
-    held_out = [JointBlocks(np.stack([_factor([s.folds[f].r_aug[j] for s in data.streamed]) for j in range(n)]),
-                            sum(s.folds[f].n_rows for s in data.streamed)) for f in range(n_folds)]
-    training = [[_factor([g.r_aug[j] for i, g in enumerate(held_out) if i != f]) for j in range(n)]
-                for f in range(n_folds)]
+    n_folds = len(data.streamed[0].folds)
+    held_out = [merge([s.folds[f] for s in data.streamed]) for f in range(n_folds)]
+    training = [merge([g for i, g in enumerate(held_out) if i != f]).r_aug for f in range(n_folds)]
     return _Folds(held_out, training, _noise_weights(held_out, base, fc))
 
 
 def _noise_weights(folds: Sequence[JointBlocks], base: BaseParameters, fc: np.ndarray) -> np.ndarray:
     """(n,) 1/σ² of each joint's residual in an unweighted sign-law fit of all data: the joints weighed alike."""
     n = len(fc)
-    whole = [_factor([fold.r_aug[j] for fold in folds]) for j in range(n)]
+    whole = merge(folds).r_aug
     laws = np.zeros(n, dtype=int)
     theta = _fit(_rows(whole, base.n_base, fc, laws, np.ones(n)))
     rows_used = np.maximum(sum(fold.n_rows for fold in folds), 1)
@@ -260,12 +254,13 @@ def with_chosen_laws(data: RegressionData, base: BaseParameters, fc: np.ndarray,
     laws = np.array([CANDIDATES.index(law) for law in choice.chosen])
     streamed = []
     for s in data.streamed:
-        tau = s.folds[0].r_aug.shape[-1] - 1
-        r_aug = np.stack([_factor([fold.r_aug[j][:, [*_columns(base.n_base, fc[j], laws[j]), tau]]
-                                   for fold in s.folds]) for j in range(len(fc))])
+        whole = merge(s.folds)
+        tau = whole.r_aug.shape[-1] - 1
+        r_aug = np.stack([triangular_factor(whole.r_aug[j][:, [*_columns(base.n_base, fc[j], laws[j]), tau]])
+                          for j in range(len(fc))])
         trace_yb = s.trace_yb.copy()
         for j in np.flatnonzero(fc >= 0):
             trace_yb[:, j, fc[j]] = s.trace_candidates[:, j, laws[j]]
-        streamed.append(dataclasses.replace(s, blocks=JointBlocks(r_aug, sum(fold.n_rows for fold in s.folds)),
+        streamed.append(dataclasses.replace(s, blocks=JointBlocks(r_aug, whole.n_rows),
                                             trace_yb=trace_yb))
     return dataclasses.replace(data, streamed=tuple(streamed))
