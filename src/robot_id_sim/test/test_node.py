@@ -30,6 +30,9 @@ from robot_id_sim.true_dynamics import TRUTH_FRICTION
 
 IIWA14 = load_robot_config("iiwa14")
 RELIABLE = QoSProfile(depth=100, reliability=ReliabilityPolicy.RELIABLE)
+PROBE_QOS = QoSProfile(depth=10_000, reliability=ReliabilityPolicy.RELIABLE)
+"""The probe keeps every joint state of a test: it shares one executor thread with the simulator and, on a loaded
+machine, falls more than 100 messages behind (depth 100 then dropped the oldest: gaps of 4-12 ms in a CI run)."""
 
 
 def _seconds(stamp) -> float:
@@ -46,7 +49,7 @@ class Probe(Node):
         self.states: list[JointState] = []
         self.clock: list[float] = []
         self.ack_name, self.ack_every = ack_name, ack_every
-        self.create_subscription(JointState, IIWA14.joint_states_topic, self._on_state, RELIABLE)
+        self.create_subscription(JointState, IIWA14.joint_states_topic, self._on_state, PROBE_QOS)
         self.create_subscription(Clock, "/clock", lambda m: self.clock.append(_seconds(m.clock)), 10)
         self.ack_pub = self.create_publisher(TimeReference, SIM_ACK.name, RELIABLE)
         self.trajectory_pub = self.create_publisher(JointTrajectory, IIWA14.joint_trajectory_topic, 10)
