@@ -12,7 +12,7 @@ from robot_id_contract.processes import stop_process
 IGNORES_SIGTERM = "import signal, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); print('ready', flush=True); " \
                   "time.sleep(60)"
 ENDS_ON_SIGINT = "import signal, sys, time\nsignal.signal(signal.SIGINT, signal.default_int_handler)\n" \
-                 "print('ready', flush=True)\ntry:\n    time.sleep(60)\nexcept KeyboardInterrupt:\n    sys.exit(7)"
+                 "try:\n    print('ready', flush=True)\n    time.sleep(60)\nexcept KeyboardInterrupt:\n    sys.exit(7)"
 """Python as a terminal starts it: a shell's background job (CI) ignores SIGINT, and its children inherit that."""
 
 
