@@ -17,6 +17,29 @@ from robot_id_model.robot_model import RobotModel
 ACTIVE_FRACTION = 1e-3
 """A constraint is active when its slack is below this fraction of its scale (a bound's range, a row's terms)."""
 
+ACTIVE_WARNING = "physical parameters on a bound (the data pushed against it)"
+ACTIVE_KINDS = (
+    (" at its lower bound ", "at their lower bounds (eq. 16)", lambda label: label.split(" = ")[0]),
+    (" at its upper bound ", "at their upper bounds (eq. 16)", lambda label: label.split(" = ")[0]),
+    ("(eq. 18)", "off-diagonal inertias at their ratio to the diagonal (eq. 18)",
+     lambda label: label.split("|")[1]),
+    (": relative margin ", "links at the relative margin bound",
+     lambda label: label.split(":")[0].removeprefix("link ")),
+)
+"""Kinds of active constraint grouped into one line each: what their labels contain, how the line reads, the name
+of each (physical_constraints.ConstraintSet.active); any other active constraint gets a line of its own."""
+
+
+def grouped_active(active: tuple[str, ...]) -> list[str]:
+    """One line per kind of active constraint (ACTIVE_KINDS) with the count and names, then the others."""
+    lines, rest = [], list(active)
+    for marker, words, name in ACTIVE_KINDS:
+        members = [label for label in rest if marker in label]
+        if members:
+            lines.append(f"{len(members)} {words}: {', '.join(name(label) for label in members)}")
+            rest = [label for label in rest if label not in members]
+    return lines + rest
+
 
 @dataclass(frozen=True)
 class LinkPlausibility:
@@ -52,8 +75,10 @@ class Plausibility:
     plus the URDF's links that do not move (the base). None without a datasheet figure."""
 
     def warnings(self) -> list[str]:
-        """One line per active constraint: the data pushed the solution against it."""
-        return [f"physical parameters on a bound (the data pushed against it): {label}" for label in self.active]
+        """One line per kind of active constraint, with their count and names: the data pushed the solution against
+        them (the report lists each)."""
+        return [f"{ACTIVE_WARNING}: {line}" for line in grouped_active(self.active)]
+
 
 
 def plausibility(robot: RobotModel, bounds: PhysicalBounds, pi: np.ndarray, urdf_mass_kg: float,
@@ -139,5 +164,6 @@ def plausibility_lines(p: Plausibility) -> list[str]:
             f" | {' '.join(f'{m:.3g}' for m in k.principal_moments_kg_m2)} "
             f"({' '.join(f'{m:.3g}' for m in k.urdf_principal_moments_kg_m2)}; {k.inertia_diag_upper_kg_m2:.3g})"
             f" | {k.relative_margin:.3g} |")
-    lines += ["", *(f"- WARNING: {w}" for w in p.warnings())] if p.active else ["", "- no bound is active"]
+    lines += ["", f"{ACTIVE_WARNING}:", *(f"- {label}" for label in p.active)] if p.active else [
+        "", "- no bound is active"]
     return [*lines, ""]

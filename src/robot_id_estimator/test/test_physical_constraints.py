@@ -11,7 +11,7 @@ from robot_id_estimator.physical_constraints import ConstraintSet, constraint_vi
 from robot_id_estimator.physical_lmi import retrieve_lmi
 from robot_id_estimator.physical_problem import default_bounds
 from robot_id_estimator.physical_retrieval import retrieve_multistart
-from robot_id_estimator.plausibility import ACTIVE_FRACTION
+from robot_id_estimator.plausibility import ACTIVE_FRACTION, grouped_active
 from robot_id_model.parameters import inertial_columns
 from robot_id_model.physical import link_from_standard, relative_margin
 
@@ -63,6 +63,21 @@ def test_lmi_imposes_the_off_diagonal_limit_of_eq_18():
     # the data (a truth with off-diagonal terms up to 0.4 of the smallest diagonal one) push against it
     assert any("| ≤ 0.01·" in a for a in ConstraintSet(robot, bounds).active(result.pi, ACTIVE_FRACTION))
     assert result.residual_increase > 0.0
+
+
+def test_active_constraints_are_warned_of_in_one_line_per_kind_with_their_names():
+    """Many off-diagonal limits of eq. 18 active at once make one line with their count and names, not one each."""
+    robot, base, _, w, tau = identification_problem("iiwa14")
+    bounds = dataclasses.replace(default_bounds(robot), max_off_diagonal_ratio=0.01)
+    active = ConstraintSet(robot, bounds).active(retrieve_lmi(robot, w, tau, base.beta_from_pi, bounds).pi,
+                                                 ACTIVE_FRACTION)
+    ratio_rows = [a for a in active if "(eq. 18)" in a]
+    assert len(ratio_rows) >= 3
+    lines = grouped_active(tuple(active))
+    assert len(lines) == len(active) - len(ratio_rows) + 1
+    line = next(line for line in lines if "(eq. 18)" in line)
+    assert line.startswith(f"{len(ratio_rows)} off-diagonal inertias at their ratio to the diagonal (eq. 18): ")
+    assert line.split(": ")[1].split(", ") == [a.split("|")[1] for a in ratio_rows]
 
 
 @pytest.mark.parametrize("method", ["lmi", "multistart"])
