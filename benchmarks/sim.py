@@ -58,7 +58,6 @@ PYTHON_SUBSCRIBER_HZ = 2000.0
 guide); the raw recorder keeps up with more."""
 STATE_QOS_DEPTH = 100
 START_TIMEOUT_S = 60.0
-STOP_TIMEOUT_S = 10.0
 DRAIN_S = 0.5
 """Wall time the recorder gets after the sim stopped, for messages still under way."""
 STATUS = re.compile(r"\[(?P<wall>\d+\.\d+)\] \[robot_id_sim\]: sim time [\d.]+ s \(x(?P<factor>[\d.]+) real time\), "
@@ -183,8 +182,8 @@ class Process:
         return "\n".join(line for _, line in sorted(self.stdout + self.stderr)[-n:])
 
     def stop(self) -> int:
-        """SIGINT, then SIGKILL after STOP_TIMEOUT_S; the exit code, once its output is collected."""
-        code = stop_process(self.popen, signal.SIGINT, STOP_TIMEOUT_S)
+        """SIGINT, then SIGKILL after processes.STOP_TIMEOUT_S; the exit code, once its output is collected."""
+        code = stop_process(self.popen, signal.SIGINT)
         for thread in self.threads:
             thread.join(1.0)
         return code

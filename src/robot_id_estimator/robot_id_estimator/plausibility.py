@@ -80,7 +80,6 @@ class Plausibility:
         return [f"{ACTIVE_WARNING}: {line}" for line in grouped_active(self.active)]
 
 
-
 def plausibility(robot: RobotModel, bounds: PhysicalBounds, pi: np.ndarray, urdf_mass_kg: float,
                  datasheet_mass_kg: float | None) -> Plausibility:
     """The plausibility report of retrieved standard parameters π; `urdf_mass_kg` is the URDF's total mass (every

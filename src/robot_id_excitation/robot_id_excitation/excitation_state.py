@@ -205,7 +205,8 @@ class ExcitationStateMachine:
     def _log(self, severity: Severity, text: str) -> None:
         self._out.log.append(LogLine(severity, text))
 
-    def _states_fresh(self, t_s: float) -> bool:
+    def states_fresh(self, t_s: float) -> bool:
+        """Whether the newest joint state is within the state timeout at t_s."""
         return self.states.fresh(t_s, self.settings.state_timeout_s)
 
     def _refuse(self, reason: str) -> None:
@@ -264,7 +265,7 @@ class ExcitationStateMachine:
         if self.settings.max_step_gap_s and elapsed_s > self.settings.max_step_gap_s:
             self._hold(t_s, f"time jumped ahead by {elapsed_s:.3f} s (or no step for that long)", t_s - elapsed_s)
             return True
-        if not self._states_fresh(t_s):
+        if not self.states_fresh(t_s):
             self._hold(t_s, f"joint states stopped arriving or fell behind (the latest is "
                             f"{self.states.age_s(t_s):.2f} s old)")
             return True
@@ -287,7 +288,7 @@ class ExcitationStateMachine:
             return
         if self._start is not None and s.require_confirm and not confirmed:
             return
-        if not self._states_fresh(t_s):
+        if not self.states_fresh(t_s):
             self._refuse(f"joint states are stale (the latest is {m.age_s(t_s):.2f} s old, "
                          f"timeout {s.state_timeout_s} s)")
             return

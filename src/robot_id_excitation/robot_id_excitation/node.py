@@ -334,7 +334,7 @@ class ExcitationNode(Node):
         began, moving = time.perf_counter(), self.machine.moving
         self._take_waiting_states()
         now_s = self._now_s()
-        if not self.machine.states.fresh(now_s, self.machine.settings.state_timeout_s):
+        if not self.machine.states_fresh(now_s):
             self._take_waiting_states()  # the thread stalled after the take: what arrived meanwhile counts
             now_s = self._now_s()
         step = self.machine.step(now_s, confirmed=self.get_parameter("confirm").value)

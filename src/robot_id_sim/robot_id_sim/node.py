@@ -63,8 +63,8 @@ TICK_BUDGET_S = 0.02
 STATUS_PERIOD_S = 5.0
 
 STATE_QOS = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
-"""Deep enough for a tick's burst after a lag (up to MAX_LAG_S of samples, 200 at 1 kHz) to reach a reliable
-subscriber that could not take any while the tick ran (one in this process, the tests' probe), as the recorder's."""
+"""As deep as the recorder's subscription: a reliable subscriber that falls behind by a tick's burst after a lag (up to
+pacing.MAX_LAG_S of samples, 200 at 1 kHz) still gets every sample from the publisher's history."""
 
 
 class SimNode(Node):

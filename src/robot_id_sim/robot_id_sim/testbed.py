@@ -8,7 +8,7 @@ own, as a real iiwa or Panda driver runs beside the identification, with optiona
 
 It yields once the simulator has written its truth file (it publishes from a few milliseconds later). Every process
 it started is ended when the block is left, also on an exception or Ctrl-C: the nodes with SIGINT (SIGKILL after
-STOP_TIMEOUT_S), the busy processes with SIGKILL.
+processes.STOP_TIMEOUT_S), the busy processes with SIGKILL.
 """
 
 from __future__ import annotations
@@ -95,7 +95,7 @@ def ros_environment(domain_id: int) -> dict[str, str]:
 
 
 def end(process: subprocess.Popen) -> int:
-    """Stop a node as Ctrl-C would (SIGINT), SIGKILL it after STOP_TIMEOUT_S; its exit code."""
+    """Stop a node as Ctrl-C would (SIGINT), SIGKILL it after processes.STOP_TIMEOUT_S; its exit code."""
     return stop_process(process, signal.SIGINT)
 
 
