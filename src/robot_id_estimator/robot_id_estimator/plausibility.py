@@ -21,8 +21,9 @@ ACTIVE_WARNING = "physical parameters on a bound (the data pushed against it)"
 ACTIVE_KINDS = (
     (" at its lower bound ", "at their lower bounds (eq. 16)", lambda label: label.split(" = ")[0]),
     (" at its upper bound ", "at their upper bounds (eq. 16)", lambda label: label.split(" = ")[0]),
-    ("(eq. 18)", "off-diagonal inertias at their ratio to the diagonal (eq. 18)",
-     lambda label: label.split("|")[1]),
+    ("| ≤ ", "off-diagonal inertias at their ratio to the diagonal (eq. 18)", lambda label: label.split("|")[1]),
+    ("(eq. 18)", "diagonal inertias at their triangle or ratio bound (eq. 18)",
+     lambda label: label.split(" (eq. 18)")[0]),
     (": relative margin ", "links at the relative margin bound",
      lambda label: label.split(":")[0].removeprefix("link ")),
 )

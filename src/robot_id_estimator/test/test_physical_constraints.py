@@ -80,6 +80,20 @@ def test_active_constraints_are_warned_of_in_one_line_per_kind_with_their_names(
     assert line.split(": ")[1].split(", ") == [a.split("|")[1] for a in ratio_rows]
 
 
+@pytest.mark.parametrize("robot_name", ["iiwa14", "panda"])
+def test_every_kind_of_constraint_label_is_grouped_and_counted(robot_name):
+    """Every row label of eq. 17 and 18 (triangle, ratio and off-diagonal rows), as active() writes them, goes into
+    exactly one line, whose count adds up to the labels given."""
+    robot = identification_problem(robot_name)[0]
+    constraints = ConstraintSet(robot, default_bounds(robot))
+    active = tuple(f"{label} (slack 0)" for label in dict.fromkeys(constraints.labels))
+    lines = grouped_active(active)
+    grouped = [line for line in lines if line not in active]
+    counted = sum(int(line.split(" ", 1)[0]) for line in grouped)
+    assert counted + len(lines) - len(grouped) == len(active)
+    assert any(line.startswith("diagonal inertias", len(line.split(" ", 1)[0]) + 1) for line in grouped)
+
+
 @pytest.mark.parametrize("method", ["lmi", "multistart"])
 def test_the_margin_is_respected(panda_near_the_boundary, method):
     robot, base, _, w, tau = panda_near_the_boundary
