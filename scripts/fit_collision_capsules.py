@@ -67,14 +67,16 @@ def finger_boxes() -> list[dict]:
 def link_parts(robot: str) -> dict[str, dict]:
     """Per link, its meshes (file relative to the collision folder, origin) and boxes."""
     if robot.startswith("iiwa"):
-        return {f"lbr_link_{i}": {"meshes": [{"file": f"../meshes/lbr_description/{robot}/link_{i}.stl",
+        folder = f"../meshes/lbr_description/meshes/{robot}/collision"
+        return {f"lbr_link_{i}": {"meshes": [{"file": f"{folder}/link_{i}.stl",
                                               "origin_xyz_m": [*IIWA_OFFSETS_XY[robot][i], IIWA_OFFSETS_Z[robot][i]]}]}
                 for i in range(8)}
-    parts = {f"fer_link{i}": {"meshes": [{"file": f"../meshes/franka_description/fer/link{i}.stl",
-                                          "origin_xyz_m": [0.0, 0.0, 0.0]}]} for i in range(8)}
+    folder = "../meshes/franka_description/meshes/robot_arms/fer/collision"
+    parts = {f"fer_link{i}": {"meshes": [{"file": f"{folder}/link{i}.stl", "origin_xyz_m": [0.0, 0.0, 0.0]}]}
+             for i in range(8)}
     if robot == "panda_hand":
-        parts["fer_hand"] = {"meshes": [{"file": "../meshes/franka_description/fer/hand.stl",
-                                         "origin_xyz_m": [0.0, 0.0, 0.0]}], "boxes": finger_boxes()}
+        parts["fer_hand"] = {"meshes": [{"file": f"{folder}/hand.stl", "origin_xyz_m": [0.0, 0.0, 0.0]}],
+                             "boxes": finger_boxes()}
     return parts
 
 

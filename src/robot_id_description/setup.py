@@ -1,8 +1,16 @@
+import os
 from glob import glob
 
 from setuptools import setup
 
 PACKAGE = 'robot_id_description'
+
+
+def tree(folder: str) -> list[tuple[str, list[str]]]:
+    """Every file under `folder`, installed at the same relative path in the share directory."""
+    return [(f'share/{PACKAGE}/{root}', [os.path.join(root, name) for name in names])
+            for root, _, names in sorted(os.walk(folder)) if names]
+
 
 setup(
     name=PACKAGE,
@@ -14,12 +22,7 @@ setup(
         (f'share/{PACKAGE}/urdf', glob('urdf/*.urdf')),
         (f'share/{PACKAGE}/config', glob('config/*.yaml')),
         (f'share/{PACKAGE}/collision', glob('collision/*.yaml')),
-        (f'share/{PACKAGE}/meshes', glob('meshes/*.md')),
-        (f'share/{PACKAGE}/meshes/franka_description', glob('meshes/franka_description/LICENSE')),
-        (f'share/{PACKAGE}/meshes/franka_description/fer', glob('meshes/franka_description/fer/*.stl')),
-        (f'share/{PACKAGE}/meshes/lbr_description', glob('meshes/lbr_description/LICENSE')),
-        (f'share/{PACKAGE}/meshes/lbr_description/iiwa7', glob('meshes/lbr_description/iiwa7/*.stl')),
-        (f'share/{PACKAGE}/meshes/lbr_description/iiwa14', glob('meshes/lbr_description/iiwa14/*.stl')),
+        *tree('meshes'),
     ],
     install_requires=['setuptools'],
     extras_require={'test': ['pytest']},

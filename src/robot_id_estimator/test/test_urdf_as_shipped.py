@@ -138,7 +138,7 @@ def lbr_description_in(folder: pathlib.Path) -> pathlib.Path:
     """A copy of lbr_description's iiwa14 collision meshes laid out as the package installs them."""
     target = folder / "lbr_description" / "meshes" / "iiwa14" / "collision"
     target.mkdir(parents=True)
-    for mesh in (DESCRIPTION / "meshes" / "lbr_description" / "iiwa14").glob("link_*.stl"):
+    for mesh in (DESCRIPTION / "meshes" / "lbr_description" / "meshes" / "iiwa14" / "collision").glob("link_*.stl"):
         shutil.copy(mesh, target / mesh.name)
     return folder
 

@@ -204,8 +204,9 @@ def _random_start(
     return None
 
 
-def _static_report(problem: DesignProblem, rng: np.random.Generator, tries: int = 50) -> CheckReport:
-    """Constraints at rest at the least violating of random poses, to explain an infeasible design."""
+def _static_report(problem: DesignProblem, rng: np.random.Generator, tries: int = 50) -> tuple[CheckReport, list[str]]:
+    """Constraints at rest at the least violating of random poses, to explain an infeasible design; and the pairs
+    of links closer than the clearance in every one of those poses (built that close: no design can keep it)."""
     lim = problem.limits
     mid = 0.5 * (lim.position_upper_rad + lim.position_lower_rad)
     half = 0.5 * (lim.position_upper_rad - lim.position_lower_rad)
@@ -213,7 +214,12 @@ def _static_report(problem: DesignProblem, rng: np.random.Generator, tries: int 
     zeros = np.zeros_like(poses)
     groups = constraint_groups(problem.robot, lim, poses, zeros, zeros)
     best = int(np.argmin(np.max([g.value for g in groups], axis=0)))
-    return check_samples(problem.robot, lim, np.zeros(1), poses[best : best + 1], zeros[:1], zeros[:1])
+    always_close = [g for g in groups if g.constraint == "collision" and np.all(g.excess > 0)]
+    hints = [f"  {g.where} are closer than the clearance ({1e3 * g.bound[0]:.1f} mm with its margin) in all {tries} "
+             f"poses, at most {1e3 * np.max(g.quantity):.1f} mm apart: if they are built that close, allow the pair "
+             f"(--allow-pair {g.where.replace('–', ',')}, or allowed_pairs in the robot's collision file) or lower "
+             "the clearance" for g in always_close]
+    return check_samples(problem.robot, lim, np.zeros(1), poses[best : best + 1], zeros[:1], zeros[:1]), hints
 
 
 class _DeadlineError(Exception):
@@ -364,6 +370,7 @@ def design_excitation(
         search.settle()
     if search.best is not None:
         return result()
+    hints: list[str] = []
     if search.stopped:
         report = search.least_violating[1] if search.least_violating else None
         head = (f"no feasible excitation trajectory found within the time limit of {options.time_limit_s:g} s"
@@ -371,10 +378,10 @@ def design_excitation(
     elif search.least_violating is not None:
         head, report = "no feasible excitation trajectory found; the least violating design:", search.least_violating[1]
     else:
-        report = _static_report(problem, rng)
+        report, hints = _static_report(problem, rng)
         margin_mm = START_MARGIN * COLLISION_SCALE_M * 1e3
         head = ("no feasible excitation trajectory found: even at rest, the best of 50 random poses breaks a limit:"
                 if not report.feasible else "no feasible excitation trajectory found: no random start pose keeps the "
                 f"start margin ({START_MARGIN:g} of each limit's normalisation; {margin_mm:g} mm for a distance) to "
                 "every limit; the best of 50 random poses at rest:")
-    raise DesignError("\n".join([head, *(report.lines() if report else [])]))
+    raise DesignError("\n".join([head, *(report.lines() if report else []), *hints]))
