@@ -1,33 +1,39 @@
 """URDFs as their packages ship them: does every one identify, export and check out, with no --allow-* flag?
 
-The corpus is a folder of URDFs expanded from the vendors' description packages (lbr_description iiwa7/iiwa14,
-franka_description FER and FR3 with and without the hand, a UR5e, Kinova's Gen3 + Robotiq 2F-85 and Gen3 lite; see
-the folder's SOURCE.md), not in this repository: `--corpus DIR`, default ../shared/datasets/urdf_corpus. Per URDF:
+The corpus is src/robot_id_bringup/test/data/urdf_corpus: URDFs expanded from the vendors' description packages
+(lbr_description iiwa7/iiwa14, franka_description FER and FR3 with and without the hand, a UR5e, Kinova's Gen3 +
+Robotiq 2F-85 and Gen3 lite; licences and sources in its SOURCE.md), byte for byte; `--corpus DIR` takes another
+folder. The vendors' collision meshes shipped in robot_id_description are put first on ROS_PACKAGE_PATH (a user
+with the vendors' packages installed has them through the ament index). Per URDF:
 
 1. the arm the model takes from it (robot_id_model.load_robot_model without joints: the arm chain, fingers locked);
-2. a short excitation design on it (`robot_id_excitation design --urdf`, 2 harmonics of 0.2 Hz; its collision
-   geometry is the URDF's own, so meshes must be found: ROS_PACKAGE_PATH or a sourced ROS 2), or the refusal;
+2. a short excitation design on it (`robot_id_excitation design --urdf`, 2 harmonics of 0.2 Hz, the URDF's own
+   collision geometry) with no --allow-pair, or its refusal; where the refusal names pairs of links built closer
+   than the clearance, the design again allowing those pairs, as the refusal tells a user to;
 3. synthetic data of a different robot (every link 10 % heavier, a tool on the last link, drive friction: the
-   offline demo's truth), 2 periods of 10 s at 200 Hz with 0.05 Nm noise, identified by the DEFAULT estimator
-   (`robot_id_estimator identify --urdf`), and the model files written;
-4. the independent check: identified.urdf alone, loaded by pinocchio (not the tool's model code), its friction from
-   identified.yaml, predicts the torque of a held-out motion; error per joint in % of the true torque's RMS;
+   offline demo's truth) with 0.05 Nm noise, identified by the DEFAULT estimator (`robot_id_estimator identify
+   --urdf`), and the model files written;
+4. the independent check: identified.urdf alone, loaded by pinocchio (not the tool's model code), with the Coulomb
+   law and friction of identified.yaml evaluated here, predicts the torque of a held-out motion; error per joint in
+   % of the true torque's RMS;
 5. identified.xml loaded by MuJoCo and simulated 2 s under gravity (energy never grows, no NaN), or the reason.
 
 Run from the repository root:  source env.sh && python benchmarks/urdf_corpus.py [--corpus DIR]
-Ends with one line of JSON.
+Ends with one line of JSON. tests: src/robot_id_bringup/test/test_urdf_corpus.py runs the same steps, shorter.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import pathlib
 import re
 import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass
 
 import mujoco
 import numpy as np
@@ -36,29 +42,52 @@ import yaml
 
 from robot_id_estimator.recording import save_csv
 from robot_id_estimator.synthetic import heavier_links_with_tool, random_motion, random_recording
-from robot_id_model import base_parameters, load_robot_model, regressor
+from robot_id_model import RobotModel, base_parameters, load_robot_model, regressor
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-DEFAULT_CORPUS = ROOT.parent / "shared" / "datasets" / "urdf_corpus"
+CORPUS = ROOT / "src" / "robot_id_bringup" / "test" / "data" / "urdf_corpus"
+MESHES = ROOT / "src" / "robot_id_description" / "meshes"
 DESIGN = ["--acceleration-limit", "10", "--flange-speed", "1.0", "--floor-z", "0.05", "--harmonics", "2",
           "--base-frequency", "0.2", "--samples", "40", "--starts", "1", "--max-iterations", "100"]
 FRICTION = ("FV", "FC", "FO")
+HINTED_PAIR = re.compile(r"allow the pair \(--allow-pair (\S+),")
 
 
-def design(urdf: pathlib.Path, joints: tuple[str, ...], out: pathlib.Path, allowed: tuple[str, ...] = ()) -> str:
-    """The design's condition number, or the last line of its refusal. A pair closer than the clearance at the start
-    (built that way: a UR5e's wrist) is allowed, up to three, as docs/excitation_cli.md tells a user to, and said."""
+@dataclass(frozen=True)
+class SyntheticData:
+    """The recording identified: periods of a random Fourier motion, sampled at rate_hz, 0.05 Nm noise."""
+
+    periods: int = 2
+    period_s: float = 10.0
+    rate_hz: float = 200.0
+
+
+@dataclass(frozen=True)
+class Design:
+    """A design's outcome: its exit code and its condition number, or the lines of its refusal."""
+
+    exit_code: int
+    summary: str
+    hinted_pairs: tuple[str, ...] = ()
+
+
+def with_vendor_meshes() -> dict[str, str]:
+    """This environment with robot_id_description's vendor meshes first on ROS_PACKAGE_PATH."""
+    paths = [str(MESHES), *filter(None, os.environ.get("ROS_PACKAGE_PATH", "").split(os.pathsep))]
+    return {**os.environ, "ROS_PACKAGE_PATH": os.pathsep.join(paths)}
+
+
+def design(urdf: pathlib.Path, out: pathlib.Path, allowed: tuple[str, ...] = ()) -> Design:
+    """The short design on the URDF's arm, allowing `allowed` pairs (LINK,LINK)."""
     pairs = [arg for pair in allowed for arg in ("--allow-pair", pair)]
-    result = subprocess.run([sys.executable, "-m", "robot_id_excitation", "design", "--urdf", str(urdf),
-                             "--joints", ",".join(joints), *DESIGN, *pairs, "--out", str(out)],
-                            capture_output=True, text=True, timeout=600)
+    result = subprocess.run([sys.executable, "-m", "robot_id_excitation", "design", "--urdf", str(urdf), *DESIGN,
+                             *pairs, "--out", str(out)], capture_output=True, text=True, timeout=600,
+                            env=with_vendor_meshes())
     found = re.search(r"cond\S*\s*=\s*([\d.e+]+)", result.stdout)
     if result.returncode == 0 and found:
-        return f"cond {float(found.group(1)):.3g}" + (f" (allowing {', '.join(allowed)})" if allowed else "")
-    built_close = re.search(r"collision\s+(\S+)–(\S+) distance .* at t = 0\.000 s", result.stdout + result.stderr)
-    if built_close and len(allowed) < 3:
-        return design(urdf, joints, out, (*allowed, f"{built_close.group(1)},{built_close.group(2)}"))
-    return (result.stderr.strip().splitlines() or result.stdout.strip().splitlines() or ["exit"])[-1].strip()[:160]
+        return Design(0, f"cond {float(found.group(1)):.3g}")
+    refusal = result.stderr.strip()
+    return Design(result.returncode, refusal, tuple(HINTED_PAIR.findall(refusal)))
 
 
 def configuration(model: pin.Model, q_rad: np.ndarray) -> np.ndarray:
@@ -70,20 +99,42 @@ def configuration(model: pin.Model, q_rad: np.ndarray) -> np.ndarray:
     return config
 
 
-def independent_check(out: pathlib.Path, joints: tuple[str, ...], truth_pi: np.ndarray, truth_robot) -> list[float]:
+def coulomb_shape(law: dict, dq_rad_s: np.ndarray) -> np.ndarray:
+    """identified.yaml's Coulomb law of one joint (family sign, tanh or stribeck), evaluated here."""
+    if law["family"] == "sign":
+        return np.sign(dq_rad_s)
+    if law["family"] == "tanh":
+        return np.tanh(dq_rad_s / law["velocity_rad_s"])
+    if law["family"] == "stribeck":
+        return np.sign(dq_rad_s) * (1.0 + law["ratio"] * np.exp(-((dq_rad_s / law["velocity_rad_s"]) ** 2)))
+    raise ValueError(f"unknown Coulomb law family {law['family']}")
+
+
+def friction_torque_nm(out: pathlib.Path, joints: tuple[str, ...], dq_rad_s: np.ndarray) -> np.ndarray:
+    """(K, n) the friction torque identified.yaml states."""
+    friction = yaml.safe_load((out / "identified.yaml").read_text())["friction"]
+    tau_nm = np.zeros_like(dq_rad_s)
+    for j, name in enumerate(joints):
+        joint = friction[name]
+        if joint.get("stribeck"):
+            raise ValueError(f"{name}: a swept Stribeck law, which this check does not evaluate")
+        tau_nm[:, j] = ((joint.get("viscous_nm_s_rad") or 0.0) * dq_rad_s[:, j] + (joint.get("offset_nm") or 0.0)
+                        + (joint.get("coulomb_nm") or 0.0) * coulomb_shape(joint["coulomb_law"], dq_rad_s[:, j]))
+    return tau_nm
+
+
+def independent_check(out: pathlib.Path, joints: tuple[str, ...], truth_pi: np.ndarray,
+                      truth_robot: RobotModel) -> list[float]:
     """Per joint, the torque error [% of RMS] of identified.urdf (pinocchio) + identified.yaml's friction against
-    the truth on a held-out motion."""
+    the truth on a held-out motion (another seed than the identification's)."""
     full = pin.buildModelFromUrdf(str(out / "identified.urdf"))
     locked = [full.getJointId(full.names[j]) for j in range(1, full.njoints) if full.names[j] not in joints]
     model = pin.buildReducedModel(full, locked, pin.neutral(full)) if locked else full
     data = model.createData()
     t_s = np.arange(0.0, 10.0, 0.01)
     q, dq, ddq = random_motion(truth_robot, 10.0, 5, t_s, 7)
-    friction = yaml.safe_load((out / "identified.yaml").read_text())["friction"]
-    f = np.array([[friction[n].get(k) or 0.0 for k in ("viscous_nm_s_rad", "coulomb_nm", "offset_nm")]
-                  for n in joints])
     predicted = np.array([pin.rnea(model, data, configuration(model, q[k]), dq[k], ddq[k]) for k in range(len(t_s))])
-    predicted += f[:, 0] * dq + f[:, 1] * np.sign(dq) + f[:, 2]
+    predicted += friction_torque_nm(out, joints, dq)
     truth = regressor(truth_robot, q, dq, ddq) @ truth_pi
     return list(100.0 * np.sqrt(np.mean((predicted - truth) ** 2, axis=0) / np.mean(truth**2, axis=0)))
 
@@ -105,46 +156,56 @@ def mujoco_run(mjcf: pathlib.Path) -> str:
     return "ok" if data.energy.sum() <= start_j + 1e-6 * max(1.0, abs(start_j)) else "energy grew"
 
 
-def one_urdf(urdf: pathlib.Path, work: pathlib.Path) -> dict:
-    """Every figure of one URDF (the module docstring's steps 1-5)."""
-    robot = load_robot_model(urdf, friction=FRICTION)
-    row = {"urdf": urdf.name, "joints": len(robot.joint_names), "locked": len(robot.locked),
-           "base_parameters": base_parameters(robot).n_base, "design": design(urdf, robot.joint_names, work / "design")}
+def identify_and_check(urdf: pathlib.Path, robot: RobotModel, work: pathlib.Path, data: SyntheticData) -> dict:
+    """Steps 3-5: identify the synthetic data with the default settings; the independent check; MuJoCo."""
     truth = heavier_links_with_tool(robot)
-    recording = random_recording(robot, truth, 2, seed=0, period_s=10.0, rate_hz=200.0, tau_noise_nm=0.05,
-                                 noise_seed=1, source=urdf.stem)
+    recording = random_recording(robot, truth, data.periods, seed=0, period_s=data.period_s, rate_hz=data.rate_hz,
+                                 tau_noise_nm=0.05, noise_seed=1, source=urdf.stem)
     csv = save_csv(recording, work / "data.csv")
     started = time.perf_counter()
     identified = subprocess.run([sys.executable, "-m", "robot_id_estimator", "identify", "--urdf", str(urdf),
                                  "--data", str(csv), "--out", str(work / "out")], capture_output=True, text=True,
-                                timeout=900)
-    row["identify_exit"], row["identify_s"] = identified.returncode, round(time.perf_counter() - started, 1)
-    row["notes"] = [line[len("note: "):] for line in identified.stdout.splitlines() if line.startswith("note: ")]
+                                timeout=900, env=with_vendor_meshes())
+    row = {"identify_exit": identified.returncode, "identify_s": round(time.perf_counter() - started, 1),
+           "notes": [line[len("note: "):] for line in identified.stdout.splitlines() if line.startswith("note: ")],
+           "stderr": identified.stderr.strip()}
     if not (work / "out" / "identified.urdf").is_file():
-        row["error"] = (identified.stderr.strip().splitlines() or ["no output"])[-1][:200]
         return row
-    row["held_out_error_percent"] = [round(x, 2) for x in independent_check(work / "out", robot.joint_names, truth,
-                                                                            robot)]
-    row["mujoco"] = mujoco_run(work / "out" / "identified.xml")
-    return row
+    errors = independent_check(work / "out", robot.joint_names, truth, robot)
+    return {**row, "held_out_error_percent": [round(x, 2) for x in errors],
+            "mujoco": mujoco_run(work / "out" / "identified.xml")}
+
+
+def one_urdf(urdf: pathlib.Path, work: pathlib.Path, data: SyntheticData = SyntheticData()) -> dict:
+    """Every figure of one URDF (the module docstring's steps 1-5)."""
+    robot = load_robot_model(urdf, friction=FRICTION)
+    first = design(urdf, work / "design")
+    row = {"urdf": urdf.name, "joints": len(robot.joint_names), "locked": len(robot.locked),
+           "base_parameters": base_parameters(robot).n_base, "design": first.summary.splitlines()[-1][:200]}
+    if first.hinted_pairs:
+        row["design_allowing"] = {"pairs": list(first.hinted_pairs),
+                                  "outcome": design(urdf, work / "design", first.hinted_pairs).summary[:200]}
+    return {**row, **identify_and_check(urdf, robot, work, data)}
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--corpus", type=pathlib.Path, default=DEFAULT_CORPUS)
+    parser.add_argument("--corpus", type=pathlib.Path, default=CORPUS)
     args = parser.parse_args()
     urdfs = sorted(args.corpus.glob("*.urdf"))
     if not urdfs:
-        sys.exit(f"error: no URDF in {args.corpus} (the corpus lives outside the repository: --corpus DIR)")
+        sys.exit(f"error: no URDF in {args.corpus}")
     rows = []
     for urdf in urdfs:
         with tempfile.TemporaryDirectory() as tmp:
             rows.append(one_urdf(urdf, pathlib.Path(tmp)))
         r = rows[-1]
         worst = max(r["held_out_error_percent"]) if "held_out_error_percent" in r else None
+        allowing = f" (allowing {r['design_allowing']['pairs']}: {r['design_allowing']['outcome']})" \
+            if "design_allowing" in r else ""
         print(f"{r['urdf']:18s} {r['joints']} joints ({r['locked']} locked), {r['base_parameters']} base; design: "
-              f"{r['design']}; identify exit {r['identify_exit']} ({r['identify_s']} s); held-out error of "
-              f"identified.urdf ≤ {worst} %; MuJoCo: {r.get('mujoco', r.get('error'))}", flush=True)
+              f"{r['design']}{allowing}; identify exit {r['identify_exit']} ({r['identify_s']} s); held-out error "
+              f"of identified.urdf ≤ {worst} %; MuJoCo: {r.get('mujoco', r['stderr'][-200:])}", flush=True)
     print(json.dumps({"benchmark": "urdf_corpus", "corpus": str(args.corpus), "rows": rows}))
 
 
