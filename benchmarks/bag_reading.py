@@ -17,8 +17,8 @@ import time
 import numpy as np
 from rosbags.rosbag2 import Reader, Writer
 
-from robot_id_estimator.bag_reading import JOINT_STATE, robot_id_typestore
-from robot_id_estimator.recording import Recording, load_recording
+from robot_id_estimator.recordings.bag_reading import JOINT_STATE, robot_id_typestore
+from robot_id_estimator.recordings.recording import Recording, load_recording
 
 MESSAGES = 100_000
 RATE_HZ = 1000.0

@@ -11,9 +11,10 @@
    joint. The source's setting (OLS, 10 Hz filters) is printed beside it.
 
 3. Long logs: non-periodic 7-joint logs (iiwa14, sums of incommensurate sines) of 1, 5 and 10 minutes at 1 kHz,
-   each identified in a fresh process (the regression streamed in chunks, robot_id_estimator.regression_stream):
-   wall time of identify and peak memory (resident set of the process and of its largest chunk worker). Goal for
-   10 minutes: under 30 s and under 2 GB. `--long-only` runs only this part.
+   each identified in a fresh process (the regression streamed in chunks,
+   robot_id_estimator.processing.regression_stream): wall time of identify and peak memory (resident set of the
+   process and of its largest chunk worker). Goal for 10 minutes: under 30 s and under 2 GB. `--long-only` runs
+   only this part.
 
 Run from the repository root:  source env.sh && python benchmarks/estimator.py
 (without an installed workspace: PYTHONPATH=src/robot_id_estimator:src/robot_id_model:$PYTHONPATH).
@@ -38,14 +39,14 @@ import time
 import numpy as np
 from bench_data import PANDA_LOG, load_recording, panda_log, progress, robot_setup, simulated
 
+from robot_id_estimator.output.report import write_identification_report, write_validation_report
 from robot_id_estimator.pipeline import identify
-from robot_id_estimator.processing import ProcessingConfig, first_order_lowpass
-from robot_id_estimator.recording import Recording, save_csv
-from robot_id_estimator.report import write_identification_report, write_validation_report
+from robot_id_estimator.processing.samples import ProcessingConfig, first_order_lowpass
+from robot_id_estimator.recordings.recording import Recording, save_csv
 from robot_id_estimator.results import write_identification
 from robot_id_estimator.settings import EstimatorConfig
-from robot_id_estimator.validation_results import write_validation
-from robot_id_estimator.validation_run import validate
+from robot_id_estimator.validation.results import write_validation
+from robot_id_estimator.validation.run import validate
 from robot_id_model import nominal_parameters
 from robot_id_model.parameters import friction_columns
 from robot_id_model.regressor import regressor

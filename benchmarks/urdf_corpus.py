@@ -40,8 +40,8 @@ import numpy as np
 import pinocchio as pin
 import yaml
 
-from robot_id_estimator.recording import save_csv
-from robot_id_estimator.synthetic import heavier_links_with_tool, random_motion, random_recording
+from robot_id_estimator.recordings.recording import save_csv
+from robot_id_estimator.recordings.synthetic import heavier_links_with_tool, random_motion, random_recording
 from robot_id_model import RobotModel, base_parameters, load_robot_model, regressor
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]

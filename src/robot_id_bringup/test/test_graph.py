@@ -14,7 +14,7 @@ from rclpy.parameter import Parameter
 from rosbags.rosbag2 import Reader
 
 from robot_id_contract.stamps import header_stamp_ns
-from robot_id_estimator.recording import load_recording
+from robot_id_estimator.recordings.recording import load_recording
 from robot_id_excitation.fourier import FourierTrajectory
 from robot_id_excitation.node import ExcitationNode
 from robot_id_excitation.trajectory_file import save_trajectory

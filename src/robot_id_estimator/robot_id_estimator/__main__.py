@@ -18,11 +18,11 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from robot_id_estimator.csv_columns import parse_column_map
-from robot_id_estimator.physical_problem import RetrievalError
-from robot_id_estimator.recording import load_recording
-from robot_id_estimator.set_checks import RULE
+from robot_id_estimator.physical.problem import RetrievalError
+from robot_id_estimator.recordings.csv_columns import parse_column_map
+from robot_id_estimator.recordings.recording import load_recording
 from robot_id_estimator.settings import COULOMB_LAWS, METHODS, EstimatorConfig, load_estimator_config, replace_config
+from robot_id_estimator.validation.set_checks import RULE
 from robot_id_model.command_line import (
     HelpFormatter,
     check_writable_directory,
@@ -123,8 +123,8 @@ def _identify(args: argparse.Namespace, say) -> int:
     config = _config(args)
     out = check_writable_directory(args.out)
     # the estimation's modules (scipy, pinocchio, cvxpy, matplotlib) once the inputs and --out are checked
-    from robot_id_estimator.determination import HELD
     from robot_id_estimator.identify_and_write import identify_and_write
+    from robot_id_estimator.physical.determination import HELD
 
     recordings = _load(args, setup, say)
     sweeps = []
@@ -167,9 +167,9 @@ def _validate(args: argparse.Namespace, say) -> int:
     result = read_identification(args.result)
     config = _config(args, result.config)
     out = check_writable_directory(args.out)
-    from robot_id_estimator.report import write_validation_report
-    from robot_id_estimator.validation_results import write_validation
-    from robot_id_estimator.validation_run import validate
+    from robot_id_estimator.output.report import write_validation_report
+    from robot_id_estimator.validation.results import write_validation
+    from robot_id_estimator.validation.run import validate
 
     if (out / "identification.json").exists():
         raise ValueError(f"--out {out} holds an identification; write the validation to a directory of its own")

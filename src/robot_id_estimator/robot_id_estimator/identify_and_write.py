@@ -8,14 +8,14 @@ import pathlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from robot_id_estimator.model_side import Progress
+from robot_id_estimator.output.report import write_identification_report
+from robot_id_estimator.output.urdf_export import ModelFiles, remove_stale_model, write_identified_model
 from robot_id_estimator.pipeline import identify
-from robot_id_estimator.recording import Recording
-from robot_id_estimator.report import write_identification_report
+from robot_id_estimator.progress import Progress
+from robot_id_estimator.recordings.recording import Recording
 from robot_id_estimator.results import Identification, write_identification
 from robot_id_estimator.robot_setup import RobotSetup
 from robot_id_estimator.settings import EstimatorConfig
-from robot_id_estimator.urdf_export import ModelFiles, remove_stale_model, write_identified_model
 
 
 @dataclass(frozen=True)

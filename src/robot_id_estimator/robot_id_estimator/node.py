@@ -18,13 +18,13 @@ import sys
 import threading
 
 import numpy as np
-import rclpy
 from rclpy.callback_groups import ReentrantCallbackGroup
-from rclpy.executors import ExternalShutdownException, MultiThreadedExecutor
+from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
 from rclpy.parameter import Parameter
 from std_msgs.msg import String
 
+from robot_id_contract.node_process import NodeProcess, run_node
 from robot_id_contract.parameters import declare_parameters, descriptor
 from robot_id_contract.topics import (
     IDENTIFICATION_RESULT,
@@ -33,8 +33,8 @@ from robot_id_contract.topics import (
     RECORDING_STATUS,
 )
 from robot_id_estimator.identify_and_write import identify_and_write
-from robot_id_estimator.physical_problem import RetrievalError
-from robot_id_estimator.recording import DataError, Recording, load_recording
+from robot_id_estimator.physical.problem import RetrievalError
+from robot_id_estimator.recordings.recording import DataError, Recording, load_recording
 from robot_id_estimator.results import Identification
 from robot_id_estimator.robot_setup import RobotSetup
 from robot_id_estimator.settings import EstimatorConfig, load_estimator_config
@@ -226,30 +226,10 @@ class EstimatorNode(Node):
                                                output_dir=str(self._out_dir(bag_path, ""))))
 
 
-def main(args: list[str] | None = None) -> None:
-    rclpy.init(args=args)
-    # the executor first, while the context is valid: one half-built by a stop while the node starts fails again
-    # when it is collected ("Exception ignored in Executor.__del__" with a traceback)
-    executor = MultiThreadedExecutor()
-    node = None
-    try:
-        node = EstimatorNode()
-        executor.add_node(node)
-        executor.spin()
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    except ValueError as err:  # a parameter that names no usable robot or config
-        print(f"error: {err}", file=sys.stderr)
-        raise SystemExit(2) from None
-    except Exception:
-        if rclpy.ok():
-            raise  # once a signal shut rclpy down (SIGTERM, Ctrl-C; while starting: under the constructor)
-            # an error is the stop, not a failure
-    finally:
-        if node is not None:
-            node.destroy_node()
-        rclpy.try_shutdown()
+def main(args: list[str] | None = None) -> int:
+    # a parameter that names no usable robot or config is refused in one line
+    return run_node(EstimatorNode, NodeProcess("estimator_node", executor=MultiThreadedExecutor), args)
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

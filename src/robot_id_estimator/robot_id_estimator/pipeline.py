@@ -2,10 +2,10 @@
 
 identify: the processing stage (regression_data: checks, processing, the regressor filtered like the torque, built
 and reduced in chunks so that later stages never depend on the number of samples),
-the estimation stage (base_estimation: identifiable base parameters, WLS or OLS with RSD), essential parameters
+the estimation stage (estimation.base_stage: identifiable base parameters, WLS or OLS with RSD), essential parameters
 (Xu et al. 2020, section II-A), physical parameters (retrieve_physical, Xu et al. 2020, section III), and the
-check of every parameter set against the data (set_checks). Each stage takes the previous one's typed result;
-the data flow one way. Validation on other data is robot_id_estimator.validation_run.
+check of every parameter set against the data (validation.set_checks). Each stage takes the previous one's typed result;
+the data flow one way. Validation on other data is robot_id_estimator.validation.run.
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from robot_id_estimator import estimation
-from robot_id_estimator.base_estimation import BaseEstimate, estimate_base, replaced_by_stribeck
-from robot_id_estimator.coulomb_law_choice import (
+from robot_id_estimator.estimation import least_squares as estimation
+from robot_id_estimator.estimation.base_stage import BaseEstimate, estimate_base, replaced_by_stribeck
+from robot_id_estimator.friction.coulomb_law_choice import (
     CANDIDATES,
     N_FOLDS,
     CoulombLawChoice,
@@ -28,22 +28,30 @@ from robot_id_estimator.coulomb_law_choice import (
     coulomb_columns,
     with_chosen_laws,
 )
-from robot_id_estimator.determination import determination, hold_friction
-from robot_id_estimator.friction_sweeps import extrapolation_notes, friction_sweeps
-from robot_id_estimator.model_side import Progress, concatenated_times, say
-from robot_id_estimator.motion_summary import motion_summary
-from robot_id_estimator.physical_lmi import retrieve_lmi
-from robot_id_estimator.physical_problem import PhysicalBounds, RetrievalError, RetrievalResult, default_bounds
-from robot_id_estimator.physical_retrieval import retrieve_multistart
-from robot_id_estimator.plausibility import plausibility
-from robot_id_estimator.recording import DataError, Recording
-from robot_id_estimator.reduction import weighted_rows
-from robot_id_estimator.regression_data import RegressionData, regression_data
-from robot_id_estimator.results import Friction, Identification, Metrics, ParameterSet, Physical, Traces
+from robot_id_estimator.friction.sweeps import extrapolation_notes, friction_sweeps
+from robot_id_estimator.physical.determination import determination, hold_friction
+from robot_id_estimator.physical.lmi import retrieve_lmi
+from robot_id_estimator.physical.multistart import retrieve_multistart
+from robot_id_estimator.physical.plausibility import plausibility
+from robot_id_estimator.physical.problem import PhysicalBounds, RetrievalError, RetrievalResult, default_bounds
+from robot_id_estimator.processing.motion_summary import motion_summary
+from robot_id_estimator.processing.reduction import weighted_rows
+from robot_id_estimator.processing.regression_data import RegressionData, regression_data
+from robot_id_estimator.progress import Progress, say
+from robot_id_estimator.recordings.recording import DataError, Recording
+from robot_id_estimator.results import (
+    Friction,
+    Identification,
+    Metrics,
+    ParameterSet,
+    Physical,
+    Traces,
+    concatenated_times,
+)
 from robot_id_estimator.robot_setup import RobotSetup
-from robot_id_estimator.set_checks import SetCheck, check_sets
 from robot_id_estimator.settings import EstimatorConfig, PhysicalConfig
-from robot_id_estimator.validation import predict_torque
+from robot_id_estimator.validation.prediction_errors import predict_torque
+from robot_id_estimator.validation.set_checks import SetCheck, check_sets
 from robot_id_model.base_parameters import BaseParameters, base_parameters
 from robot_id_model.parameters import nominal_parameters, parameter_names
 from robot_id_model.robot_model import RobotModel
@@ -95,7 +103,7 @@ def identify(
     """Identify base, essential and physical parameters and friction from recordings of `setup`'s joints, and
     check every parameter set against the data (Identification.checks, .warnings).
 
-    Refused (robot_id_estimator.input_checks): positions outside the URDF's limits unless
+    Refused (robot_id_estimator.processing.input_checks): positions outside the URDF's limits unless
     `allow_outside_limits`, torque that cannot be this robot's unless `allow_implausible_torque`, too little data.
     A physical retrieval that fails (solver) leaves `physical` None and its check failed, with the reason.
     """

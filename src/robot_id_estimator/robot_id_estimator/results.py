@@ -1,4 +1,4 @@
-"""Results that travel: the identified model (identification.json; its validation is validation_results.py).
+"""Results that travel: the identified model (identification.json; its validation is validation/results.py).
 
 identification.json holds `robot` (what is needed to rebuild the regressor), `base`, `essential`, `friction`,
 `metrics`, `config`, `physical` (with each standard parameter's determination), `checks` (each parameter set
@@ -9,18 +9,19 @@ from __future__ import annotations
 
 import json
 import pathlib
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from robot_id_estimator.coulomb_law_choice import CoulombLawChoice
-from robot_id_estimator.friction import STRIBECK_NAMES
-from robot_id_estimator.json_values import json_array, json_float, json_list, json_number
-from robot_id_estimator.output_files import write_text
-from robot_id_estimator.plausibility import Plausibility, plausibility_from_dict, plausibility_to_dict
+from robot_id_estimator.friction.coulomb_law_choice import CoulombLawChoice
+from robot_id_estimator.friction.stribeck_fit import STRIBECK_NAMES
+from robot_id_estimator.output.files import write_text
+from robot_id_estimator.output.json_values import json_array, json_float, json_list, json_number
+from robot_id_estimator.physical.plausibility import Plausibility, plausibility_from_dict, plausibility_to_dict
 from robot_id_estimator.robot_setup import RobotSetup, held_urdf
-from robot_id_estimator.set_checks import RULE, SetCheck
 from robot_id_estimator.settings import ConfigError, EstimatorConfig, config_from_dict, config_to_dict
+from robot_id_estimator.validation.set_checks import RULE, SetCheck
 from robot_id_model.coulomb_laws import SIGN, CoulombLaw
 from robot_id_model.physical import LinkInertial
 from robot_id_model.robot_model import RobotModel
@@ -71,6 +72,16 @@ class Traces:
     """Joint velocities at the traces' samples (identification traces)."""
     friction_nm: np.ndarray | None = None
     """The measured torque less the base set's rigid-body part: the friction the data show (identification)."""
+
+
+def concatenated_times(times: Sequence[np.ndarray]) -> np.ndarray:
+    """One time axis for several recordings, each continuing where the previous one ended."""
+    out, offset = [], 0.0
+    for t in times:
+        shifted = t - t[0] + offset
+        out.append(shifted)
+        offset = shifted[-1] + (t[1] - t[0] if len(t) > 1 else 0.0)
+    return np.concatenate(out)
 
 
 @dataclass(frozen=True)
@@ -146,7 +157,7 @@ class Identification:
     traces: Traces | None = None
     physical: Physical | None = None
     checks: dict[str, SetCheck] = field(default_factory=dict)
-    """Each parameter set checked against the identification data (set_checks.py)."""
+    """Each parameter set checked against the identification data (validation/set_checks.py)."""
     warnings: tuple[str, ...] = ()
     """What the user must see: data the processing dropped or could not average, failed checks."""
 

@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 
 import yaml
 
-from robot_id_estimator.physical_problem import DEFAULT_MARGIN
-from robot_id_estimator.processing import ProcessingConfig
+from robot_id_estimator.physical.problem import DEFAULT_MARGIN
+from robot_id_estimator.processing.samples import ProcessingConfig
 from robot_id_model.robot_model import DEFAULT_FRICTION, FRICTION_TERMS
 
 METHODS = ("wls", "ols")

@@ -8,8 +8,8 @@ from pathlib import Path
 import numpy as np
 from rosbags.rosbag2 import Writer
 
-from robot_id_estimator.bag_reading import EXCITATION, JOINT_STATE, PERIOD_MARKER, robot_id_typestore
-from robot_id_estimator.recording import Recording
+from robot_id_estimator.recordings.bag_reading import EXCITATION, JOINT_STATE, PERIOD_MARKER, robot_id_typestore
+from robot_id_estimator.recordings.recording import Recording
 
 JOINTS = ("j1", "j2", "j3")
 

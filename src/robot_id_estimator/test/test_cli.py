@@ -9,9 +9,9 @@ import yaml
 from estimator_synthetic import IIWA14, iiwa14_setup, simulated_recording, write_without_physical
 
 from robot_id_estimator.__main__ import main
-from robot_id_estimator.recording import save_csv
+from robot_id_estimator.recordings.recording import save_csv
+from robot_id_estimator.recordings.synthetic import urdf_with_friction
 from robot_id_estimator.results import read_identification, write_identification
-from robot_id_estimator.synthetic import urdf_with_friction
 from robot_id_model import load_robot_model
 
 

@@ -29,10 +29,10 @@ from robot_id_contract.topics import (
     IDENTIFY_BAG_SERVICE,
     RECORDING_STATUS,
 )
-from robot_id_estimator.bag_reading import EXCITATION, JOINT_STATE, robot_id_typestore
-from robot_id_estimator.friction import stribeck_torque
+from robot_id_estimator.friction.stribeck_fit import stribeck_torque
 from robot_id_estimator.node import EstimatorNode
-from robot_id_estimator.synthetic import urdf_with_friction
+from robot_id_estimator.recordings.bag_reading import EXCITATION, JOINT_STATE, robot_id_typestore
+from robot_id_estimator.recordings.synthetic import urdf_with_friction
 from robot_id_msgs.msg import IdentificationResult, RecordingStatus
 from robot_id_msgs.srv import IdentifyBag
 
@@ -219,7 +219,7 @@ def test_an_estimator_started_after_the_recording_finished_still_identifies_it(b
 
 def test_a_solver_failure_is_answered_and_the_next_request_succeeds(ros, bags, tmp_path, monkeypatch):
     import robot_id_estimator.pipeline as pipeline
-    from robot_id_estimator.physical_problem import RetrievalError
+    from robot_id_estimator.physical.problem import RetrievalError
 
     client = ros
     real = pipeline.retrieve_lmi

@@ -9,8 +9,8 @@ import pytest
 import scipy.signal
 from estimator_synthetic import make_recording, relative_error
 
-from robot_id_estimator.period_check import check_periods
-from robot_id_estimator.processing import ProcessingConfig, average_periods, period_noise_variance, process
+from robot_id_estimator.processing.samples import ProcessingConfig, average_periods, period_noise_variance, process
+from robot_id_estimator.recordings.period_check import check_periods
 
 PERIOD_S, FS_HZ = 4.0, 250.0
 PER_PERIOD = round(PERIOD_S * FS_HZ)

@@ -7,7 +7,7 @@ import pytest
 import scipy.signal
 from estimator_synthetic import make_recording, relative_error
 
-from robot_id_estimator.processing import (
+from robot_id_estimator.processing.samples import (
     ProcessingConfig,
     average_periods,
     detect_period,
@@ -19,7 +19,7 @@ from robot_id_estimator.processing import (
     zero_phase_lowpass,
     zero_phase_lowpass_periodic,
 )
-from robot_id_estimator.recording import DataError
+from robot_id_estimator.recordings.recording import DataError
 
 
 def _fourier(t: np.ndarray, period_s: float, harmonics, seed: int = 0, n: int = 3):

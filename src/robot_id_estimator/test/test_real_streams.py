@@ -16,8 +16,8 @@ from sensor_msgs.msg import JointState
 
 from robot_id_contract.period_index import PeriodMarkerStamp
 from robot_id_estimator.pipeline import identify
-from robot_id_estimator.recording import Recording, load_recording
-from robot_id_estimator.synthetic import random_motion, urdf_with_friction
+from robot_id_estimator.recordings.recording import Recording, load_recording
+from robot_id_estimator.recordings.synthetic import random_motion, urdf_with_friction
 from robot_id_model import regressor
 from robot_id_msgs.msg import ExcitationTrajectory, PeriodMarker
 from robot_id_recorder.bag_writer import BagWriter
@@ -169,8 +169,8 @@ def test_a_clean_recording_with_jittery_stamps_keeps_its_last_period():
     """5 × 20 s at 500 Hz whose first stamp came late and last early (0.3 of a sample each, as a driver's stamps
     jitter): resampled onto the grid, every sample stays, and all 5 periods are averaged (on main the grid came
     out one sample short and the last period was dropped, on every run of the graph)."""
-    from robot_id_estimator.cleaning import clean
-    from robot_id_estimator.processing import process
+    from robot_id_estimator.processing.samples import process
+    from robot_id_estimator.recordings.cleaning import clean
 
     robot = iiwa14_setup().model(("FV", "FC", "FO"))
     k, dt = 50_000, 0.002

@@ -7,15 +7,16 @@ import numpy as np
 import pytest
 from estimator_synthetic import iiwa14_setup, simulated_recording
 
-from robot_id_estimator import estimation, regression_stream
-from robot_id_estimator.model_side import torque_side
-from robot_id_estimator.physical_lmi import retrieve_lmi
-from robot_id_estimator.physical_problem import default_bounds, reduce_problem, residual_norm
+from robot_id_estimator.estimation import least_squares as estimation
+from robot_id_estimator.physical.lmi import retrieve_lmi
+from robot_id_estimator.physical.problem import default_bounds, reduce_problem, residual_norm
 from robot_id_estimator.pipeline import identify
-from robot_id_estimator.processing import ProcessingConfig, process
-from robot_id_estimator.reduction import merge, reduce_joints, weighted_rows
+from robot_id_estimator.processing import regression_stream
+from robot_id_estimator.processing.model_side import torque_side
+from robot_id_estimator.processing.reduction import merge, reduce_joints, weighted_rows
+from robot_id_estimator.processing.samples import ProcessingConfig, process
+from robot_id_estimator.recordings.synthetic import urdf_with_friction
 from robot_id_estimator.settings import EstimatorConfig, PhysicalConfig
-from robot_id_estimator.synthetic import urdf_with_friction
 from robot_id_model import base_parameters, regressor
 from robot_id_model.parameters import nominal_parameters
 

@@ -11,17 +11,17 @@ import pytest
 import yaml
 from estimator_synthetic import IIWA14, iiwa14_setup, simulated_recording, write_without_physical
 
+import robot_id_estimator.output.report as report
 import robot_id_estimator.pipeline as pipeline
-import robot_id_estimator.report as report
 from robot_id_estimator.__main__ import main
-from robot_id_estimator.physical_problem import RetrievalError
+from robot_id_estimator.output.report import write_identification_report
+from robot_id_estimator.output.urdf_export import write_identified_model
+from robot_id_estimator.physical.problem import RetrievalError
 from robot_id_estimator.pipeline import identify
-from robot_id_estimator.recording import save_csv
-from robot_id_estimator.report import write_identification_report
-from robot_id_estimator.set_checks import check_sets
+from robot_id_estimator.recordings.recording import save_csv
+from robot_id_estimator.recordings.synthetic import periodic_recording, random_motion, urdf_with_friction
 from robot_id_estimator.settings import EstimatorConfig, PhysicalConfig
-from robot_id_estimator.synthetic import periodic_recording, random_motion, urdf_with_friction
-from robot_id_estimator.urdf_export import write_identified_model
+from robot_id_estimator.validation.set_checks import check_sets
 from robot_id_model.parameters import friction_columns
 
 PERIOD_S, RATE_HZ = 10.0, 200.0

@@ -7,10 +7,10 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from robot_id_estimator.mjcf_export import mujoco_model, write_mjcf
-from robot_id_estimator.physical_lmi import retrieve_lmi
-from robot_id_estimator.physical_problem import default_bounds
-from robot_id_estimator.urdf_export import identified_urdf
+from robot_id_estimator.output.mjcf_export import mujoco_model, write_mjcf
+from robot_id_estimator.output.urdf_export import identified_urdf
+from robot_id_estimator.physical.lmi import retrieve_lmi
+from robot_id_estimator.physical.problem import default_bounds
 from robot_id_model import base_parameters, load_robot_model, nominal_parameters, regressor, stack
 from robot_id_model.base_parameters import random_states
 from robot_id_model.parameters import inertial_columns

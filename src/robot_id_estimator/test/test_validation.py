@@ -5,8 +5,8 @@ import pinocchio as pin
 import pytest
 from estimator_synthetic import IIWA14
 
-from robot_id_estimator.synthetic import random_motion, urdf_with_friction
-from robot_id_estimator.validation import (
+from robot_id_estimator.recordings.synthetic import random_motion, urdf_with_friction
+from robot_id_estimator.validation.prediction_errors import (
     collision_thresholds,
     correlation,
     momentum_observer,

@@ -42,18 +42,16 @@ from dataclasses import fields
 from typing import Any
 
 import numpy as np
-import rclpy
 from rclpy.duration import Duration as RclpyDuration
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.qos import qos_profile_sensor_data
 from rclpy.serialization import serialize_message
-from rclpy.signals import SignalHandlerOptions
 from rclpy.subscription import MessageInfo
 from sensor_msgs.msg import JointState, TimeReference
 from std_srvs.srv import Trigger
 from trajectory_msgs.msg import JointTrajectory
 
+from robot_id_contract.node_process import NodeProcess, run_node
 from robot_id_contract.parameters import declare_parameters
 from robot_id_contract.stamps import stamp_s
 from robot_id_contract.taken_messages import TakenByTheNode, take_waiting
@@ -359,32 +357,23 @@ def _interrupt(_signum: int, _frame: object) -> None:
     raise KeyboardInterrupt
 
 
-def main(args: list[str] | None = None) -> None:
-    # SIGINT and SIGTERM are handled here rather than by rclpy, so that a hold can still be published.
-    rclpy.init(args=args, signal_handler_options=SignalHandlerOptions.NO)
+def _hold_if_moving(node: ExcitationNode) -> None:
+    if node.machine.moving:
+        node.hold("shutting down")
+
+
+def main(args: list[str] | None = None) -> int:
     # a stop between the executor making a callback's task and running it leaves that coroutine unawaited: the
     # stop, not a fault, and Python would say so at exit after the run's last lines
     warnings.filterwarnings("ignore", "coroutine .* was never awaited", RuntimeWarning)
+    # SIGINT and SIGTERM are handled here rather than by rclpy, so that a hold can still be published
     for sig in (signal.SIGINT, signal.SIGTERM):
         signal.signal(sig, _interrupt)
-    node = None
-    try:
-        node = ExcitationNode()
-        rclpy.spin(node)
-    except (KeyboardInterrupt, ExternalShutdownException, RuntimeError) as err:
-        # a signal raised inside a call into rclpy's C++ may come out as a RuntimeError of that call
-        if isinstance(err, RuntimeError) and not STOP_REQUESTED.is_set():
-            raise
-        if node is not None and node.machine.moving and rclpy.ok():
-            node.hold("shutting down")
-    except (ModelError, ValueError, FileNotFoundError) as err:
-        print(f"excitation_node: error: {err}", file=sys.stderr)
-        raise SystemExit(2) from None
-    finally:
-        if node is not None:
-            node.destroy_node()
-        rclpy.try_shutdown()
+    process = NodeProcess("excitation_node", refused=(ModelError, ValueError, FileNotFoundError),
+                          on_stop=_hold_if_moving, rclpy_signals=False,
+                          is_stop=lambda err: isinstance(err, RuntimeError) and STOP_REQUESTED.is_set())
+    return run_node(ExcitationNode, process, args)
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

@@ -18,11 +18,8 @@ status) unless `exit_when_done`. Stops and closes the bag after the last announc
 from __future__ import annotations
 
 import importlib
-import sys
 
-import rclpy
 from rclpy.clock import Clock, ClockType
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.serialization import deserialize_message
@@ -30,6 +27,7 @@ from rclpy.subscription import Subscription
 from sensor_msgs.msg import TimeReference
 from std_srvs.srv import Trigger
 
+from robot_id_contract.node_process import NodeProcess, run_node
 from robot_id_contract.parameters import declare_parameters
 from robot_id_contract.period_index import PeriodMarkerStamp
 from robot_id_contract.stamps import header_stamp_ns, time_msg
@@ -194,31 +192,6 @@ class RecorderNode(Node):
 
 
 def main(args: list[str] | None = None) -> int:
-    try:
-        rclpy.init(args=args)
-    except Exception as err:  # rcl's own error for arguments it cannot parse (e.g. `-p name:=`)
-        print(f"error: {str(err).splitlines()[0]}", file=sys.stderr)
-        return 2
-    try:
-        node = RecorderNode()
-    except (ModelError, ValueError, KeyError, OSError) as err:
-        rclpy.logging.get_logger("recorder").fatal(str(err))
-        rclpy.try_shutdown()
-        return 2
-    except Exception:
-        if rclpy.ok():
-            raise
-        return 0  # stopped (SIGTERM, Ctrl-C) while starting: rclpy shut down under the constructor
-    try:
-        while rclpy.ok() and not (node.done and node.exit_when_done):
-            rclpy.spin_once(node, timeout_sec=0.1)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    except Exception:
-        if rclpy.ok():  # an error after a signal shut rclpy down (spin_once between ok() and its wait) is the stop
-            raise
-    finally:
-        node.close()
-        node.destroy_node()
-        rclpy.try_shutdown()
-    return 0
+    process = NodeProcess("recorder_node", refused=(ModelError, ValueError, KeyError, OSError),
+                          done=lambda node: node.done and node.exit_when_done, close=RecorderNode.close)
+    return run_node(RecorderNode, process, args)

@@ -29,8 +29,6 @@ import threading
 import time
 
 import numpy as np
-import rclpy
-from rclpy.executors import ExternalShutdownException
 from rclpy.node import Node
 from rclpy.qos import QoSProfile, ReliabilityPolicy
 from rosgraph_msgs.msg import Clock
@@ -38,6 +36,7 @@ from sensor_msgs.msg import JointState, TimeReference
 from std_msgs.msg import String
 from trajectory_msgs.msg import JointTrajectory
 
+from robot_id_contract.node_process import NodeProcess, run_node
 from robot_id_contract.parameters import declare_parameters
 from robot_id_contract.stamps import stamp_s, time_msg
 from robot_id_contract.topics import LATCHED, RECORDING_STATUS, SIM_ACK
@@ -289,31 +288,6 @@ def _parameter_problem(p: dict) -> str:
 
 
 def main(args: list[str] | None = None) -> int:
-    try:
-        rclpy.init(args=args)
-    except Exception as err:  # rcl's own error for arguments it cannot parse (e.g. `-p name:=`)
-        print(f"error: {str(err).splitlines()[0]}", file=sys.stderr)
-        return 2
-    try:
-        node = SimNode()
-    except (ModelError, PlantError, ValueError, OSError) as err:
-        rclpy.logging.get_logger("robot_id_sim").fatal(str(err))
-        rclpy.try_shutdown()
-        return 2
-    except Exception:
-        if rclpy.ok():
-            raise
-        return 0  # stopped (SIGTERM, Ctrl-C) while starting: rclpy shut down under the constructor
-    try:
-        rclpy.spin(node)
-    except (KeyboardInterrupt, ExternalShutdownException):
-        pass
-    except Exception:
-        if rclpy.ok():  # an error after a signal shut ROS down is the shutdown, not a failure
-            raise
-    finally:
-        node.destroy_node()
-        rclpy.try_shutdown()
-    if node.failure is not None:
-        raise node.failure
-    return 0
+    process = NodeProcess("sim_node", refused=(ModelError, PlantError, ValueError, OSError),
+                          failure=lambda node: node.failure)
+    return run_node(SimNode, process, args)

@@ -1,0 +1,2 @@
+"""Base and essential parameters. In: the reduced regression. Out: WLS or OLS base parameters with their RSD
+(Xu et al. 2020, eqs. 5-7) and the essential set by iterative elimination."""

@@ -1,0 +1,266 @@
+"""Each joint's Coulomb law chosen by the data, from robot_id_model.coulomb_laws: sign(dq); tanh(dq/v_s), smooth
+through rest; or a Stribeck rise, sign(dq)·(1 + r·exp(−(dq/v_s)²)).
+
+Real friction is continuous through zero speed (presliding; Gaz et al. 2019 fit the Panda's with a sigmoid of
+speed, which is tanh up to an offset) and often higher at low speed than at high (the Stribeck effect; Luo et al.
+2024, eq. 7). For a fixed shape the regression stays linear, the law's column in place of the sign column, so the
+model is separable: the linear parameters are the least-squares solution for each shape and only the shape is
+searched, per joint, on a grid (variable projection, Golub and Pereyra 1973, with the projected problem evaluated
+on a grid instead of by Gauss-Newton). The law kept is the one that predicts held-out data best: N_FOLDS contiguous
+time blocks of every recording, each block predicted by a fit on the others (K-fold cross-validation, Hastie et
+al. 2009, section 7.10). Every candidate comes from one pass over the data (regression_stream keeps each fold's
+regression with the candidate columns beside it), so the choice costs no regressor evaluation of its own.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from robot_id_estimator.output.json_values import json_array, json_list
+from robot_id_estimator.processing.reduction import JointBlocks, merge, triangular_factor
+from robot_id_estimator.processing.regression_data import RegressionData
+from robot_id_model.base_parameters import BaseParameters
+from robot_id_model.coulomb_laws import SIGN, CoulombLaw
+from robot_id_model.parameters import friction_columns
+from robot_id_model.robot_model import RobotModel
+
+CANDIDATES = (
+    SIGN,
+    *(CoulombLaw("tanh", float(v)) for v in np.geomspace(0.004, 0.4, 21)),
+    *(CoulombLaw("stribeck", float(v), float(r)) for v in np.geomspace(0.01, 0.16, 9)
+      for r in (*-np.geomspace(1.0, 0.35, 4), *np.geomspace(0.1, 0.8, 7))),
+)
+"""The laws searched, the sign law first. tanh: v_s a factor 1.26 apart, from a law sign-like at the speeds an
+excitation reaches to one still rising at 0.4 rad/s (Gaz et al. 2019's Panda sigmoids: v_s = 2/φ2 = 0.12–0.39
+rad/s); stribeck: v_s from 0.01 to 0.16 rad/s and r from 0.1 to 0.8 (a static level 1.1–1.8 × the Coulomb level)
+and from −0.35 to −1 (a level below the Coulomb one at rest; −1: continuous through rest, eq. 7's Coulomb term
+alone), each a factor √2 apart."""
+
+N_FOLDS = 5
+"""Contiguous time blocks of each recording, each held out once."""
+
+SMOOTH_GAIN = 0.1
+"""A joint gets another law than sign(dq) only when it predicts held-out data at least this fraction better (RMS):
+a joint whose friction is sign-like keeps the simpler law (on sign-law data a noisy velocity estimate makes a tanh
+of a few mrad/s look 4–5 % better, a hedge around each zero crossing, not friction)."""
+
+FOLD_MAJORITY = 0.8
+"""...and in at least this fraction of the folds: a law that wins on one block (where the training blocks leave a
+parameter poorly determined, so that any extra column changes the extrapolation) and loses on the others is chance,
+not friction (seen on sign-law data: a Stribeck rise 43 % better on one fold of five, worse on four)."""
+
+INTERVAL_TOLERANCE = 0.01
+"""v_s's uncertainty: the range of the chosen family's candidate velocities (at the chosen r) whose held-out error
+is within this fraction of the best (a profile of the held-out error; the grid's step is its resolution)."""
+
+SWEEPS = 2
+"""Passes over the joints, each choosing one joint's law with the others at their latest choice."""
+
+
+@dataclass(frozen=True)
+class CoulombLawChoice:
+    """Per joint, the held-out torque error of every candidate law and the one chosen."""
+
+    candidates: tuple[CoulombLaw, ...]
+    held_out_rms_nm: np.ndarray
+    """(n, m) RMS of the torque each fold's fit predicts on the held-out fold; NaN where not tried."""
+    chosen: tuple[CoulombLaw, ...]
+    """Each joint's law."""
+    interval_rad_s: np.ndarray
+    """(n, 2) v_s of the chosen family within INTERVAL_TOLERANCE of the best held-out error (NaN for sign)."""
+
+    def to_dict(self) -> dict:
+        return {"candidates": [law.to_dict() for law in self.candidates],
+                "held_out_rms_nm": [json_list(row) for row in self.held_out_rms_nm],
+                "chosen": [law.to_dict() for law in self.chosen],
+                "interval_rad_s": [json_list(row) for row in self.interval_rad_s]}
+
+    @classmethod
+    def from_dict(cls, raw: dict | None) -> CoulombLawChoice | None:
+        """Inverse of to_dict (None stays None)."""
+        if raw is None:
+            return None
+        return cls(tuple(CoulombLaw.from_dict(c) for c in raw["candidates"]),
+                   np.array([json_array(r) for r in raw["held_out_rms_nm"]]),
+                   tuple(CoulombLaw.from_dict(c) for c in raw["chosen"]),
+                   np.array([json_array(r) for r in raw["interval_rad_s"]]))
+
+    def describe(self, joint_names: Sequence[str]) -> list[str]:
+        """One line per joint: the law chosen, its held-out error, and the best of each family."""
+        lines = []
+        for j, name in enumerate(joint_names):
+            errors = self.held_out_rms_nm[j]
+            if np.isnan(errors[1:]).all():
+                continue
+            best = {}
+            for k, law in enumerate(self.candidates):
+                if np.isfinite(errors[k]) and (law.family not in best or errors[k] < errors[best[law.family]]):
+                    best[law.family] = k
+            chosen = self.chosen[j]
+            others = ", ".join(f"{self.candidates[k].formula()} {errors[k]:.4g} Nm"
+                               for family, k in best.items() if family != chosen.family)
+            low, high = self.interval_rad_s[j]
+            shape = f" (v_s {low:.3g}–{high:.3g} rad/s)" if chosen.family != "sign" else ""
+            lines.append(f"{name}: {chosen.formula()}{shape}, held-out error "
+                         f"{errors[self.candidates.index(chosen)]:.4g} Nm; best of the others: {others}")
+        return lines
+
+
+def coulomb_columns(robot: RobotModel, base: BaseParameters) -> np.ndarray:
+    """(n,) per joint, the base column of its Coulomb parameter, −1 where it has none (no FC term, or a joint that
+    does not move and so has no identifiable Coulomb column)."""
+    if "FC" not in robot.friction:
+        return np.full(robot.n_joints, -1)
+    position = {int(c): i for i, c in enumerate(base.independent)}
+    fc = friction_columns(robot)[:, robot.friction.index("FC")]
+    return np.array([position.get(int(c), -1) for c in fc])
+
+
+def _columns(n_base: int, fc_column: int, law: int) -> list[int]:
+    """Columns of the extended regression [Yb C τ] that make a joint's regression with candidate `law`."""
+    columns = list(range(n_base))
+    if fc_column >= 0:
+        columns[fc_column] = n_base + law
+    return columns
+
+
+def _rows(blocks: Sequence[np.ndarray], n_base: int, fc: np.ndarray, laws: np.ndarray,
+          weights: np.ndarray) -> np.ndarray:
+    """Stacked weighted rows [A y] of every joint's factor with its law's columns."""
+    tau = blocks[0].shape[-1] - 1
+    return np.concatenate([np.sqrt(weights[j]) * block[:, [*_columns(n_base, fc[j], laws[j]), tau]]
+                           for j, block in enumerate(blocks)])
+
+
+def _fit(rows: np.ndarray) -> np.ndarray:
+    return np.linalg.lstsq(rows[:, :-1], rows[:, -1], rcond=None)[0]
+
+
+def _residual_sq(block: np.ndarray, n_base: int, fc_column: int, law: int, theta: np.ndarray) -> float:
+    tau = block.shape[-1] - 1
+    return float(np.sum((block[:, [*_columns(n_base, fc_column, law), tau]] @ np.append(-theta, 1.0)) ** 2))
+
+
+@dataclass(frozen=True)
+class _Folds:
+    """Every fold's factors over all recordings, the factors of the others (its training data), and each joint's
+    weight."""
+
+    held_out: list[JointBlocks]
+    training: list[np.ndarray]
+    weights: np.ndarray
+
+
+def _folds(data: RegressionData, base: BaseParameters, fc: np.ndarray) -> _Folds:
+    n_folds = len(data.streamed[0].folds)
+    held_out = [merge([s.folds[f] for s in data.streamed]) for f in range(n_folds)]
+    training = [merge([g for i, g in enumerate(held_out) if i != f]).r_aug for f in range(n_folds)]
+    return _Folds(held_out, training, _noise_weights(held_out, base, fc))
+
+
+def _noise_weights(folds: Sequence[JointBlocks], base: BaseParameters, fc: np.ndarray) -> np.ndarray:
+    """(n,) 1/σ² of each joint's residual in an unweighted sign-law fit of all data: the joints weighed alike."""
+    n = len(fc)
+    whole = merge(folds).r_aug
+    laws = np.zeros(n, dtype=int)
+    theta = _fit(_rows(whole, base.n_base, fc, laws, np.ones(n)))
+    rows_used = np.maximum(sum(fold.n_rows for fold in folds), 1)
+    variance = np.array([_residual_sq(whole[j], base.n_base, fc[j], 0, theta) for j in range(n)]) / rows_used
+    return 1.0 / np.maximum(variance, 1e-12 * max(variance.max(), 1e-300))
+
+
+def _held_out_errors(folds: _Folds, n_base: int, fc: np.ndarray, laws: np.ndarray, joint: int) -> np.ndarray:
+    """(F, m) per fold, the held-out squared error of `joint`'s torque with each candidate law there and `laws` at
+    the other joints. Only the joint's Coulomb column differs between candidates, so each fold's fit is solved once
+    without it and every candidate's column is added by projection (the least-squares update for one column),
+    all candidates at once."""
+    others = np.arange(len(fc)) != joint
+    fixed = [k for k in range(n_base) if k != fc[joint]]
+    candidates = n_base + np.arange(len(CANDIDATES))
+    tau = n_base + len(CANDIDATES)
+    sq = np.zeros((len(folds.held_out), len(CANDIDATES)))
+    for f, (training, fold) in enumerate(zip(folds.training, folds.held_out, strict=True)):
+        rest = triangular_factor(_rows([t for t, other in zip(training, others, strict=True) if other], n_base,
+                                       fc[others], laws[others], folds.weights[others]))
+        own = np.sqrt(folds.weights[joint]) * training[joint]
+        a = np.concatenate([rest[:, fixed], own[:, fixed]])
+        y = np.concatenate([rest[:, -1], own[:, tau]])
+        x = np.concatenate([np.zeros((len(rest), len(CANDIDATES))), own[:, candidates]])
+        theta_fixed, theta_law = _with_one_column(a, y, x)
+        held = fold.r_aug[joint]
+        residual = held[:, fixed] @ theta_fixed + held[:, candidates] * theta_law - held[:, [tau]]
+        sq[f] = np.sum(residual**2, axis=0)
+    return sq
+
+
+def _with_one_column(a: np.ndarray, y: np.ndarray, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For each column x_c of x, the least-squares solution of [a x_c]·θ ≈ y: θ of a's columns (k, m) and of x_c
+    (m,). x_c's part is its component outside span(a) against y's (zero where x_c lies in span(a))."""
+    coefficients = np.linalg.lstsq(a, np.column_stack([y, x]), rcond=None)[0]
+    y_out = y - a @ coefficients[:, 0]
+    x_out = x - a @ coefficients[:, 1:]
+    norm = np.sum(x_out**2, axis=0)
+    theta_law = np.where(norm > 1e-12 * np.sum(x**2, axis=0), (x_out.T @ y_out) / np.where(norm > 0, norm, 1.0), 0.0)
+    return coefficients[:, [0]] - coefficients[:, 1:] * theta_law, theta_law
+
+
+def _chosen(sq: np.ndarray, allowed: np.ndarray, forced: bool) -> int:
+    """The candidate with the smallest held-out error among `allowed`; unless `forced`, only if it predicts at least
+    SMOOTH_GAIN better (RMS) than the sign law and better in at least FOLD_MAJORITY of the folds, else the sign law
+    (0)."""
+    total = sq.sum(axis=0)
+    best = int(np.argmin(np.where(allowed[1:], total[1:], np.inf))) + 1
+    better = np.sqrt(total[best]) < (1.0 - SMOOTH_GAIN) * np.sqrt(total[0])
+    consistent = np.sum(sq[:, best] < sq[:, 0]) >= FOLD_MAJORITY * len(sq)
+    return best if forced or (better and consistent) else 0
+
+
+def choose_coulomb_laws(data: RegressionData, base: BaseParameters, fc: np.ndarray,
+                        family: str | None = None) -> CoulombLawChoice:
+    """The law of every joint with a Coulomb column (fc ≥ 0), one joint at a time for SWEEPS passes (_chosen; with
+    `family`, the best law of that family)."""
+    folds = _folds(data, base, fc)
+    allowed = np.array([family is None or law.family == family for law in CANDIDATES])
+    laws = np.zeros(len(fc), dtype=int)
+    errors = np.full((len(fc), len(CANDIDATES)), np.nan)
+    for _ in range(SWEEPS):
+        for j in np.flatnonzero(fc >= 0):
+            sq = _held_out_errors(folds, base.n_base, fc, laws, int(j))
+            errors[j] = np.sqrt(sq.sum(axis=0) / max(sum(int(fold.n_rows[j]) for fold in folds.held_out), 1))
+            laws[j] = _chosen(sq, allowed, forced=family is not None)
+    chosen = tuple(CANDIDATES[k] for k in laws)
+    return CoulombLawChoice(CANDIDATES, errors, chosen, _intervals(errors, laws))
+
+
+def _intervals(errors: np.ndarray, laws: np.ndarray) -> np.ndarray:
+    intervals = np.full((len(laws), 2), np.nan)
+    for j in np.flatnonzero(laws > 0):
+        chosen = CANDIDATES[laws[j]]
+        kin = [k for k, law in enumerate(CANDIDATES) if law.family == chosen.family and law.ratio == chosen.ratio
+               and errors[j][k] <= (1.0 + INTERVAL_TOLERANCE) * errors[j][laws[j]]]
+        velocities = [CANDIDATES[k].velocity_rad_s for k in kin]
+        intervals[j] = min(velocities), max(velocities)
+    return intervals
+
+
+def with_chosen_laws(data: RegressionData, base: BaseParameters, fc: np.ndarray,
+                     choice: CoulombLawChoice) -> RegressionData:
+    """The regression with each joint's chosen law in its Coulomb column: the reduced blocks re-formed from the
+    folds' extended ones (exactly the factor of the chosen columns) and the traces' columns replaced."""
+    laws = np.array([CANDIDATES.index(law) for law in choice.chosen])
+    streamed = []
+    for s in data.streamed:
+        whole = merge(s.folds)
+        tau = whole.r_aug.shape[-1] - 1
+        r_aug = np.stack([triangular_factor(whole.r_aug[j][:, [*_columns(base.n_base, fc[j], laws[j]), tau]])
+                          for j in range(len(fc))])
+        trace_yb = s.trace_yb.copy()
+        for j in np.flatnonzero(fc >= 0):
+            trace_yb[:, j, fc[j]] = s.trace_candidates[:, j, laws[j]]
+        streamed.append(dataclasses.replace(s, blocks=JointBlocks(r_aug, whole.n_rows),
+                                            trace_yb=trace_yb))
+    return dataclasses.replace(data, streamed=tuple(streamed))

@@ -1,0 +1,243 @@
+"""The identified model as files: identified.urdf (the input URDF with the identified inertials and friction, every
+other byte as it was), identified.yaml and identified.xml (MJCF)."""
+
+from __future__ import annotations
+
+import pathlib
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import yaml
+
+from robot_id_estimator.friction.stribeck_fit import STRIBECK_NAMES
+from robot_id_estimator.output.files import write_text
+from robot_id_estimator.output.mjcf_export import MJCF_NAME, MujocoExportError, write_mjcf
+from robot_id_estimator.output.urdf_edit import UrdfEditor
+from robot_id_estimator.results import Friction, Identification
+from robot_id_model.parameters import inertial_columns
+from robot_id_model.physical import LinkInertial, inertia_six, link_from_standard
+from robot_id_model.robot_model import RobotModel
+from robot_id_model.urdf_inertials import fixed_descendants, fixed_parts, lumped_known_parts
+
+
+def _num(x: float) -> str:
+    """Shortest text that reads back as exactly the same float."""
+    return repr(float(x))
+
+
+def _inertial_xml(link: LinkInertial) -> str:
+    c = [_num(v) for v in link.com_m]
+    xx, xy, xz, yy, yz, zz = (_num(v) for v in inertia_six(link.inertia_com_kg_m2))
+    return (
+        f"<inertial>\n  <origin xyz=\"{c[0]} {c[1]} {c[2]}\" rpy=\"0 0 0\"/>\n"
+        f"  <mass value=\"{_num(link.mass_kg)}\"/>\n"
+        f"  <inertia ixx=\"{xx}\" ixy=\"{xy}\" ixz=\"{xz}\" iyy=\"{yy}\" iyz=\"{yz}\" izz=\"{zz}\"/>\n</inertial>"
+    )
+
+
+MASSLESS_INERTIAL = ('<inertial>\n  <mass value="0"/>\n  <inertia ixx="0" ixy="0" ixz="0" iyy="0" iyz="0" izz="0"/>\n'
+                     "</inertial>")
+"""What a fixed link identified as part of its arm link's body keeps (its mass is in that body)."""
+
+
+def identified_urdf(
+    urdf_text: str,
+    robot: RobotModel,
+    pi: np.ndarray,
+    lumped: Sequence[np.ndarray | None] = (),
+    friction_damping: Sequence[tuple[float, float]] | None = None,
+) -> str:
+    """The input URDF with each arm link's <inertial> replaced by the identified one, in the <link> elements of
+    its <robot> (urdf_edit: nothing else changes, whatever else names the link or joint).
+
+    `pi` holds the lumped bodies pinocchio identifies; `lumped` (from lumped_known_parts) is subtracted so
+    that fixed children keep their own inertials and nothing is counted twice; a link the URDF gives no inertial of
+    its own was identified as one body with its fixed children (urdf_inertials.fixed_parts): it takes the whole
+    body, and they a massless inertial. With `friction_damping`
+    ((viscous, Coulomb) per joint) the damping and friction of the joints' <dynamics> are written too, their other
+    attributes kept.
+    """
+    editor = UrdfEditor(urdf_text)
+    fixed = fixed_parts(robot, urdf_text, lumped) if lumped else ()
+    for j, (name, cols) in enumerate(zip(robot.link_names, inertial_columns(robot), strict=True)):
+        if j < len(lumped) and lumped[j] is not None and fixed[j] is None:  # identified as one body with them
+            for part in fixed_descendants(urdf_text, name):
+                editor.set_child("link", part, MASSLESS_INERTIAL)
+        own = pi[cols] - fixed[j] if j < len(fixed) and fixed[j] is not None else pi[cols]
+        editor.set_child("link", name, _inertial_xml(link_from_standard(own)))
+    if friction_damping is not None:
+        for joint, (viscous, coulomb) in zip(robot.joint_names, friction_damping, strict=True):
+            editor.set_attributes("joint", joint, "dynamics", {"damping": _num(viscous), "friction": _num(coulomb)})
+    return editor.text()
+
+
+STRIBECK_LINEAR = {"FV": ("fv1", STRIBECK_NAMES.index("fv1")), "FC": ("fc", STRIBECK_NAMES.index("fc"))}
+"""The linear terms a joint with a Stribeck fit takes from it: eq. (7) far above its Stribeck velocities."""
+
+
+def model_friction(result: Identification) -> dict[str, dict[str, tuple[float, str]]]:
+    """Per joint, each linear friction term of the physical model as (value, determination): the one source of
+    the friction in identified.urdf, identified.yaml and the report. A joint with a Stribeck fit (friction sweep)
+    has no viscous and Coulomb columns in the regression: it takes them from the fit (fv1 and fc, Luo et al.
+    2024, eq. 7, beyond the Stribeck velocities), so that the URDF's <dynamics> carry its friction."""
+    p = result.physical
+    values = dict(zip(p.standard_names, zip(p.standard_values, p.status, strict=True), strict=True))
+    stribeck = result.friction.stribeck
+    out = {}
+    for j, joint in enumerate(result.setup.joint_names, 1):
+        terms = {term: values[f"{term}{j}"] for term in result.friction_terms if f"{term}{j}" in values}
+        if stribeck is not None and not np.isnan(stribeck[j - 1]).all():
+            for term, (name, k) in STRIBECK_LINEAR.items():
+                if term in terms:
+                    terms[term] = (float(stribeck[j - 1][k]), f"{name} of the Stribeck fit")
+        out[joint] = terms
+    return out
+
+
+FRICTION_KEYS = {"FV": "viscous_nm_s_rad", "FC": "coulomb_nm", "FO": "offset_nm", "IA": "rotor_inertia_kg_m2"}
+URDF_NAME = "identified.urdf"
+REJECTED_URDF_NAME = "identified.rejected.urdf"
+YAML_NAME = "identified.yaml"
+
+
+@dataclass(frozen=True)
+class ModelFiles:
+    """What write_identified_model wrote: the URDF (or the rejected one), the YAML, the MJCF unless it could not
+    be written, and what to tell the user about the MJCF (notes: what it lacks; warnings: why it is missing)."""
+
+    urdf: pathlib.Path
+    yaml: pathlib.Path
+    mjcf: pathlib.Path | None
+    notes: tuple[str, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+    @property
+    def paths(self) -> tuple[pathlib.Path, ...]:
+        return (self.urdf, self.yaml) + ((self.mjcf,) if self.mjcf is not None else ())
+
+
+def write_identified_model(result: Identification, out_dir: str | pathlib.Path) -> ModelFiles:
+    """identified.urdf (input URDF with the retrieved inertials and joint friction), identified.yaml beside
+    it (friction model, base parameters with their uncertainty, retrieval figures), then identified.xml (the URDF
+    as MJCF, mjcf_export): a model MuJoCo does not load is a warning naming the file, and the URDF and YAML stay
+    written. Needs result.physical.
+
+    When the physical set failed its check against the data, the URDF is written as identified.rejected.urdf,
+    headed by a comment with the failures, no MJCF is written, and the model files of an earlier run there are
+    removed.
+    """
+    if result.physical is None:
+        raise ValueError("the identification has no physical parameters to export")
+    out = pathlib.Path(out_dir)
+    setup, physical = result.setup, result.physical
+    robot = result.robot_model()
+    urdf_text = setup.urdf_text
+    friction = model_friction(result)
+    damping = None
+    if {"FV", "FC"} <= set(result.friction_terms):
+        damping = [(terms["FV"][0], terms["FC"][0]) for terms in friction.values()]
+    text = identified_urdf(urdf_text, robot, physical.standard_values, lumped_known_parts(robot, urdf_text), damping)
+    shaped = [f"{name}: friction·{law.formula()}" for name, law in zip(robot.joint_names, result.friction.laws(),
+                                                                     strict=True) if law.family != "sign"]
+    if shaped and damping is not None:
+        text = _after_declaration(text, f"<!-- robot_id: Coulomb friction not sign-like ({'; '.join(shaped)}); "
+                                        f"<dynamics friction> holds its level, the law is in {YAML_NAME} -->\n")
+    passed = result.passed("physical")
+    (out / MJCF_NAME).unlink(missing_ok=True)
+    if passed:
+        urdf_path = write_text(out / URDF_NAME, text)
+        (out / REJECTED_URDF_NAME).unlink(missing_ok=True)
+    else:
+        failures = "\n".join(f"  - {f}" for f in result.checks["physical"].failures).replace("--", "- -")
+        comment = ("<!-- REJECTED by robot_id: these physical parameters failed their check against the data:\n"
+                   f"{failures}\n-->\n")
+        urdf_path = write_text(out / REJECTED_URDF_NAME, _after_declaration(text, comment))
+        (out / URDF_NAME).unlink(missing_ok=True)
+    model = _model_yaml(result, urdf_path.name, friction, passed)
+    yaml_path = write_text(out / YAML_NAME, yaml.safe_dump(model, sort_keys=False, allow_unicode=True))
+    if not passed:
+        return ModelFiles(urdf_path, yaml_path, None)
+    try:
+        mjcf_path, notes = write_mjcf(text, pathlib.Path(setup.urdf_path).parent, out / MJCF_NAME)  # its meshes
+    except (MujocoExportError, OSError) as err:
+        return ModelFiles(urdf_path, yaml_path, None, warnings=(f"{MJCF_NAME} not written: {err}",))
+    if shaped and damping is not None:
+        notes = (*notes, f"{MJCF_NAME}: MuJoCo's frictionloss holds the Coulomb level of every joint; its dry-friction "
+                         "constraint is smoothed near rest by the solver (solreffriction) and has no Stribeck rise, so "
+                         f"a simulation with it does not reproduce the laws of {YAML_NAME} ({'; '.join(shaped)})")
+    return ModelFiles(urdf_path, yaml_path, mjcf_path, notes)
+
+
+def _model_yaml(result: Identification, urdf_name: str, friction: dict, passed: bool) -> dict:
+    """identified.yaml: the friction model (one source with the URDF), base parameters with RSD and
+    definitions, and the retrieval's figures and check."""
+    setup, physical = result.setup, result.physical
+    f = result.friction
+    essential = set(result.essential.names)
+    return {
+        "robot": setup.name,
+        "urdf": urdf_name,
+        "source_urdf": setup.urdf_path,
+        "joint_names": list(setup.joint_names),
+        "friction": {
+            name: {
+                **{FRICTION_KEYS[term]: _plain(value) for term, (value, _) in friction[name].items()},
+                "determination": {FRICTION_KEYS[term]: status for term, (_, status) in friction[name].items()},
+                "coulomb_law": _coulomb_law(f, j),
+                "stribeck": None if f.stribeck is None or np.isnan(f.stribeck[j]).all() else dict(
+                    zip(STRIBECK_NAMES, map(_plain, f.stribeck[j]), strict=True)
+                ),
+            }
+            for j, name in enumerate(f.joint_names)
+        },
+        "base_parameters": [
+            {"name": name, "value": _plain(value), "rsd_percent": _plain(rsd), "essential": name in essential,
+             "definition": expression}
+            for name, value, rsd, expression in zip(
+                result.base.names, result.base.values, result.base.rsd_percent, result.base_expressions, strict=True
+            )
+        ],
+        "uncertainty_note": (
+            "RSD of Xu et al. 2020, eq. (7); it treats the low-pass filtered residual as white, multiply by "
+            f"rsd_filter_factor = {result.metrics.rsd_filter_factor:.3g} for a figure that includes the filter"
+        ),
+        "condition_number": _plain(result.metrics.condition_number),
+        "physical_retrieval": {
+            "method": physical.method,
+            "target": physical.target,
+            "residual_norm_nm": physical.residual_norm_nm,
+            "residual_increase_percent": physical.residual_increase_percent,
+            "violations": list(physical.violations),
+            "check": {"passed": passed, "failures": list(result.checks["physical"].failures)},
+        },
+    }
+
+
+def _coulomb_law(f: Friction, joint: int) -> dict:
+    """A joint's Coulomb law for identified.yaml: its formula and shape, with the range of v_s the held-out data
+    support."""
+    law = f.laws()[joint]
+    out = {"form": f"coulomb_nm·{law.formula()}", **law.to_dict()}
+    if law.family != "sign" and f.law_choice is not None:
+        out["velocity_range_rad_s"] = [_plain(v) for v in f.law_choice.interval_rad_s[joint]]
+    return out
+
+
+def remove_stale_model(out_dir: str | pathlib.Path) -> None:
+    """Remove the model files of an earlier run from `out_dir` when this run retrieved no physical parameters."""
+    for name in (URDF_NAME, REJECTED_URDF_NAME, YAML_NAME, MJCF_NAME):
+        (pathlib.Path(out_dir) / name).unlink(missing_ok=True)
+
+
+def _after_declaration(urdf_text: str, comment: str) -> str:
+    """`comment` inserted after the XML declaration (which must stay first), or at the start."""
+    match = re.match(r"\s*<\?xml[^>]*\?>\s*", urdf_text)
+    at = match.end() if match else 0
+    return urdf_text[:at] + comment + urdf_text[at:]
+
+
+def _plain(x: float) -> float | None:
+    """A YAML number, None for NaN (not identified)."""
+    return float(x) if np.isfinite(x) else None

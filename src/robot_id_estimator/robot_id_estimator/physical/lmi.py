@@ -1,0 +1,211 @@
+"""Physical parameters by a convex program on the pseudo-inertias (Wensing et al. 2017), with a regulariser
+towards the nominal model, Euclidean or entropic (log-det Bregman divergence, Lee, Wensing and Park 2019), under
+every constraint of physical.constraints: eq. (18) and the margin are not convex in the standard parameters, so the
+program is solved by the penalty convex-concave procedure (Lipp and Boyd 2016; physical.lmi_rows), a few convex
+programs of the same structure (compiled once) whose solutions meet every constraint once the penalised slacks
+vanish."""
+
+from __future__ import annotations
+
+import time
+import warnings
+
+import cvxpy as cp
+import numpy as np
+import scipy.sparse
+
+from robot_id_estimator.physical.constraints import body_pi, box_bounds, constraint_violations, lumped_part
+from robot_id_estimator.physical.lmi_rows import convex_rows
+from robot_id_estimator.physical.problem import (
+    PhysicalBounds,
+    RetrievalError,
+    RetrievalResult,
+    reduce_problem,
+    residual_norm,
+    retrieval_result,
+)
+from robot_id_model.parameters import inertial_columns, nominal_parameters
+from robot_id_model.physical import pseudo_inertia
+from robot_id_model.robot_model import RobotModel
+
+MAX_ITERATIONS = 30
+PENALTY = (1.0, 1e7)
+"""Slack penalty of the first iteration and its cap (×10 per iteration while a slack is left; Lipp and Boyd 2016,
+algorithm 3.1)."""
+SLACK_TOL = 1e-9
+"""Slacks (relative to each row's scale) below this count as zero."""
+CONVERGED = 1e-6
+SOLVER_GAP = 1e-9
+"""The procedure stops when no slack is left and the objective changes by less than CONVERGED of itself plus
+SOLVER_GAP (the objective is scaled so that the unconstrained fit's is about one). Clarabel runs on one thread:
+its results are then the same from run to run."""
+
+
+def retrieve_lmi(
+    robot: RobotModel,
+    w_target: np.ndarray,
+    tau_nm: np.ndarray,
+    target_from_pi: np.ndarray,
+    bounds: PhysicalBounds,
+    regularizer: str = "euclidean",
+    weight: float = 1e-4,
+    epsilon: float = 1e-6,
+    outside_sq_nm2: float = 0.0,
+) -> RetrievalResult:
+    """min ‖τ − W·E·π‖² + weight·‖τ‖²·D(π, π_nominal) under every constraint of physical.constraints, and
+    J_i(π) ⪰ ε·I for each link body's pseudo-inertia.
+
+    W, τ may be a reduced system, with `outside_sq_nm2` the torque's part it cannot explain
+    (physical.problem.reduce_problem). D is `euclidean` (relative squared distance) or `entropic` (the log-det
+    Bregman divergence of the pseudo-inertias, which is invariant to the choice of link frame). Solved with Clarabel.
+    The result lists every constraint it does not meet (physical.constraints.constraint_violations).
+    """
+    if regularizer not in ("euclidean", "entropic"):
+        raise ValueError(f"regularizer must be 'euclidean' or 'entropic', not {regularizer!r}")
+    t0 = time.perf_counter()
+    problem = reduce_problem(w_target, tau_nm, target_from_pi, outside_sq_nm2)
+    pi0 = nominal_parameters(robot)
+    rows = convex_rows(robot, bounds, np.maximum(np.abs(pi0), 1e-3))
+    program, pi, params = _program(robot, bounds, problem, pi0, rows, regularizer, weight, epsilon)
+    point, value, slack, penalty, iterations, status = pi0, np.inf, np.inf, PENALTY[0], 0, None
+    for iterations in range(1, MAX_ITERATIONS + 1):
+        _linearise(robot, bounds, rows, params, point, penalty)
+        try:
+            _solve(program)
+        except RetrievalError:
+            if iterations == 1:
+                raise
+            status = f"the solver failed on convex program {iterations}; the result is that of the one before"
+            break
+        if pi.value is None:
+            if iterations == 1:
+                raise RetrievalError(f"the convex program has no solution: solver status {program.status}")
+            status = (f"convex program {iterations} has solver status {program.status}; the result is that of the "
+                      "one before")
+            break
+        point, previous = np.asarray(pi.value), value
+        value, slack = float(program.value), max(float(params["slack"][0].value.max(initial=0.0)),
+                                                 float(params["slack"][1].value.max(initial=0.0)))
+        if slack <= SLACK_TOL and abs(previous - value) <= CONVERGED * abs(value) + SOLVER_GAP:
+            break
+        if slack > SLACK_TOL:
+            penalty = min(10.0 * penalty, PENALTY[1])
+    lower, upper = box_bounds(robot, bounds)
+    point = np.where(lower == upper, lower, point)  # held parameters exactly at their value, not to solver precision
+    violations = constraint_violations(robot, bounds, point)
+    notes = _notes(f"{regularizer} regulariser, weight {weight:g}; convex-concave procedure: {iterations} convex "
+                   "programs", status, program.status, slack)
+    return retrieval_result(robot, f"lmi-{regularizer}", point, residual_norm(problem, point), problem, violations,
+                            t0, 1, notes)
+
+
+def _notes(procedure: str, failure: str | None, solver_status: str, slack: float) -> tuple[str, ...]:
+    """What a user should know about how the convex-concave procedure ended."""
+    notes = [procedure]
+    if failure is not None:
+        notes.append(failure)
+    elif solver_status != cp.OPTIMAL:
+        notes.append(f"the solver reports status {solver_status}: the solution may be inaccurate")
+    if slack > SLACK_TOL:
+        notes.append(f"the penalised slack did not vanish ({slack:.3g} of a constraint's scale)")
+    return tuple(notes)
+
+
+def _solve(program: cp.Problem) -> None:
+    try:
+        with warnings.catch_warnings():  # an inaccurate solution is reported in the notes and checked
+            warnings.simplefilter("ignore", UserWarning)
+            program.solve(solver=cp.CLARABEL, max_threads=1)
+    except cp.error.SolverError as err:
+        raise RetrievalError(f"the convex program's solver failed ({err})") from None
+
+
+def _program(robot, bounds, problem, pi0, rows, regularizer, weight, epsilon) -> tuple[cp.Problem, cp.Variable, dict]:
+    """The convex subproblem with the tangents, the margin's linear part and the penalty as parameters."""
+    n_links = robot.n_joints
+    pi = cp.Variable(robot.n_params)
+    row_slack, link_slack = cp.Variable(len(rows.rhs), nonneg=True), cp.Variable(n_links, nonneg=True)
+    tangent_rows, tangent_cols = rows.tangent_entries(robot)
+    tangent = cp.Parameter(len(tangent_rows))
+    scatter = scipy.sparse.csr_matrix((np.ones(len(tangent_rows)), (tangent_rows, np.arange(len(tangent_rows)))),
+                                      shape=(len(rows.rhs), len(tangent_rows)))
+    margin_a, margin_b = cp.Parameter((n_links, 3)), cp.Parameter(n_links)
+    penalty = cp.Parameter(nonneg=True)
+    lhs = scipy.sparse.csr_matrix(rows.linear) @ pi - scatter @ cp.multiply(tangent, pi[tangent_cols])
+    constraints = []
+    if len(rows.convex_mass):
+        t = cp.Variable(len(rows.convex_mass))
+        m = scipy.sparse.csr_matrix(rows.convex_mass) @ pi
+        u = cp.reshape(scipy.sparse.csr_matrix(rows.convex_u) @ pi, (3, len(rows.convex_mass)), order="F")
+        diff = cp.reshape(t - m, (1, len(rows.convex_mass)), order="F")
+        constraints.append(cp.SOC(t + m, cp.vstack([2.0 * u, diff]), axis=0))
+        lhs = lhs + scipy.sparse.csr_matrix(rows.convex_rows) @ t
+    constraints.append(lhs <= rows.rhs + row_slack)
+    eps = bounds.margin
+    for j, cols in enumerate(inertial_columns(robot)):
+        fixed = lumped_part(bounds, j)
+        j_body = _pseudo_inertia_expr(pi, cols) - (pseudo_inertia(fixed) if fixed is not None else 0.0)
+        sigma, h, m = j_body[:3, :3], j_body[:3, 3], j_body[3, 3]  # Σ_O, h, m of the body
+        # Σ_C − ε·tr(Σ_C)E ⪰ 0 with Σ_C = Σ_O − h·hᵀ/m: Schur complement of
+        # [[Σ_O − ε·tr(Σ_O)E + ε·(hᵀh/m)E, h], [hᵀ, m]], the convex hᵀh/m replaced by its tangent
+        scale = bounds.inertia_diag_upper_kg_m2[j]
+        shift = eps * (margin_a[j] @ h - margin_b[j] * m) - eps * cp.trace(sigma) + scale * link_slack[j]
+        block = j_body + shift * np.diag([1.0, 1.0, 1.0, 0.0])
+        constraints.append(block >> epsilon * np.eye(4))
+    fit = cp.sum_squares(problem.r @ pi - problem.z) / max(problem.c, 1e-12)
+    divergence = sum(_divergence(pi, cols, pi0[cols], regularizer) for cols in inertial_columns(robot))
+    # scaled so that the unconstrained fit is about 1 (Clarabel misreads tiny objectives as unbounded problems)
+    scale = 1.0 / max(problem.unconstrained_residual**2 / max(problem.c, 1e-12), 1e-6)
+    objective = scale * (fit + weight * divergence + penalty * (cp.sum(row_slack) + cp.sum(link_slack)))
+    params = {"tangent": tangent, "margin": (margin_a, margin_b), "penalty": penalty,
+              "slack": (row_slack, link_slack)}
+    return cp.Problem(cp.Minimize(objective), constraints), pi, params
+
+
+def _linearise(robot: RobotModel, bounds: PhysicalBounds, rows, params: dict, point: np.ndarray,
+               penalty: float) -> None:
+    """Set the subproblem's tangents at `point`."""
+    params["tangent"].value = rows.tangent(robot, point)
+    a, b = np.zeros((robot.n_joints, 3)), np.zeros(robot.n_joints)
+    for j, cols in enumerate(inertial_columns(robot)):
+        body = body_pi(bounds, j, point[cols])
+        m, h = body[0], body[1:4]
+        a[j], b[j] = 2.0 * h / m, float(h @ h) / m**2
+    params["margin"][0].value, params["margin"][1].value = a, b
+    params["penalty"].value = penalty
+
+
+def _divergence(pi: cp.Variable, cols: np.ndarray, pi0_link: np.ndarray, regularizer: str) -> cp.Expression:
+    """One link's distance to its nominal parameters: the log-det Bregman divergence of the pseudo-inertias (up
+    to a constant; entropic) or the relative squared distance (euclidean)."""
+    if regularizer == "entropic":
+        j0_inv = np.linalg.inv(_positive_definite(pseudo_inertia(pi0_link)))
+        j_link = _pseudo_inertia_expr(pi, cols)
+        return -cp.log_det(j_link) + cp.trace(j0_inv @ j_link)
+    return cp.sum_squares(pi[cols] - pi0_link) / max(float(np.sum(pi0_link**2)), 1e-12)
+
+
+def _positive_definite(j: np.ndarray, floor: float = 1e-3) -> np.ndarray:
+    """`j` with its eigenvalues raised to at least `floor` × the largest: a proper prior even when the URDF
+    link is not physically consistent (Franka's FER link 4)."""
+    values, vectors = np.linalg.eigh(j)
+    return (vectors * np.maximum(values, floor * values.max())) @ vectors.T
+
+
+_PSEUDO_INERTIA_ROWS = np.array([  # J row-major (Wensing et al. 2017, eq. 9) from m, mx, my, mz, xx, xy, xz, yy, yz, zz
+    [0, 0, 0, 0, -0.5, 0, 0, 0.5, 0, 0.5], [0, 0, 0, 0, 0, -1, 0, 0, 0, 0], [0, 0, 0, 0, 0, 0, -1, 0, 0, 0],
+    [0, 1, 0, 0, 0, 0, 0, 0, 0, 0],
+    [0, 0, 0, 0, 0, -1, 0, 0, 0, 0], [0, 0, 0, 0, 0.5, 0, 0, -0.5, 0, 0.5], [0, 0, 0, 0, 0, 0, 0, 0, -1, 0],
+    [0, 0, 1, 0, 0, 0, 0, 0, 0, 0],
+    [0, 0, 0, 0, 0, 0, -1, 0, 0, 0], [0, 0, 0, 0, 0, 0, 0, 0, -1, 0], [0, 0, 0, 0, 0.5, 0, 0, 0.5, 0, -0.5],
+    [0, 0, 0, 1, 0, 0, 0, 0, 0, 0],
+    [0, 1, 0, 0, 0, 0, 0, 0, 0, 0], [0, 0, 1, 0, 0, 0, 0, 0, 0, 0], [0, 0, 0, 1, 0, 0, 0, 0, 0, 0],
+    [1, 0, 0, 0, 0, 0, 0, 0, 0, 0],
+])
+
+
+def _pseudo_inertia_expr(pi: cp.Variable, cols: np.ndarray) -> cp.Expression:
+    """Pseudo-inertia of one link as a cvxpy expression, linear in π (Wensing et al. 2017): one sparse map, so
+    that the program compiles in one affine atom per link instead of sixteen."""
+    select = scipy.sparse.csr_matrix((np.ones(len(cols)), (np.arange(len(cols)), cols)), shape=(len(cols), pi.size))
+    return cp.reshape(scipy.sparse.csr_matrix(_PSEUDO_INERTIA_ROWS) @ select @ pi, (4, 4), order="C")

@@ -1,0 +1,169 @@
+"""Whether retrieved link parameters are plausible bodies, not only consistent ones: per link mass, CoM and
+principal moments against the URDF and the bounds, the constraints the data pushed the solution against (active
+bounds, a warning: the data would have gone further), and the arm's mass against its datasheet."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from robot_id_estimator.physical.constraints import ConstraintSet, body_pi
+from robot_id_estimator.physical.problem import PhysicalBounds
+from robot_id_model.parameters import inertial_columns, nominal_parameters
+from robot_id_model.physical import link_from_standard, relative_margin
+from robot_id_model.robot_model import RobotModel
+
+ACTIVE_FRACTION = 1e-3
+"""A constraint is active when its slack is below this fraction of its scale (a bound's range, a row's terms)."""
+
+ACTIVE_WARNING = "physical parameters on a bound (the data pushed against it)"
+ACTIVE_KINDS = (
+    (" at its lower bound ", "at their lower bounds (eq. 16)", lambda label: label.split(" = ")[0]),
+    (" at its upper bound ", "at their upper bounds (eq. 16)", lambda label: label.split(" = ")[0]),
+    ("| ≤ ", "off-diagonal inertias at their ratio to the diagonal (eq. 18)", lambda label: label.split("|")[1]),
+    ("(eq. 18)", "diagonal inertias at their triangle or ratio bound (eq. 18)",
+     lambda label: label.split(" (eq. 18)")[0]),
+    (": relative margin ", "links at the relative margin bound",
+     lambda label: label.split(":")[0].removeprefix("link ")),
+)
+"""Kinds of active constraint grouped into one line each: what their labels contain, how the line reads, the name
+of each (physical.constraints.ConstraintSet.active); any other active constraint gets a line of its own."""
+
+
+def grouped_active(active: tuple[str, ...]) -> list[str]:
+    """One line per kind of active constraint (ACTIVE_KINDS) with the count and names, then the others."""
+    lines, rest = [], list(active)
+    for marker, words, name in ACTIVE_KINDS:
+        members = [label for label in rest if marker in label]
+        if members:
+            lines.append(f"{len(members)} {words}: {', '.join(name(label) for label in members)}")
+            rest = [label for label in rest if label not in members]
+    return lines + rest
+
+
+@dataclass(frozen=True)
+class LinkPlausibility:
+    """One link body as identified (with the known parts it carries) beside the URDF's and the bounds."""
+
+    link_name: str
+    mass_kg: float
+    urdf_mass_kg: float
+    mass_bounds_kg: tuple[float, float]
+    com_m: tuple[float, ...]
+    urdf_com_m: tuple[float, ...]
+    com_bounds_m: tuple[tuple[float, ...], tuple[float, ...]]
+    principal_moments_kg_m2: tuple[float, ...]
+    """Eigenvalues of the inertia about the CoM, ascending."""
+    urdf_principal_moments_kg_m2: tuple[float, ...]
+    inertia_diag_upper_kg_m2: float
+    relative_margin: float
+    """λ_min(Σ_C)/tr(Σ_C) of the link's own body (robot_id_model.physical.relative_margin)."""
+
+
+@dataclass(frozen=True)
+class Plausibility:
+    links: tuple[LinkPlausibility, ...]
+    total_mass_kg: float
+    urdf_total_mass_kg: float
+    total_mass_bounds_kg: tuple[float, float]
+    margin: float
+    active: tuple[str, ...]
+    """Constraints the solution lies on (within ACTIVE_FRACTION)."""
+    datasheet_mass_kg: float | None = None
+    arm_mass_kg: float | None = None
+    """The identified mass as a datasheet counts it: moving links without the known parts they carry (a gripper),
+    plus the URDF's links that do not move (the base). None without a datasheet figure."""
+
+    def warnings(self) -> list[str]:
+        """One line per kind of active constraint, with their count and names: the data pushed the solution against
+        them (the report lists each)."""
+        return [f"{ACTIVE_WARNING}: {line}" for line in grouped_active(self.active)]
+
+
+def plausibility(robot: RobotModel, bounds: PhysicalBounds, pi: np.ndarray, urdf_mass_kg: float,
+                 datasheet_mass_kg: float | None) -> Plausibility:
+    """The plausibility report of retrieved standard parameters π; `urdf_mass_kg` is the URDF's total mass (every
+    link), for the datasheet comparison."""
+    pi0 = nominal_parameters(robot)
+    cols_all = inertial_columns(robot)
+    links = []
+    for j, cols in enumerate(cols_all):
+        link, nominal = link_from_standard(pi[cols]), link_from_standard(pi0[cols])
+        links.append(LinkPlausibility(
+            link_name=robot.link_names[j],
+            mass_kg=link.mass_kg,
+            urdf_mass_kg=nominal.mass_kg,
+            mass_bounds_kg=(float(bounds.mass_lower_kg[j]), float(bounds.mass_upper_kg[j])),
+            com_m=tuple(map(float, link.com_m)),
+            urdf_com_m=tuple(map(float, nominal.com_m)),
+            com_bounds_m=(tuple(map(float, bounds.com_lower_m[j])), tuple(map(float, bounds.com_upper_m[j]))),
+            principal_moments_kg_m2=tuple(map(float, np.linalg.eigvalsh(link.inertia_com_kg_m2))),
+            urdf_principal_moments_kg_m2=tuple(map(float, np.linalg.eigvalsh(nominal.inertia_com_kg_m2))),
+            inertia_diag_upper_kg_m2=float(bounds.inertia_diag_upper_kg_m2[j]),
+            relative_margin=relative_margin(link_from_standard(body_pi(bounds, j, pi[cols])).inertia_com_kg_m2),
+        ))
+    masses, nominal_masses = pi[cols_all[:, 0]], pi0[cols_all[:, 0]]
+    arm = None
+    if datasheet_mass_kg is not None:
+        carried = sum(float(pi[cols[0]] - body_pi(bounds, j, pi[cols])[0]) for j, cols in enumerate(cols_all))
+        arm = float(masses.sum()) - carried + (urdf_mass_kg - float(nominal_masses.sum()))
+    return Plausibility(
+        links=tuple(links),
+        total_mass_kg=float(masses.sum()),
+        urdf_total_mass_kg=float(nominal_masses.sum()),
+        total_mass_bounds_kg=tuple(map(float, bounds.total_mass_kg)),
+        margin=bounds.margin,
+        active=tuple(ConstraintSet(robot, bounds).active(pi, ACTIVE_FRACTION)),
+        datasheet_mass_kg=datasheet_mass_kg,
+        arm_mass_kg=arm,
+    )
+
+
+def plausibility_to_dict(p: Plausibility | None) -> dict | None:
+    if p is None:
+        return None
+    return {
+        "links": [dict(link.__dict__) for link in p.links],
+        "total_mass_kg": p.total_mass_kg,
+        "urdf_total_mass_kg": p.urdf_total_mass_kg,
+        "total_mass_bounds_kg": list(p.total_mass_bounds_kg),
+        "margin": p.margin,
+        "active_bounds": list(p.active),
+        "datasheet_mass_kg": p.datasheet_mass_kg,
+        "arm_mass_kg": p.arm_mass_kg,
+    }
+
+
+def plausibility_from_dict(raw: dict | None) -> Plausibility | None:
+    if raw is None:
+        return None
+    links = tuple(
+        LinkPlausibility(**{key: tuple(tuple(v) if isinstance(v, list) else v for v in value)
+                            if isinstance(value, list) else value for key, value in link.items()})
+        for link in raw["links"]
+    )
+    return Plausibility(links, raw["total_mass_kg"], raw["urdf_total_mass_kg"], tuple(raw["total_mass_bounds_kg"]),
+                        raw["margin"], tuple(raw["active_bounds"]), raw["datasheet_mass_kg"], raw["arm_mass_kg"])
+
+
+def plausibility_lines(p: Plausibility) -> list[str]:
+    """The report's plausibility table and warnings (markdown)."""
+    lines = ["", "### Plausibility", "",
+             f"total mass {p.total_mass_kg:.4g} kg (URDF {p.urdf_total_mass_kg:.4g} kg, bounds "
+             f"{p.total_mass_bounds_kg[0]:.4g}–{p.total_mass_bounds_kg[1]:.4g} kg)"
+             + (f"; arm as its datasheet counts it {p.arm_mass_kg:.4g} kg, datasheet {p.datasheet_mass_kg:.4g} kg"
+                if p.datasheet_mass_kg is not None else "; no datasheet mass in the robot config"), "",
+             "| link | mass [kg] (URDF; bounds) | CoM [m] (URDF) | principal moments [kg m²] (URDF; diagonal ≤) | "
+             f"margin (≥ {p.margin:g}) |", "|---|---|---|---|---|"]
+    for k in p.links:
+        lines.append(
+            f"| {k.link_name} | {k.mass_kg:.4g} ({k.urdf_mass_kg:.4g}; "
+            f"{k.mass_bounds_kg[0]:.3g}–{k.mass_bounds_kg[1]:.3g})"
+            f" | {' '.join(f'{c:.3g}' for c in k.com_m)} ({' '.join(f'{c:.3g}' for c in k.urdf_com_m)})"
+            f" | {' '.join(f'{m:.3g}' for m in k.principal_moments_kg_m2)} "
+            f"({' '.join(f'{m:.3g}' for m in k.urdf_principal_moments_kg_m2)}; {k.inertia_diag_upper_kg_m2:.3g})"
+            f" | {k.relative_margin:.3g} |")
+    lines += ["", f"{ACTIVE_WARNING}:", *(f"- {label}" for label in p.active)] if p.active else [
+        "", "- no bound is active"]
+    return [*lines, ""]

@@ -1,0 +1,49 @@
+"""The model side filtered like the torque it is compared with (parallel filtering). In: model-side signals
+(K, ...) and the processed data's time axis. Out: the same signals through the robot's torque filter and the
+processing's low-pass."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from robot_id_estimator.processing.samples import (
+    ProcessedData,
+    ProcessingConfig,
+    first_order_lowpass,
+    zero_phase_lowpass,
+    zero_phase_lowpass_periodic,
+)
+
+FILTER_SETTLE_TIME_CONSTANTS = 20
+"""A periodic signal runs through the robot's first-order torque filter for this many time constants before
+the kept period, so the result is its periodic steady state (transient below e^-20)."""
+
+
+def robot_filtered(x: np.ndarray, data: ProcessedData, time_constant_s: float) -> np.ndarray:
+    """Apply the robot's first-order torque filter (processing.first_order_lowpass) along time to model-side
+    signals (K, ...) so that they match the filtered torque the robot published.
+
+    For periodic data (one averaged period) the filter's periodic steady state is returned; otherwise the
+    filter runs causally from the first sample, as on the robot.
+    """
+    if time_constant_s == 0.0:
+        return x
+    dt_s = float(data.t_s[1] - data.t_s[0])
+    if data.n_periods == 0:
+        return first_order_lowpass(x, dt_s, time_constant_s)
+    repeats = math.ceil(FILTER_SETTLE_TIME_CONSTANTS * time_constant_s / (dt_s * len(x)))
+    return first_order_lowpass(np.concatenate([x] * (repeats + 1)), dt_s, time_constant_s)[-len(x):]
+
+
+def torque_side(x: np.ndarray, data: ProcessedData, processing: ProcessingConfig, time_constant_s: float) -> np.ndarray:
+    """Model-side signals (K, ...) filtered exactly as the torque they are compared with: the robot's filter,
+    then the processing's zero-phase Butterworth (periodic or not). Filtering both sides alike ("parallel
+    filtering") keeps what the low-pass removes from the torque, such as the steps of Coulomb friction,
+    out of the residual."""
+    fs_hz = 1.0 / float(data.t_s[1] - data.t_s[0])
+    x = robot_filtered(x, data, time_constant_s)
+    if data.n_periods == 0:
+        return zero_phase_lowpass(x, fs_hz, processing.torque_cutoff_hz, processing.filter_order)
+    return zero_phase_lowpass_periodic(x, fs_hz, processing.torque_cutoff_hz, processing.filter_order)

@@ -1,0 +1,133 @@
+"""The processing stage: from recordings to the regression the estimation solves.
+
+Every recording is checked (input_checks), processed (processing: period check and averaging, derivatives,
+torque low-pass), and its base regressor is built and filtered exactly like the torque it explains: the robot's
+own first-order torque filter, then the processing's zero-phase Butterworth ("parallel filtering",
+model_side.torque_side), chunk by chunk and reduced as it is built (regression_stream), so that no later stage
+holds a (K, n, b) array. The torque to explain is the processed torque minus the Stribeck friction of sweeps
+when there are any. Nothing later in the pipeline filters again.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from robot_id_estimator.estimation.least_squares import static_joints
+from robot_id_estimator.friction.stribeck_fit import stribeck_model_torque
+from robot_id_estimator.processing.input_checks import (
+    check_enough_data,
+    check_recording,
+    check_torque_against_urdf,
+    urdf_friction_note,
+)
+from robot_id_estimator.processing.model_side import torque_side
+from robot_id_estimator.processing.reduction import JointBlocks
+from robot_id_estimator.processing.regression_stream import StreamedRecording, stream_recording
+from robot_id_estimator.processing.samples import ProcessedData, process
+from robot_id_estimator.progress import Progress, say
+from robot_id_estimator.recordings.recording import Recording
+from robot_id_estimator.robot_setup import RobotSetup
+from robot_id_estimator.settings import EstimatorConfig
+from robot_id_model.base_parameters import BaseParameters
+from robot_id_model.coulomb_laws import CoulombLaw
+from robot_id_model.parameters import nominal_parameters
+from robot_id_model.robot_model import RobotModel
+
+
+@dataclass(frozen=True)
+class RegressionData:
+    """Per recording, the processed samples and the reduced regression of its filtered base regressor with the
+    torque to explain (regression_stream.StreamedRecording); the torques stacked."""
+
+    sources: tuple[str, ...]
+    processed: tuple[ProcessedData, ...]
+    streamed: tuple[StreamedRecording, ...]
+    tau_nm: np.ndarray
+    """Processed torque minus the sweeps' Stribeck friction, stacked."""
+    measured_nm: np.ndarray
+    """Processed torque, stacked."""
+    notes: tuple[str, ...]
+    warnings: tuple[str, ...]
+
+    @property
+    def blocks(self) -> tuple[JointBlocks, ...]:
+        return tuple(s.blocks for s in self.streamed)
+
+
+def min_speeds_rad_s(processed: Sequence[ProcessedData], min_speed_rad_s: float) -> np.ndarray:
+    """(n,) per joint, the speed below which its equations are left out (EstimatorConfig.min_speed_rad_s): none
+    for a joint that does not move in any recording (estimation.base_stage takes it as held exactly still)."""
+    return np.where(static_joints(np.concatenate([d.q_rad for d in processed])), 0.0, min_speed_rad_s)
+
+
+def _model_notes(robot: RobotModel, time_constant_s: float, cutoff_hz: float) -> list[str]:
+    """What the user should know of the model the regression is built from."""
+    notes = []
+    urdf_note = urdf_friction_note(robot)
+    notes += [urdf_note] if urdf_note else []
+    if robot.locked:
+        notes.append(f"the URDF's joints {', '.join(robot.locked)} are not the arm's: locked at their neutral "
+                     "position, their links lumped into the arm link they hang on")
+    robot_filter = f"the robot's first-order filter ({time_constant_s:g} s) and " if time_constant_s > 0.0 else ""
+    notes.append(f"regressor columns filtered like the torque: {robot_filter}the zero-phase Butterworth at "
+                 f"{cutoff_hz:g} Hz")
+    return notes
+
+
+def regression_data(
+    recordings: Sequence[Recording],
+    setup: RobotSetup,
+    robot: RobotModel,
+    base: BaseParameters,
+    config: EstimatorConfig,
+    stribeck: np.ndarray | None = None,
+    progress: Progress = None,
+    allow_outside_limits: bool = False,
+    allow_implausible_torque: bool = False,
+    coulomb_candidates: Sequence[CoulombLaw] = (),
+    n_folds: int = 0,
+) -> RegressionData:
+    """Check and process every recording, then build its base regressor filtered like its torque; a recording
+    whose torque cannot be this robot's (input_checks.check_torque_against_urdf) is refused unless allowed. With
+    Coulomb-law candidates, each recording's `n_folds` time folds are kept with them (coulomb_law_choice)."""
+    processed, notes = [], []
+    for i, rec in enumerate(recordings, 1):
+        check_recording(rec, robot, allow_outside_limits)
+        say(progress, f"processing {i}/{len(recordings)}: {rec.source} ({len(rec.t_s)} samples)")
+        data = process(rec, config.processing)
+        processed.append(data)
+        notes += [f"{rec.source}: {note}" for note in data.notes]
+    check_enough_data(processed, config.processing.torque_cutoff_hz, base.n_base)
+
+    time_constant_s = setup.torque_filter_time_constant_s
+    nominal = base.values(nominal_parameters(robot))
+    min_speeds = min_speeds_rad_s(processed, config.min_speed_rad_s)
+    streamed, tau_parts, torque_warnings = [], [], []
+    for i, (rec, data) in enumerate(zip(recordings, processed, strict=True), 1):
+        say(progress, f"regressor {i}/{len(processed)}: {len(data.t_s)} samples × {robot.n_joints} joints, "
+                      "built and reduced in chunks")
+        friction = stribeck_model_torque(stribeck, data.dq_rad_s)
+        tau_parts.append(data.tau_nm - torque_side(friction, data, config.processing, time_constant_s))
+        streamed.append(stream_recording(robot, base.independent, data, tau_parts[-1], nominal, config.processing,
+                                         time_constant_s, min_speeds, coulomb_candidates, n_folds))
+        if config.min_speed_rad_s > 0.0:
+            left_out = 1.0 - streamed[-1].blocks.n_rows / len(data.t_s)
+            notes.append(f"{rec.source}: equations left out where a joint moves slower than {config.min_speed_rad_s:g} "
+                         f"rad/s (static friction): {np.array2string(100 * left_out, precision=1)} % per joint")
+        if not allow_implausible_torque:
+            torque_warnings += check_torque_against_urdf(rec.source, data.tau_nm, streamed[-1].nominal_nm,
+                                                         robot.joint_names)
+    notes += _model_notes(robot, time_constant_s, config.processing.torque_cutoff_hz)
+    return RegressionData(
+        sources=tuple(rec.source for rec in recordings),
+        processed=tuple(processed),
+        streamed=tuple(streamed),
+        tau_nm=np.concatenate(tau_parts),
+        measured_nm=np.concatenate([d.tau_nm for d in processed]),
+        notes=tuple(notes),
+        warnings=tuple(f"{rec.source}: {w}" for rec, d in zip(recordings, processed, strict=True)
+                       for w in d.warnings) + tuple(torque_warnings),
+    )
