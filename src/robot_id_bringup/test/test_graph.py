@@ -1,6 +1,7 @@
 """The real node graph: the simulated iiwa14 (lockstep with the recorder), the excitation node streaming two short
 periods, and the recorder; the bag reads back period by period, its periods match the markers, and the estimator
-reads it."""
+reads it. With the estimator and the runner's monitor as well, every topic of the graph has publishers and
+subscribers that use its QoS and are compatible."""
 
 from __future__ import annotations
 
@@ -11,9 +12,14 @@ import pytest
 import rclpy
 from rclpy.executors import SingleThreadedExecutor
 from rclpy.parameter import Parameter
+from rclpy.qos import DurabilityPolicy, ReliabilityPolicy
 from rosbags.rosbag2 import Reader
 
+from robot_id_bringup.graph import Run
+from robot_id_bringup.run_monitor import RunMonitor
 from robot_id_contract.stamps import header_stamp_ns
+from robot_id_contract.topics import GRAPH_TOPICS, IDENTIFIED_DESCRIPTION, Topic
+from robot_id_estimator.node import EstimatorNode
 from robot_id_estimator.recordings.recording import load_recording
 from robot_id_excitation.fourier import FourierTrajectory
 from robot_id_excitation.node import ExcitationNode
@@ -33,24 +39,30 @@ def _parameters(**values) -> list[Parameter]:
     return [Parameter(name, value=value) for name, value in values.items()]
 
 
-@pytest.fixture
-def recorded_bag(tmp_path):
-    """Runs the graph until the recorder has closed the bag; the bag's path and the recorder's last status."""
+def _graph_nodes(tmp_path) -> list:
+    """The simulator (lockstep with the recorder), the recorder and the excitation node of two short periods."""
     rng = np.random.default_rng(4)
     a, b = 0.08 * rng.normal(size=(2, 7, 2))
     trajectory = FourierTrajectory("modified_fourier", "iiwa14", IIWA14.joint_names, 1.0 / PERIOD_S, a, b, START_POSE)
     trajectory_file = save_trajectory(trajectory, tmp_path / "excitation.yaml")
-    bag = tmp_path / "bag"
-    rclpy.init()
-    executor = SingleThreadedExecutor()
-    nodes = [
+    return [
         SimNode(parameter_overrides=_parameters(robot="iiwa14", real_time_factor=0.0, lockstep_subscribers=["recorder"],
                                                 start_position_rad=(START_POSE + 0.05).tolist())),
-        RecorderNode(parameter_overrides=_parameters(robot="iiwa14", bag_path=str(bag), use_sim_time=True)),
+        RecorderNode(parameter_overrides=_parameters(robot="iiwa14", bag_path=str(tmp_path / "bag"),
+                                                     use_sim_time=True)),
         ExcitationNode(parameter_overrides=_parameters(
             robot="iiwa14", trajectory_file=str(trajectory_file), num_periods=PERIODS, mode="sim",
             start_delay_s=0.3, settle_s=0.2, use_sim_time=True)),
     ]
+
+
+@pytest.fixture
+def recorded_bag(tmp_path):
+    """Runs the graph until the recorder has closed the bag; the bag's path and the recorder's last status."""
+    bag = tmp_path / "bag"
+    rclpy.init()
+    executor = SingleThreadedExecutor()
+    nodes = _graph_nodes(tmp_path)
     for node in nodes:
         executor.add_node(node)
     recorder = nodes[1]
@@ -97,3 +109,44 @@ def test_two_periods_through_the_graph_read_back_period_by_period(recorded_bag):
     recording = load_recording(bag)
     assert recording.period_s == pytest.approx(PERIOD_S)
     assert len(recording.t_s) == PERIODS * expected  # cut to the whole periods the markers announce
+
+
+def _compatible(publisher, subscription) -> bool:
+    """DDS request-offered rules: a reliable reader needs a reliable writer, a transient-local one a transient-local
+    writer."""
+    pub, sub = publisher.qos_profile, subscription.qos_profile
+    return (sub.reliability != ReliabilityPolicy.RELIABLE or pub.reliability == ReliabilityPolicy.RELIABLE) and \
+        (sub.durability != DurabilityPolicy.TRANSIENT_LOCAL or pub.durability == DurabilityPolicy.TRANSIENT_LOCAL)
+
+
+def _endpoints(node, topic: Topic) -> tuple[list, list]:
+    return node.get_publishers_info_by_topic(f"/{topic.name}"), node.get_subscriptions_info_by_topic(f"/{topic.name}")
+
+
+def test_every_topic_of_the_graph_has_publishers_and_subscribers_on_its_qos_and_compatible(tmp_path):
+    rclpy.init()
+    executor = SingleThreadedExecutor()
+    nodes = [*_graph_nodes(tmp_path), EstimatorNode(parameter_overrides=_parameters(robot="iiwa14"))]
+    monitor = RunMonitor(Run("iiwa14", "sim", str(tmp_path / "out")))
+    listened = [t for t in GRAPH_TOPICS if t != IDENTIFIED_DESCRIPTION]  # robot_description_identified: for rviz
+    try:
+        for node in nodes:
+            executor.add_node(node)
+        deadline = time.monotonic() + 20.0
+        while time.monotonic() < deadline and not all(all(_endpoints(nodes[0], t)) for t in listened):
+            executor.spin_once(timeout_sec=0.05)
+            monitor.spin_once(0.0)
+        for topic in GRAPH_TOPICS:
+            publishers, subscriptions = _endpoints(nodes[0], topic)
+            assert publishers and (subscriptions or topic not in listened), topic.name
+            for endpoint in publishers + subscriptions:
+                qos = endpoint.qos_profile
+                assert (qos.reliability, qos.durability) == (topic.qos.reliability, topic.qos.durability), \
+                    f"{topic.name}: {endpoint.node_name} uses {qos.reliability.name}, {qos.durability.name}"
+            assert all(_compatible(p, s) for p in publishers for s in subscriptions), topic.name
+    finally:
+        monitor.close()
+        for node in nodes:
+            executor.remove_node(node)
+            node.destroy_node()
+        rclpy.shutdown()

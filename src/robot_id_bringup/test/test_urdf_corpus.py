@@ -6,6 +6,7 @@ pinocchio, and identified.xml simulates. The steps are benchmarks/urdf_corpus.py
 import importlib.util
 import pathlib
 import sys
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -50,34 +51,56 @@ def test_the_arm_is_found_in_the_urdf_as_shipped(urdf):
     assert (len(robot.joint_names), len(robot.locked)) == (joints, locked)
 
 
+def _two_at_a_time(step, root: pathlib.Path) -> dict:
+    """`step(urdf_path, folder)` for every URDF of the corpus, two at a time (each runs a process of one core)."""
+    with ThreadPoolExecutor(2) as pool:
+        futures = {urdf: pool.submit(step, corpus.CORPUS / urdf, root / urdf) for urdf in ARMS}
+        return {urdf: (future.result(), root / urdf) for urdf, future in futures.items()}
+
+
+@pytest.fixture(scope="module")
+def designs(tmp_path_factory) -> dict:
+    """Every URDF's design with no --allow-pair, and its folder."""
+    return _two_at_a_time(corpus.design, tmp_path_factory.mktemp("designs"))
+
+
+def _identify(urdf: pathlib.Path, work: pathlib.Path) -> dict:
+    work.mkdir()
+    return corpus.identify_and_check(urdf, load_robot_model(urdf, friction=corpus.FRICTION), work, SHORT)
+
+
+@pytest.fixture(scope="module")
+def identified(tmp_path_factory) -> dict:
+    """Every URDF's synthetic data identified, and the independent check's figures."""
+    return _two_at_a_time(_identify, tmp_path_factory.mktemp("identified"))
+
+
 @pytest.mark.parametrize("urdf", sorted(ARMS))
-def test_the_design_runs_or_says_why_not_and_what_to_do(urdf, tmp_path):
-    design = corpus.design(corpus.CORPUS / urdf, tmp_path)
+def test_the_design_runs_or_says_why_not_and_what_to_do(urdf, designs):
+    design, folder = designs[urdf]
     expected = ARMS[urdf][2]
     assert "Traceback" not in design.summary
     if expected == "cond":
         assert design.exit_code == 0 and design.summary.startswith("cond"), design.summary
-        assert (tmp_path / "excitation.yaml").is_file()
+        assert (folder / "excitation.yaml").is_file()
     else:
         assert design.exit_code != 0 and expected in design.summary, design.summary
-        assert not (tmp_path / "excitation.yaml").exists()
+        assert not (folder / "excitation.yaml").exists()
 
 
-def test_the_design_allowing_the_pairs_its_refusal_names_runs(tmp_path):
+def test_the_design_allowing_the_pairs_its_refusal_names_runs(designs, tmp_path):
     """FR3: its wrist links 5 and 7 are built closer than the default clearance; allowed as the refusal says, the
     design runs (and keeps every other pair apart)."""
-    urdf = corpus.CORPUS / "fr3.urdf"
-    refused = corpus.design(urdf, tmp_path)
+    refused, _ = designs["fr3.urdf"]
     assert refused.hinted_pairs == ("fr3_link5,fr3_link7",)
-    allowed = corpus.design(urdf, tmp_path, refused.hinted_pairs)
+    allowed = corpus.design(corpus.CORPUS / "fr3.urdf", tmp_path, refused.hinted_pairs)
     assert allowed.exit_code == 0 and allowed.summary.startswith("cond"), allowed.summary
     assert (tmp_path / "excitation.yaml").is_file()
 
 
 @pytest.mark.parametrize("urdf", sorted(ARMS))
-def test_the_urdf_identifies_and_identified_urdf_predicts_a_held_out_motion(urdf, tmp_path):
-    robot = load_robot_model(corpus.CORPUS / urdf, friction=corpus.FRICTION)
-    row = corpus.identify_and_check(corpus.CORPUS / urdf, robot, tmp_path, SHORT)
+def test_the_urdf_identifies_and_identified_urdf_predicts_a_held_out_motion(urdf, identified):
+    row, _ = identified[urdf]
     assert row["identify_exit"] == 0, row["stderr"]
     assert "Traceback" not in row["stderr"]
     worst = max(row["held_out_error_percent"])

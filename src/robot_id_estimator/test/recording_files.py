@@ -53,6 +53,18 @@ def stamp(store, t_ns: int):
     return store.types["builtin_interfaces/msg/Time"](sec=t_ns // 10**9, nanosec=t_ns % 10**9)
 
 
+def excitation_description(store, t_ns: int, robot: str, kind: str, joint_names, period_s: float, harmonics: int,
+                           num_periods: int, start_ns: int):
+    """The excitation node's trajectory description (zero coefficients), stamped t_ns, first period at start_ns."""
+    n = len(joint_names)
+    return store.types[EXCITATION](
+        header=store.types["std_msgs/msg/Header"](stamp=stamp(store, t_ns), frame_id=""), robot=robot, kind=kind,
+        joint_names=list(joint_names), period_s=period_s, base_frequency_hz=1.0 / period_s, harmonics=harmonics,
+        coefficients_a=np.zeros(harmonics * n), coefficients_b=np.zeros(harmonics * n), offsets_rad=np.zeros(n),
+        num_periods=num_periods, start_time=stamp(store, start_ns),
+    )
+
+
 def joint_state(store, t_ns: int, names, q, dq, tau, frame_id: str = ""):
     types = store.types
     header = types["std_msgs/msg/Header"](stamp=stamp(store, t_ns), frame_id=frame_id)
@@ -76,12 +88,8 @@ def write_bag(path: Path, *, varying_layout=False, kind="fourier", effort=True, 
         merged = writer.add_connection("/joint_states", JOINT_STATE, typestore=store)
         description = writer.add_connection("/excitation/trajectory", EXCITATION, typestore=store)
         markers = writer.add_connection("/excitation/period", PERIOD_MARKER, typestore=store)
-        traj = store.types[EXCITATION](
-            header=store.types["std_msgs/msg/Header"](stamp=stamp(store, start_ns), frame_id=""),
-            robot="not_a_known_robot", kind=kind, joint_names=["j1", "j2", "j3"], period_s=period_s,
-            base_frequency_hz=1.0 / period_s, harmonics=3, coefficients_a=np.zeros(9), coefficients_b=np.zeros(9),
-            offsets_rad=np.zeros(3), num_periods=3, start_time=stamp(store, first_period_ns),
-        )
+        traj = excitation_description(store, start_ns, "not_a_known_robot", kind, JOINTS, period_s, 3, 3,
+                                      first_period_ns)
         if with_description:
             writer.write(description, start_ns, store.serialize_cdr(traj, EXCITATION))
         for k in range(len(t)):

@@ -20,6 +20,7 @@ from estimator_synthetic import (
 from rclpy.executors import MultiThreadedExecutor
 from rclpy.parameter import Parameter
 from rclpy.qos import DurabilityPolicy, QoSProfile
+from recording_files import excitation_description, joint_state
 from rosbags.rosbag2 import Writer
 from std_msgs.msg import String
 
@@ -46,32 +47,19 @@ def write_bag(path, recording, robot_name: str, kind: str = "fourier") -> None:
     the trajectory description: a Fourier excitation of PERIOD_S, or a friction sweep (its period the whole sweep,
     no harmonics)."""
     store = robot_id_typestore()
-    types = store.types
     start_ns = 1_700_000_000 * 10**9
-
-    def stamp(t_ns: int):
-        return types["builtin_interfaces/msg/Time"](sec=t_ns // 10**9, nanosec=t_ns % 10**9)
-
-    n = len(recording.joint_names)
     harmonics, period_s, periods = (5, PERIOD_S, 3) if kind == "fourier" else (0, float(recording.t_s[-1]), 1)
     with Writer(path, version=9) as writer:
         states = writer.add_connection("/lbr/joint_states", JOINT_STATE, typestore=store)
         description = writer.add_connection("/robot_id/excitation", EXCITATION, typestore=store)
-        traj = types[EXCITATION](
-            header=types["std_msgs/msg/Header"](stamp=stamp(start_ns), frame_id=""), robot=robot_name,
-            kind=kind, joint_names=list(recording.joint_names), period_s=period_s,
-            base_frequency_hz=1.0 / period_s, harmonics=harmonics, coefficients_a=np.zeros(harmonics * n),
-            coefficients_b=np.zeros(harmonics * n), offsets_rad=np.zeros(n), num_periods=periods, start_time=stamp(0),
-        )
+        traj = excitation_description(store, start_ns, robot_name, kind, recording.joint_names, period_s, harmonics,
+                                      periods, 0)
         writer.write(description, start_ns, store.serialize_cdr(traj, EXCITATION))
         velocities = np.zeros_like(recording.q_rad) if recording.dq_rad_s is None else recording.dq_rad_s
         for k, t in enumerate(recording.t_s):
             t_ns = start_ns + round(t * 1e9)
-            msg = types[JOINT_STATE](
-                header=types["std_msgs/msg/Header"](stamp=stamp(t_ns), frame_id=""),
-                name=list(recording.joint_names), position=recording.q_rad[k],
-                velocity=velocities[k], effort=recording.tau_nm[k],
-            )
+            msg = joint_state(store, t_ns, recording.joint_names, recording.q_rad[k], velocities[k],
+                              recording.tau_nm[k])
             writer.write(states, t_ns, store.serialize_cdr(msg, JOINT_STATE))
 
 
