@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import hashlib
 import pathlib
 import sys
 import time
@@ -99,10 +100,6 @@ def _config(args: argparse.Namespace, base: EstimatorConfig | None = None) -> Es
 def _load(args: argparse.Namespace, setup: RobotSetup, say) -> list:
     """The recordings of --data, each file once; a column map's {i} numbers all the URDF's movable joints."""
     columns = parse_column_map(args.columns) if args.columns else None
-    resolved = [pathlib.Path(path).resolve() for path in args.data]
-    twice = sorted({str(path) for path in resolved if resolved.count(path) > 1})
-    if twice:
-        raise ValueError(f"--data names {twice} more than once: the same samples would count twice")
     arm_joints = load_robot_model(setup.urdf_text or setup.urdf_path).joint_names if columns else None
     recordings = []
     for path in args.data:
@@ -110,7 +107,19 @@ def _load(args: argparse.Namespace, setup: RobotSetup, say) -> list:
         recordings.append(load_recording(path, setup.joint_names, args.period, columns=columns, start_s=args.start,
                                          end_s=args.end, unmodelled_motion_ok=args.allow_unmodelled_motion,
                                          arm_joints=arm_joints))
+    _refuse_the_same_samples_twice(args.data, recordings)
     return recordings
+
+
+def _refuse_the_same_samples_twice(paths: list[str], recordings: list) -> None:
+    """A file given twice, or copied under another name, would count its samples twice (every RSD √2 too small)."""
+    digests = [hashlib.sha256(np.ascontiguousarray(r.q_rad).tobytes() + np.ascontiguousarray(r.tau_nm).tobytes())
+               .hexdigest() for r in recordings]
+    for i, digest in enumerate(digests):
+        if digest in digests[:i]:
+            first = paths[digests.index(digest)]
+            raise ValueError(f"--data: {first} and {paths[i]} hold the same samples: they would count twice (every "
+                             "RSD √2 too small); give each recording once")
 
 
 def _warn(warnings: tuple[str, ...]) -> None:

@@ -23,6 +23,7 @@ from robot_id_estimator.friction.sweeps import extrapolation_notes, friction_swe
 from robot_id_estimator.output.urdf_export import write_identified_model
 from robot_id_estimator.pipeline import identify
 from robot_id_estimator.processing.samples import ProcessingConfig, first_order_lowpass
+from robot_id_estimator.recordings.recording import DataError
 from robot_id_estimator.recordings.synthetic import random_motion, urdf_with_friction
 from robot_id_estimator.validation.run import validate
 from robot_id_model import regressor
@@ -84,6 +85,16 @@ def test_levenberg_marquardt_recovers_the_friction_curve_from_noisy_filtered_swe
     assert "friction sweep: lbr_A1 has no forward/backward passes at a constant speed: linear friction" in notes
     assert any(note.startswith("friction sweep: lbr_A2 Stribeck fit on") and "at 10 speeds" in note
                and "fc1 apart from fs1" in note for note in notes)
+
+
+def test_an_excitation_given_as_a_friction_sweep_is_refused_naming_it(arm):
+    """No joint of a Fourier excitation moves forward and backward at a constant speed: it is no sweep, and every
+    joint keeping linear friction without a word would hide the mistake."""
+    setup, robot, pi = arm
+    excitation = simulated_recording(robot, setup, pi, 1)
+    with pytest.raises(DataError, match=r"^sim0: no joint moves forward and backward at a constant speed: not a "
+                                        r"friction sweep \(an excitation recording given as a friction sweep\?\)$"):
+        friction_sweeps([excitation], robot.joint_names, ProcessingConfig())
 
 
 def _trapezoids(segments: list[tuple[float, float]], rate_hz: float = 100.0, accel_rad_s2: float = 2.0):

@@ -272,10 +272,13 @@ def test_logged_velocities_in_degrees_per_second_are_refused(csv_run, capsys):
     assert "the logged velocities are not the derivative of the positions" in error and "(0.0175)" in error
 
 
-def test_the_same_file_twice_is_refused(csv_run, capsys):
+@pytest.mark.parametrize("name", ["itself", "a copy"])
+def test_the_same_samples_twice_are_refused_under_any_name(csv_run, capsys, name):
     tmp, _, csv = csv_run
-    assert main(["identify", "--robot", str(IIWA14), "--data", str(csv), str(csv), "--out", str(tmp / "x")]) == 2
-    assert "more than once" in _errors(capsys)[0]
+    other = csv if name == "itself" else shutil.copy(csv, tmp / "copy_of_run.csv")
+    assert main(["identify", "--robot", str(IIWA14), "--data", str(csv), str(other), "--out", str(tmp / "x")]) == 2
+    assert _errors(capsys)[0] == (f"error: --data: {csv} and {other} hold the same samples: they would count twice "
+                                  "(every RSD √2 too small); give each recording once")
 
 
 @pytest.fixture(scope="module")

@@ -40,7 +40,7 @@ from robot_id_excitation.constraints import (
     check_samples,
     constraint_groups,
 )
-from robot_id_excitation.design_problem import VERIFY_FACTOR, DesignOptions, DesignProblem
+from robot_id_excitation.design_problem import MAX_CONDITION_NUMBER, VERIFY_FACTOR, DesignOptions, DesignProblem
 from robot_id_excitation.fourier import FourierTrajectory
 from robot_id_model.base_parameters import BaseParameters, base_parameters
 from robot_id_model.command_line import progress_bar, say
@@ -222,6 +222,16 @@ def _static_report(problem: DesignProblem, rng: np.random.Generator, tries: int 
     return check_samples(problem.robot, lim, np.zeros(1), poses[best : best + 1], zeros[:1], zeros[:1]), hints
 
 
+def _identifying(result: DesignResult) -> DesignResult:
+    """The design, unless its cond(Yb) says that its data would not identify the base parameters."""
+    cond = result.criteria.condition_number
+    if not cond <= MAX_CONDITION_NUMBER:
+        raise DesignError(f"the best feasible design has cond(Yb) = {cond:.3g}, above {MAX_CONDITION_NUMBER:g}: its "
+                          "data would not identify the base parameters (nothing written); give the motion room: a "
+                          "longer period (--base-frequency), more harmonics, or wider limits")
+    return result
+
+
 class _DeadlineError(Exception):
     """Raised from SLSQP's callbacks when the design's time limit has passed."""
 
@@ -369,7 +379,7 @@ def design_excitation(
     if search.stopped:
         search.settle()
     if search.best is not None:
-        return result()
+        return _identifying(result())
     hints: list[str] = []
     if search.stopped:
         report = search.least_violating[1] if search.least_violating else None

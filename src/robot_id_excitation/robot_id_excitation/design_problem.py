@@ -27,6 +27,14 @@ The regressor and the torques hold products of velocities (harmonic 2L), whose N
 period; 10L leaves a margin of 2.5."""
 
 
+HIGHEST_HARMONIC_HZ = 6.0
+"""The highest harmonic L·f_f a design may have: the estimator's default torque low-pass (estimator.yaml,
+processing.torque_cutoff_hz, after Xu et al. 2020) removes what lies above it from the data it fits."""
+MAX_CONDITION_NUMBER = 1e4
+"""A design whose cond(Yb) is above this would not identify the base parameters: refused, not written (the designs
+shipped here are 45-533; Xu et al. 2020 report about 100-200)."""
+
+
 def min_grid_samples(harmonics: int) -> int:
     """Fewest samples per period that resolve `harmonics` harmonics (SAMPLES_PER_HARMONIC)."""
     return SAMPLES_PER_HARMONIC * harmonics
@@ -70,6 +78,11 @@ class DesignOptions:
             ("base_frequency_hz", math.isfinite(self.base_frequency_hz) and self.base_frequency_hz > 0, "> 0 Hz"),
             ("samples", self.samples >= grid, resolve),
             ("constraint_samples", self.constraint_samples >= grid, resolve),
+            ("base_frequency_hz", self.harmonics * self.base_frequency_hz <= HIGHEST_HARMONIC_HZ,
+             f"at most {HIGHEST_HARMONIC_HZ / max(self.harmonics, 1):g} Hz with {name('harmonics')} "
+             f"{self.harmonics}: the highest harmonic would be {self.harmonics * self.base_frequency_hz:g} Hz, above "
+             f"the estimator's {HIGHEST_HARMONIC_HZ:g} Hz torque low-pass, which removes it from the data (a period "
+             f"of T seconds is 1/T Hz: 20 s is 0.05)"),
             ("starts", self.starts >= 1, ">= 1"),
             ("seed", self.seed >= 0, ">= 0"),
             ("max_iterations", self.max_iterations >= 1, ">= 1"),

@@ -99,7 +99,10 @@ class ExcitationNode(Node):
 
     def __init__(self, **kwargs: Any) -> None:
         super().__init__("excitation", **kwargs)
-        self._stop_sent = False  # before anything can fail: destroy_node reads it
+        # before anything can fail: destroy_node reads them, also on a node a stop interrupted while it was built
+        self._stop_sent = False
+        self._planner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="excitation_plan")
+        self.timing = Timing()
         values = declare_parameters(self, parameters())
         if values["mode"] not in MODES:
             raise ValueError(f"mode must be 'sim' or 'hardware', got '{values['mode']}'")
@@ -116,13 +119,11 @@ class ExcitationNode(Node):
             raise ValueError(refusal)
         self._messages: dict[Points, JointTrajectory] = {}
         self._serialized: dict[Points, bytes] = {}
-        self._planner = ThreadPoolExecutor(max_workers=1, thread_name_prefix="excitation_plan")
         self._monitoring = values["monitor_commands"]
         self.machine = ExcitationStateMachine(self.trajectory, self.robot, self.hard_limits, _settings(values),
                                               self._prepared, self._planner.submit)
         self._prepare()
         planner_id = self._planner.submit(threading.get_native_id).result()  # normal scheduling: it starves nobody
-        self.timing = Timing()
         gc.callbacks.append(self.timing.on_collection)
         self._names_warned = self._timing_logged = False
         self._silent_since_s = self._now_s()

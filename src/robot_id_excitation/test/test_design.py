@@ -6,9 +6,10 @@ import sys
 import numpy as np
 import pytest
 
+import robot_id_excitation.design as design_module
 from robot_id_excitation.check import check_trajectory, trajectory_criteria
 from robot_id_excitation.constraints import design_limits
-from robot_id_excitation.design import DesignError, _random_start, design_excitation
+from robot_id_excitation.design import DesignError, _identifying, _random_start, design_excitation
 from robot_id_excitation.design_problem import DesignOptions, DesignProblem
 from robot_id_model import base_parameters
 
@@ -92,6 +93,15 @@ def test_infeasible_design_says_which_constraint_binds(iiwa14, iiwa14_config):
     message = str(err.value)
     assert "no feasible excitation trajectory" in message
     assert "floor         lbr_link_1     z 0.1475 m, floor 0.5 m" in message and "below it by 0.3525 m" in message
+
+
+def test_a_design_whose_data_would_not_identify_the_base_parameters_is_refused(panda_design, monkeypatch):
+    """The design's own cond(Yb) decides: the small design passes the default bound and is refused below its cond."""
+    result, _ = panda_design
+    assert _identifying(result) is result
+    monkeypatch.setattr(design_module, "MAX_CONDITION_NUMBER", 0.5 * result.criteria.condition_number)
+    with pytest.raises(DesignError, match=r"cond\(Yb\) = .* above .*would not identify the base parameters"):
+        _identifying(result)
 
 
 def test_bad_options_are_rejected(panda, panda_config):

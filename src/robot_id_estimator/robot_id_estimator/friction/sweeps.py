@@ -44,8 +44,11 @@ def friction_sweeps(
             tau = zero_phase_lowpass(rec.tau_nm, fs_hz, processing.motion_cutoff_hz, processing.filter_order)
         except ValueError as err:
             raise DataError(f"{rec.source}: {err}") from None
-        for j in range(n):
-            v, f = mirrored_friction(q[:, j], dq[:, j], tau[:, j])
+        passes = [mirrored_friction(q[:, j], dq[:, j], tau[:, j]) for j in range(n)]
+        if not any(len(v) for v, _ in passes):
+            raise DataError(f"{rec.source}: no joint moves forward and backward at a constant speed: not a friction "
+                            "sweep (an excitation recording given as a friction sweep?)")
+        for j, (v, f) in enumerate(passes):
             speeds[j].append(v)
             frictions[j].append(f)
     coefficients = np.full((n, len(STRIBECK_NAMES)), np.nan)
