@@ -174,6 +174,15 @@ def test_long_gap_is_refused_with_its_position():
         clean(recording(t[keep], q[keep], tau[keep]))
 
 
+def test_a_time_column_in_milliseconds_is_named_not_taken_for_gaps():
+    t = grid()
+    q, _, tau = motion(t)
+    with pytest.raises(DataError, match=r"^test: the median sample interval 1e\+03 ms is longer than max_gap_s = "
+                                        r"0.05 s: is the time column in seconds \(milliseconds are 1000 × too "
+                                        r"large\)\?$"):
+        clean(recording(1000.0 * t, q, tau))
+
+
 def test_short_nan_run_is_interpolated():
     t = grid(1000)
     q, _, tau = motion(t)

@@ -15,6 +15,7 @@ from robot_id_estimator.validation.prediction_errors import (
     rms_error,
     total_rms_error,
 )
+from robot_id_estimator.validation.run import worse_than_no_model
 from robot_id_model import base_parameters, load_robot_config, regressor
 from robot_id_model.base_parameters import random_states
 from robot_id_model.parameters import friction_columns
@@ -79,3 +80,15 @@ def test_thresholds_rms_and_correlation():
     assert np.isnan(correlation(np.ones((3, 1)), np.arange(3.0)[:, None]))[0]
     yb = np.ones((2, 1, 3))
     assert predict_torque(yb, np.array([1.0, np.nan, 2.0]))[0, 0] == 3.0
+
+
+def test_a_joint_every_set_predicts_worse_than_zero_torque_is_warned_about():
+    """A wrist joint's flipped sign passes the input check (lightly loaded) but no model of the robot predicts a
+    torque worse than zero would: validate says so, naming the joint."""
+    torque_rms = np.array([10.0, 2.0])
+    rms = {"base": np.array([0.5, 2.84]), "physical": np.array([0.6, 2.9]), "urdf": np.array([3.0, 1.0])}
+    (warning,) = worse_than_no_model(rms, torque_rms, ("A1", "A6"))
+    assert warning.startswith("every identified set predicts A6 (142 %) worse than zero torque would")
+    assert "flipped" in warning
+    rms["physical"] = np.array([0.6, 1.5])  # one set predicts it: no warning
+    assert worse_than_no_model(rms, torque_rms, ("A1", "A6")) == []

@@ -215,11 +215,26 @@ def _static_report(problem: DesignProblem, rng: np.random.Generator, tries: int 
     groups = constraint_groups(problem.robot, lim, poses, zeros, zeros)
     best = int(np.argmin(np.max([g.value for g in groups], axis=0)))
     always_close = [g for g in groups if g.constraint == "collision" and np.all(g.excess > 0)]
-    hints = [f"  {g.where} are closer than the clearance ({1e3 * g.bound[0]:.1f} mm with its margin) in all {tries} "
-             f"poses, at most {1e3 * np.max(g.quantity):.1f} mm apart: if they are built that close, allow the pair "
-             f"(--allow-pair {g.where.replace('–', ',')}, or allowed_pairs in the robot's collision file) or lower "
-             "the clearance" for g in always_close]
-    return check_samples(problem.robot, lim, np.zeros(1), poses[best : best + 1], zeros[:1], zeros[:1]), hints
+    return check_samples(problem.robot, lim, np.zeros(1), poses[best : best + 1], zeros[:1], zeros[:1]), \
+        _always_close_hints(always_close, tries)
+
+
+def _always_close_hints(always_close: list, tries: int) -> list[str]:
+    """What to do about pairs closer than the clearance in every pose: a floor above the links or a clearance of
+    the arm's size are options typed wrong; a few pairs of links may be built that close."""
+    floor = [g.where.split("–")[0] for g in always_close if g.where.endswith("–floor")]
+    pairs = [g for g in always_close if not g.where.endswith("–floor")]
+    hints = [f"  {', '.join(floor)} within the clearance of the floor in all {tries} poses: are --floor-z and "
+             "--clearance right (metres; the floor in the base frame)?"] if floor else []
+    if len(pairs) > 3:
+        clearance_mm = 1e3 * pairs[0].bound[0]
+        return [*hints, f"  {len(pairs)} pairs of links are closer than the clearance ({clearance_mm:.1f} mm with its "
+                        f"margin) in all {tries} poses: is --clearance right (metres)?"]
+    return hints + [
+        f"  {g.where} are closer than the clearance ({1e3 * g.bound[0]:.1f} mm with its margin) in all {tries} poses, "
+        f"at most {1e3 * np.max(g.quantity):.1f} mm apart: if they are built that close, allow the pair "
+        f"(--allow-pair {g.where.replace('–', ',')}, or allowed_pairs in the robot's collision file) or lower the "
+        "clearance" for g in pairs]
 
 
 def _identifying(result: DesignResult) -> DesignResult:

@@ -16,6 +16,7 @@ import numpy as np
 from robot_id_model.capsule_fit import enclosing_capsule, hull_of, mesh_vertices
 from robot_id_model.collision_geometry import FLOOR, CollisionGeometry
 from robot_id_model.mesh_files import SEARCHED, mesh_file
+from robot_id_model.robot_config import description_directory
 from robot_id_model.robot_model import ModelError
 
 ROUND_SIDES = 24
@@ -50,7 +51,10 @@ def resolve_mesh(filename: str, urdf_path: pathlib.Path) -> pathlib.Path:
     """The file a URDF mesh names (mesh_files.mesh_file); FileNotFoundError (naming it) if there is none here."""
     path = mesh_file(filename, urdf_path.parent)
     if path is None:
-        raise FileNotFoundError(f"collision mesh '{filename}' not found (looked in {SEARCHED})")
+        vendors = description_directory() / "meshes"
+        raise FileNotFoundError(f"collision mesh '{filename}' not found (looked in {SEARCHED}); the collision "
+                                "meshes of lbr_description, franka_description and ur_description are in "
+                                f"robot_id_description: ROS_PACKAGE_PATH={vendors}")
     return path
 
 

@@ -137,6 +137,10 @@ def check_torque_against_urdf(source: str, tau_nm: np.ndarray, tau_urdf_nm: np.n
             refused.append(text)
         elif not TORQUE_SCALE_RANGE[0] <= scale <= TORQUE_SCALE_RANGE[1] or correlation < 0.5:
             doubtful.append(text)
+    for j in np.flatnonzero((urdf_rms < LOADED_FRACTION * urdf_rms.max()) & (urdf_rms > 0.0)):
+        correlation = np.corrcoef(tau_nm[:, j], tau_urdf_nm[:, j])[0, 1]
+        if correlation < FLIPPED_CORRELATION:  # light: friction may dominate, so a warning, not a refusal
+            doubtful.append(f"{joint_names[j]} (lightly loaded, correlation {correlation:.2f}: a flipped sign?)")
     if refused:
         raise DataError(f"{source}: the torque cannot be this robot's: {', '.join(refused)}; check the units (Nm), "
                         "signs and joint order, and the robot; if the data are right, pass "

@@ -142,12 +142,13 @@ def _drop_repeated_rows(rows: _Rows, repairs: list[str]) -> None:
 def _refuse_gaps(source: str, t_s: np.ndarray, max_gap_s: float) -> None:
     steps = np.diff(t_s)
     long = np.flatnonzero(steps > max_gap_s)
+    if long.size and np.median(steps) > max_gap_s:
+        raise DataError(f"{source}: the median sample interval {_ms(np.median(steps))} is longer than max_gap_s = "
+                        f"{max_gap_s:g} s: is the time column in seconds (milliseconds are 1000 × too large)?")
     if long.size:
         i = long[np.argmax(steps[long])]
-        hint = (f" (the median sample interval {_ms(np.median(steps))} is itself longer)"
-                if np.median(steps) > max_gap_s else "")
         raise DataError(
-            f"{source}: {long.size} gap(s) longer than max_gap_s = {max_gap_s:g} s{hint}; the longest is "
+            f"{source}: {long.size} gap(s) longer than max_gap_s = {max_gap_s:g} s; the longest is "
             f"{steps[i]:.6g} s between t = {t_s[i]:.6g} s and t = {t_s[i + 1]:.6g} s: split the recording there"
         )
 

@@ -84,7 +84,8 @@ def validate(
     motion = motion_summary(processed)
     warnings = [f"{rec.source}: {w}" for rec, d in zip(recordings, processed, strict=True) for w in d.warnings]
     warnings += [w for part in parts for w in part.torque_warnings]
-    warnings += robot_mismatch(rms, robot.joint_names) + [d for d in (setup.file_drift(),) if d]
+    warnings += robot_mismatch(rms, robot.joint_names) + worse_than_no_model(rms, torque_rms, robot.joint_names)
+    warnings += [d for d in (setup.file_drift(),) if d]
     return Validation(
         joint_names=robot.joint_names,
         sources=tuple(rec.source for rec in recordings),
@@ -175,3 +176,17 @@ def robot_mismatch(rms_nm: dict[str, np.ndarray], joint_names: Sequence[str]) ->
         return []
     return [f"the identified model predicts these data worse than the nominal URDF model on {', '.join(worse)}: "
             "are they from the same robot, tool and payload as the identification data?"]
+
+
+def worse_than_no_model(rms_nm: dict[str, np.ndarray], torque_rms_nm: np.ndarray,
+                        joint_names: Sequence[str]) -> list[str]:
+    """A warning naming the joints whose torque every identified set predicts worse than zero torque would (error
+    above 100 % of the measured RMS): no model of this robot does that; a flipped sign or swapped columns do."""
+    identified = [s for s in rms_nm if s != "urdf"]
+    worse = [f"{name} ({100.0 * min(rms_nm[s][j] for s in identified) / max(torque_rms_nm[j], 1e-12):.0f} %)"
+             for j, name in enumerate(joint_names) if all(rms_nm[s][j] > torque_rms_nm[j] for s in identified)]
+    if not worse:
+        return []
+    return [f"every identified set predicts {', '.join(worse)} worse than zero torque would (error in % of the "
+            "measured RMS): is a torque sign flipped or are columns swapped in these data?"]
+
