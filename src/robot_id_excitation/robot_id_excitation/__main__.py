@@ -185,6 +185,9 @@ def _design(args: argparse.Namespace) -> int:
     options = _design_options(args)
     _check_limit_options(args)
     config = _robot_config(args)
+    if options.noise_std_nm is not None and len(options.noise_std_nm) != len(config.joint_names):
+        raise ValueError(f"--noise-std needs one value per joint ({len(config.joint_names)}: "
+                         f"{', '.join(config.joint_names)}), got {len(options.noise_std_nm)}")
     out = check_writable_directory(args.out)  # after the input checks: a refused run leaves no directory
     robot = config.load_model(_terms(args.friction))
     limits = _limits(config, args)

@@ -49,6 +49,8 @@ checks on the fine grid (1000 samples), the criteria."""
     (["--max-iterations", "0"], "--max-iterations must be >= 1, got 0"),
     (["--seed", "-1"], "--seed must be >= 0, got -1"),
     (["--noise-std", "1,-2"], "--noise-std must be positive (Nm), got (1.0, -2.0)"),
+    (["--noise-std", "0.1,0.2"], "--noise-std needs one value per joint (7: fer_joint1, fer_joint2, fer_joint3, "
+                                 "fer_joint4, fer_joint5, fer_joint6, fer_joint7), got 2"),
     (["--position-margin", "-0.1"], "--position-margin must be >= 0 rad, got -0.1"),
     (["--torque-scale", "1.5"], "--torque-scale must be in (0, 1], got 1.5"),
     (["--flange-speed", "0"], "--flange-speed must be > 0 m/s and finite, got 0.0"),
