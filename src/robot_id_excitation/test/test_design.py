@@ -11,12 +11,12 @@ from robot_id_excitation.check import check_trajectory, trajectory_criteria
 from robot_id_excitation.constraints import ConstraintGroup, design_limits
 from robot_id_excitation.design import (
     DesignError,
-    _always_close_hints,
     _identifying,
     _random_start,
     design_excitation,
 )
 from robot_id_excitation.design_problem import DesignOptions, DesignProblem
+from robot_id_excitation.design_refusal import always_close_hints
 from robot_id_model import base_parameters
 
 SMALL = DesignOptions(harmonics=3, base_frequency_hz=0.1, samples=60, constraint_samples=120, starts=1, seed=1,
@@ -137,11 +137,11 @@ def test_pairs_always_too_close_get_the_fix_that_fits_them():
     """A pair or two built closer than the clearance: the --allow-pair that exempts each; many pairs or the floor:
     the option that is probably typed wrong (a user's --floor-z 5 and --clearance 20 looped through allow-pair
     advice)."""
-    (hint,) = _always_close_hints([_always_close("fr3_link5–fr3_link7", 0.0227)], 50)
+    (hint,) = always_close_hints([_always_close("fr3_link5–fr3_link7", 0.0227)], 50)
     assert "fr3_link5–fr3_link7 are closer than the clearance (25.0 mm with its margin) in all 50 poses, at most " \
            "22.7 mm apart" in hint and "--allow-pair fr3_link5,fr3_link7" in hint
     many = [_always_close(f"l{i}–l{i + 2}", 0.3, 20.005) for i in range(4)] + [_always_close("l6–floor", -4.3)]
-    floor, pairs = _always_close_hints(many, 50)
+    floor, pairs = always_close_hints(many, 50)
     assert floor == "  l6 within the clearance of the floor in all 50 poses: are --floor-z and --clearance right " \
                     "(metres; the floor in the base frame)?"
     assert pairs == "  4 pairs of links are closer than the clearance (20005.0 mm with its margin) in all 50 poses: " \

@@ -100,8 +100,10 @@ def test_publishes_the_configs_joint_states_at_its_rate_and_a_latched_descriptio
     effort = np.array([s.effort for s in probe.states])
     assert np.all(np.isfinite(effort)) and abs(effort[-1, 0]) < 1.0
     clock = np.array(probe.clock)
-    assert len(clock) > 100 and np.allclose(np.diff(clock[-100:]), 1.0 / 250.0)  # clock_rate_hz 250 (the first
-    # ones may be missed while discovery runs: /clock is not latched)
+    # clock_rate_hz 250: every time on its grid, and consecutive but for a rare miss (/clock is not latched, the
+    # first ones go while discovery runs; its depth of 10 keeps the latest time, not every one, for a slow reader)
+    ticks = np.diff(clock[-100:]) * 250.0
+    assert len(clock) > 100 and np.allclose(ticks, np.round(ticks)) and np.median(ticks) == pytest.approx(1.0)
 
     late = Node("late_listener", context=sim.context)
     received: list[String] = []

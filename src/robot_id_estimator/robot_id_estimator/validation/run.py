@@ -83,9 +83,8 @@ def validate(
     torque_rms = np.sqrt(np.mean(measured_all**2, axis=0))
     motion = motion_summary(processed)
     warnings = [f"{rec.source}: {w}" for rec, d in zip(recordings, processed, strict=True) for w in d.warnings]
-    warnings += [w for part in parts for w in part.torque_warnings]
+    warnings += [w for part in parts for w in part.torque_warnings] + [d for d in (setup.file_drift(),) if d]
     warnings += robot_mismatch(rms, robot.joint_names) + worse_than_no_model(rms, torque_rms, robot.joint_names)
-    warnings += [d for d in (setup.file_drift(),) if d]
     return Validation(
         joint_names=robot.joint_names,
         sources=tuple(rec.source for rec in recordings),
