@@ -54,6 +54,10 @@ RECORDED = re.compile(r"recorded, identifying: 5/5 periods, (\d+) joint states, 
 
 @pytest.mark.wall_clock
 @pytest.mark.timeout(420)
+# one rerun: under this test's busy process per core, the whole node process can stall for about 0.2 s (1 run in 4
+# on CI, 2026-11-27: states received 15 ms apart, a step finding the latest 192 ms old); the node then holds the
+# arm, as it must, and the run does not finish
+@pytest.mark.flaky(reruns=1)
 @pytest.mark.parametrize(("robot", "rate_hz", "max_error_percent"), CASES,
                          ids=[f"{r}_{int(h)}hz" for r, h, _ in CASES])
 def test_hardware_mode_identifies_a_robot_that_does_not_wait(robot, rate_hz, max_error_percent, tmp_path):

@@ -39,6 +39,7 @@ NOT_IMPORTED = {  # declared although no code imports them
     "robot_id_recorder": "robot_id_bringup's graph (graph.py) starts its node as a process",
     "python3-pytest": "runs the tests",
     "python3-pytest-timeout": "the per-test timeout of the package's pytest configuration",
+    "python3-pytest-rerunfailures": "the one rerun of the hardware-mode end-to-end test (its flaky marker)",
     "python3-pytest-xdist": "the test processes (-n) of the package's pytest configuration",
 }
 
