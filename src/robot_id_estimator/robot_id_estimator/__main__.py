@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 
 EXIT_CHECK_FAILED = 3
 EPILOG = ("exit codes: 0 done; 2 bad input or a failure (one line on stderr); 3 results written but a parameter "
-          "set failed its check against the data (see the warnings); 130 interrupted (no half-written files)")
+          "set failed its check on held-out data (see the warnings); 130 interrupted (no half-written files)")
 DEFAULT_GRAVITY = ",".join(f"{g:g}" for g in STANDARD_GRAVITY_M_S2)
 
 
@@ -148,8 +148,7 @@ def _identify(args: argparse.Namespace, say) -> int:
           f"parameters, {len(result.essential.names)} essential; cond(Yb) = {m.condition_number:.4g}")
     for reason in result.unidentified.values():
         print(f"  not identified: {reason}")
-    for s in result.parameter_sets:
-        print(f"residual RMS [Nm] {s + ':':<10} " + " ".join(f"{x:.3g}" for x in m.residual_rms_nm[s]))
+    _print_errors(result)
     if result.physical is not None:
         p = result.physical
         print(f"physical parameters ({p.method}, {p.wall_time_s:.3g} s): residual {p.residual_increase_percent:+.3g} % "
@@ -164,10 +163,21 @@ def _identify(args: argparse.Namespace, say) -> int:
     _warn(written.warnings)
     failed = result.failed_sets()
     if failed:
-        print(f"error: the {' and '.join(failed)} parameters failed their check against the identification data "
+        print(f"error: the {' and '.join(failed)} parameters failed their check on held-out data "
               f"({RULE}); see the warnings above and {report}", file=sys.stderr)
         return EXIT_CHECK_FAILED
     return 0
+
+
+def _print_errors(result) -> None:
+    """Each set's torque error RMS per joint on the data it was fitted to and on held-out data, and the best."""
+    held_out = result.held_out
+    print(f"torque error RMS [Nm] per joint, fitted (training) and held out ({held_out.source}):")
+    for s in result.parameter_sets:
+        training, held = result.metrics.residual_rms_nm[s], held_out.rms_nm(s)
+        print(f"  {s + ':':<10} training " + " ".join(f"{x:.3g}" for x in training) + f"  (sum {sum(training):.3g})")
+        print(f"  {'':<10} held out " + " ".join(f"{x:.3g}" for x in held) + f"  (sum {held.sum():.3g})")
+    print(f"best on held-out data: {result.best_set} parameters (sum {held_out.total_rms_nm(result.best_set):.3g} Nm)")
 
 
 def _validate(args: argparse.Namespace, say) -> int:

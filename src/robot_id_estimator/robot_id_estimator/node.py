@@ -3,7 +3,7 @@
 Subscribes /robot_id/recording_status (robot_id_msgs/RecordingStatus; a run is identified once, when
 `finished` is true), serves /robot_id/identify_bag (robot_id_msgs/IdentifyBag), and publishes every result on
 /robot_id/identification_result (robot_id_msgs/IdentificationResult, transient local) and, when physical
-parameters were retrieved and passed their check against the data, the identified URDF on
+parameters were retrieved and passed their check on held-out data, the identified URDF on
 robot_description_identified (std_msgs/String, transient local). A failed identification is answered (service)
 or published (result topic) with success false and the reason; the node keeps serving. It writes the same
 files as `python -m robot_id_estimator identify`: identification.json, the report, identified.urdf and
@@ -58,7 +58,7 @@ def result_message(result: Identification, output_dir: str) -> IdentificationRes
     failed = result.failed_sets()
     msg = IdentificationResult(robot=result.setup.name, output_dir=output_dir, success=not failed,
                                failed_sets=failed, warnings=list(result.warnings))
-    msg.message = (f"{', '.join(failed)} failed the check against the data" if failed else
+    msg.message = (f"{', '.join(failed)} failed the check on held-out data" if failed else
                    f"{len(result.essential.names)} essential of {len(result.base.names)} base parameters, "
                    f"cond(Yb) = {result.metrics.condition_number:.4g}")
     msg.joint_names = list(result.setup.joint_names)

@@ -1,16 +1,15 @@
 """From recordings to an identified model, stage by stage, as plain functions.
 
 identify: the processing stage (regression_data: checks, processing, the regressor filtered like the torque, built
-and reduced in chunks so that later stages never depend on the number of samples),
-the estimation stage (estimation.base_stage: identifiable base parameters, WLS or OLS with RSD), essential parameters
-(Xu et al. 2020, section II-A), physical parameters (retrieve_physical, Xu et al. 2020, section III), and the
-check of every parameter set against the data (validation.set_checks). Each stage takes the previous one's typed result;
-the data flow one way. Validation on other data is robot_id_estimator.validation.run.
+and reduced in chunks so that later stages never depend on the number of samples), the estimation stage
+(estimation.base_stage: identifiable base parameters, WLS or OLS with RSD), essential parameters (Xu et al. 2020,
+section II-A), physical parameters (physical.retrieval, Xu et al. 2020, section III), and the check of every
+parameter set on data it was not fitted to (validation.held_out, validation.set_checks). Each stage takes the
+previous one's typed result; the data flow one way. Validation on other data is robot_id_estimator.validation.run.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -22,21 +21,17 @@ from robot_id_estimator.estimation import least_squares as estimation
 from robot_id_estimator.estimation.base_stage import BaseEstimate, estimate_base, replaced_by_stribeck
 from robot_id_estimator.friction.coulomb_law_choice import (
     CANDIDATES,
-    N_FOLDS,
     CoulombLawChoice,
     choose_coulomb_laws,
     coulomb_columns,
     with_chosen_laws,
 )
 from robot_id_estimator.friction.sweeps import extrapolation_notes, friction_sweeps
-from robot_id_estimator.physical.determination import determination, hold_friction
-from robot_id_estimator.physical.lmi import retrieve_lmi
-from robot_id_estimator.physical.multistart import retrieve_multistart
-from robot_id_estimator.physical.plausibility import plausibility
-from robot_id_estimator.physical.problem import PhysicalBounds, RetrievalError, RetrievalResult, default_bounds
+from robot_id_estimator.physical.problem import RetrievalError
+from robot_id_estimator.physical.retrieval import retrieve_physical
 from robot_id_estimator.processing.motion_summary import motion_summary
 from robot_id_estimator.processing.reduction import weighted_rows
-from robot_id_estimator.processing.regression_data import RegressionData, regression_data
+from robot_id_estimator.processing.regression_data import N_FOLDS, RegressionData, regression_data
 from robot_id_estimator.progress import Progress, say
 from robot_id_estimator.recordings.recording import DataError, Recording
 from robot_id_estimator.results import (
@@ -49,13 +44,13 @@ from robot_id_estimator.results import (
     concatenated_times,
 )
 from robot_id_estimator.robot_setup import RobotSetup
-from robot_id_estimator.settings import EstimatorConfig, PhysicalConfig
+from robot_id_estimator.settings import EstimatorConfig
+from robot_id_estimator.validation.held_out import HeldOut, cross_validate
 from robot_id_estimator.validation.prediction_errors import predict_torque
 from robot_id_estimator.validation.set_checks import SetCheck, check_sets
 from robot_id_model.base_parameters import BaseParameters, base_parameters
-from robot_id_model.parameters import nominal_parameters, parameter_names
 from robot_id_model.robot_model import RobotModel
-from robot_id_model.urdf_inertials import all_link_inertials, fixed_parts, lumped_known_parts, massless_links
+from robot_id_model.urdf_inertials import massless_links
 
 
 @dataclass(frozen=True)
@@ -101,7 +96,7 @@ def identify(
     allow_implausible_torque: bool = False,
 ) -> Identification:
     """Identify base, essential and physical parameters and friction from recordings of `setup`'s joints, and
-    check every parameter set against the data (Identification.checks, .warnings).
+    check every parameter set on held-out data (Identification.checks, .warnings).
 
     Refused (robot_id_estimator.processing.input_checks): positions outside the URDF's limits unless
     `allow_outside_limits`, torque that cannot be this robot's unless `allow_implausible_torque`, too little data.
@@ -112,11 +107,7 @@ def identify(
         raise DataError("no recording to identify from")
     timer = _Timer()
     robot = setup.model(config.friction)
-    massless = massless_links(robot)
-    if massless:
-        raise DataError(f"{setup.urdf_path}: the arm link(s) {', '.join(massless)} have no mass in the "
-                        "URDF (no <inertial>, nothing fixed to them): give each arm link one, a rough one does (it is "
-                        "where the identification starts from)")
+    _refuse_massless_links(robot, setup)
     base = base_parameters(robot)
     sweep = _sweep_friction(sweeps, robot, setup, config, progress)
     stribeck = sweep.coefficients if sweep else None
@@ -126,7 +117,7 @@ def identify(
     candidates = CANDIDATES if config.coulomb_law != "sign" and (fc >= 0).any() else ()
     with timer.stage("processing"):
         data = regression_data(recordings, setup, robot, base, config, stribeck, progress, allow_outside_limits,
-                               allow_implausible_torque, candidates, N_FOLDS)
+                               allow_implausible_torque, candidates)
     law_choice = None
     if len(candidates):
         with timer.stage("coulomb law"):
@@ -146,9 +137,22 @@ def identify(
                                                     config.essential_rsd_threshold_percent)
     with timer.stage("physical"):
         outcome = _physical_stage(robot, base, setup, data, estimate, essential, config, progress)
+    with timer.stage("held-out check"):
+        say(progress, f"self-check: each set fitted on {N_FOLDS - 1} of {N_FOLDS} time blocks predicts the other")
+        physical_of = _physical_of(robot, base, setup, estimate, essential, config) if outcome.physical else None
+        held_out = cross_validate([s.folds for s in data.streamed], estimate.joint_weights, estimate.columns,
+                                  essential.fit.columns, physical_of)
     timer.seconds["total"] = round(time.perf_counter() - timer.start, 4)
-    return _assemble(setup, robot, base, config, data, estimate, essential, outcome, sweep, law_choice,
+    return _assemble(setup, robot, base, config, data, estimate, essential, outcome, sweep, law_choice, held_out,
                      timer.seconds, progress)
+
+
+def _refuse_massless_links(robot: RobotModel, setup: RobotSetup) -> None:
+    massless = massless_links(robot)
+    if massless:
+        raise DataError(f"{setup.urdf_path}: the arm link(s) {', '.join(massless)} have no mass in the "
+                        "URDF (no <inertial>, nothing fixed to them): give each arm link one, a rough one does (it is "
+                        "where the identification starts from)")
 
 
 def _sweep_friction(sweeps: Sequence[Recording], robot: RobotModel, setup: RobotSetup, config: EstimatorConfig,
@@ -175,7 +179,7 @@ def _physical_stage(
     outcome, not an exception)."""
     if config.physical.method == "none":
         return PhysicalOutcome(None, None)
-    target = essential.fit.columns if config.physical.target == "essential" else estimate.columns
+    target = _target_columns(estimate, essential, config)
     say(progress, f"physical parameters: {config.physical.method} on {len(target)} {config.physical.target} "
                   "parameter columns")
     system = estimate.system
@@ -185,6 +189,24 @@ def _physical_stage(
     except RetrievalError as err:
         return PhysicalOutcome(None, f"physical parameters not retrieved: {err}")
     return PhysicalOutcome(physical, None)
+
+
+def _target_columns(estimate: BaseEstimate, essential: estimation.Essential, config: EstimatorConfig) -> np.ndarray:
+    """The base parameters the physical set is fitted to (PhysicalConfig.target)."""
+    return essential.fit.columns if config.physical.target == "essential" else estimate.columns
+
+
+def _physical_of(robot: RobotModel, base: BaseParameters, setup: RobotSetup, estimate: BaseEstimate,
+                 essential: estimation.Essential, config: EstimatorConfig):
+    """The physical retrieval as a function of a reduced system, as the physical stage runs it (for the
+    held-out check)."""
+    target = _target_columns(estimate, essential, config)
+
+    def physical_of(system: estimation.ReducedSystem) -> np.ndarray:
+        return retrieve_physical(robot, base, setup, system.r_cols * system.scale, system.z, system.outside_sq,
+                                 target, config.physical).base_values
+
+    return physical_of
 
 
 def _assemble(
@@ -198,22 +220,23 @@ def _assemble(
     outcome: PhysicalOutcome,
     sweep: SweepFriction | None,
     law_choice: CoulombLawChoice | None,
+    held_out: HeldOut,
     timings_s: dict[str, float],
     progress: Progress,
 ) -> Identification:
-    """The Identification of the stages' results, with every parameter set checked against the data."""
+    """The Identification of the stages' results, with every parameter set checked on held-out data."""
     names = base.names
     essential_values = np.zeros(len(names))
     essential_values[essential.fit.columns] = essential.fit.values
     values = {"base": estimate.values, "essential": essential_values}
     if outcome.physical is not None:
         values["physical"] = outcome.physical.base_values
-    notes = [*(sweep.notes if sweep else ()), *data.notes, *estimate.notes,
+    notes = [*(sweep.notes if sweep else ()), *data.notes, *estimate.notes, *held_out.notes,
              *(law_choice.describe(robot.joint_names) if law_choice else ())]
     if sweep is not None:
         notes += extrapolation_notes(sweep.coefficients, sweep.ranges_rad_s, data.processed, robot.joint_names)
     metrics = _metrics(config, data, estimate, essential, values, notes, timings_s)
-    checks = check_sets(metrics.residual_rms_nm, np.sqrt(np.mean(data.measured_nm**2, axis=0)), robot.joint_names,
+    checks = check_sets(held_out, np.sqrt(np.mean(data.measured_nm**2, axis=0)), robot.joint_names,
                         {"physical": outcome.physical.violations} if outcome.physical is not None else None)
     if outcome.failure is not None:
         checks["physical"] = SetCheck(False, (outcome.failure,))
@@ -234,6 +257,7 @@ def _assemble(
         config=config,
         traces=_traces(data, values, names),
         physical=outcome.physical,
+        held_out=held_out,
         checks=checks,
         warnings=(*data.warnings, *(f for c in checks.values() for f in c.failures),
                   *(outcome.physical.plausibility.warnings() if outcome.physical is not None else ())),
@@ -287,85 +311,6 @@ def _metrics(config: EstimatorConfig, data: RegressionData, estimate: BaseEstima
         notes=tuple(notes),
         timings_s=timings_s,
     )
-
-
-def retrieve_physical(
-    robot: RobotModel,
-    base: BaseParameters,
-    setup: RobotSetup,
-    w: np.ndarray,
-    z_nm: np.ndarray,
-    outside_sq_nm2: float,
-    target_columns: np.ndarray,
-    config: PhysicalConfig,
-) -> Physical:
-    """Physical parameters whose `target_columns` base parameters best explain τ (Xu et al. 2020, eq. 15).
-
-    The problem is the estimate's reduced one (estimation.ReducedSystem, weighted as the estimate, so that eq. (15)
-    weighs joints alike): ‖W^½(τ − Yb·πb)‖² = ‖z − w·πb‖² + `outside_sq_nm2` with `w` (b, b), so its cost does not
-    depend on the number of samples.
-    Links that carry known fixed links (a gripper in the URDF) keep those parts' inertials; their own part is kept
-    consistent too, unless the URDF gives the link no inertial of its own: then link and fixed parts are one body.
-    """
-    w = w[:, target_columns]
-    target_from_pi = base.beta_from_pi[target_columns]
-    lumped = lumped_known_parts(robot, setup.urdf_text)
-    bounds = default_bounds(
-        robot,
-        mass_factor=config.mass_factor,
-        com_margin_m=config.com_margin_m,
-        inertia_factor=config.inertia_factor,
-        total_mass_factor=config.total_mass_factor,
-        fixed_inertials=fixed_parts(robot, setup.urdf_text, lumped),
-        max_inertia_ratio=config.max_inertia_ratio,
-        max_off_diagonal_ratio=config.max_off_diagonal_ratio,
-        orderings=config.orderings,
-        margin=config.margin,
-    )
-    det = determination(robot, target_from_pi, nominal_parameters(robot))
-    bounds = hold_friction(robot, bounds, det)
-    result = _retrieve_checked(robot, w, z_nm, outside_sq_nm2, target_from_pi, bounds, config)
-    urdf_mass_kg = sum(inertial.mass_kg for inertial in all_link_inertials(setup.urdf_text))
-    return Physical(
-        method=result.method,
-        link_names=robot.link_names,
-        links=result.links,
-        standard_names=tuple(parameter_names(robot)),
-        standard_values=result.pi,
-        base_values=base.values(result.pi),
-        status=det.status,
-        held_values=det.held_values,
-        residual_norm_nm=result.residual_norm_nm,
-        unconstrained_residual_norm_nm=result.unconstrained_residual_norm_nm,
-        target=config.target,
-        violations=result.violations,
-        wall_time_s=result.wall_time_s,
-        notes=result.notes,
-        plausibility=plausibility(robot, bounds, result.pi, urdf_mass_kg, setup.datasheet_mass_kg),
-    )
-
-
-def _retrieve_checked(robot: RobotModel, w: np.ndarray, z_nm: np.ndarray, outside_sq_nm2: float,
-                      target_from_pi: np.ndarray, bounds: PhysicalBounds, config: PhysicalConfig) -> RetrievalResult:
-    """The configured method's result if it meets every constraint, else the other method's, else RetrievalError
-    naming what each could not meet and by how much: a violating set is never the answer."""
-    def run(method: str) -> RetrievalResult:
-        if method == "lmi":
-            return retrieve_lmi(robot, w, z_nm, target_from_pi, bounds, config.regularizer,
-                                config.weight(config.regularizer), outside_sq_nm2=outside_sq_nm2)
-        return retrieve_multistart(robot, w, z_nm, target_from_pi, bounds, config.starts, config.seed,
-                                   weight=config.weight("euclidean"), outside_sq_nm2=outside_sq_nm2)
-
-    first = run(config.method)
-    if not first.violations:
-        return first
-    other = "multistart" if config.method == "lmi" else "lmi"
-    second = run(other)
-    if second.violations:
-        raise RetrievalError(f"no method met every constraint: {config.method}: {'; '.join(first.violations)}; "
-                             f"{other}: {'; '.join(second.violations)}")
-    note = f"{config.method} did not meet every constraint ({'; '.join(first.violations)}); {other} did"
-    return dataclasses.replace(second, notes=(note, *second.notes))
 
 
 def _friction(names: Sequence[str], robot: RobotModel, values: np.ndarray, sweep: SweepFriction | None,

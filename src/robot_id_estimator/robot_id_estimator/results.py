@@ -1,8 +1,8 @@
 """Results that travel: the identified model (identification.json; its validation is validation/results.py).
 
 identification.json holds `robot` (what is needed to rebuild the regressor), `base`, `essential`, `friction`,
-`metrics`, `config`, `physical` (with each standard parameter's determination), `checks` (each parameter set
-against the identification data) and `warnings`. Values that were not estimated are null.
+`metrics`, `config`, `physical` (with each standard parameter's determination), `checks` (each parameter set on
+data it was not fitted to, with the held-out errors and the best set) and `warnings`. Values not estimated are null.
 """
 
 from __future__ import annotations
@@ -17,11 +17,17 @@ import numpy as np
 from robot_id_estimator.friction.coulomb_law_choice import CoulombLawChoice
 from robot_id_estimator.friction.stribeck_fit import STRIBECK_NAMES
 from robot_id_estimator.output.files import write_text
-from robot_id_estimator.output.json_values import json_array, json_float, json_list, json_number
+from robot_id_estimator.output.json_values import (
+    dataclass_from_json,
+    dataclass_to_json,
+    json_array,
+    json_list,
+)
 from robot_id_estimator.physical.plausibility import Plausibility, plausibility_from_dict, plausibility_to_dict
 from robot_id_estimator.robot_setup import RobotSetup, held_urdf
 from robot_id_estimator.settings import ConfigError, EstimatorConfig, config_from_dict, config_to_dict
-from robot_id_estimator.validation.set_checks import RULE, SetCheck
+from robot_id_estimator.validation.held_out import HeldOut
+from robot_id_estimator.validation.set_checks import RULE, SetCheck, best_set
 from robot_id_model.coulomb_laws import SIGN, CoulombLaw
 from robot_id_model.physical import LinkInertial
 from robot_id_model.robot_model import RobotModel
@@ -156,8 +162,10 @@ class Identification:
     config: EstimatorConfig
     traces: Traces | None = None
     physical: Physical | None = None
+    held_out: HeldOut | None = None
+    """Each parameter set's prediction of data it was not fitted to (validation/held_out.py)."""
     checks: dict[str, SetCheck] = field(default_factory=dict)
-    """Each parameter set checked against the identification data (validation/set_checks.py)."""
+    """Each parameter set checked on held-out data (validation/set_checks.py)."""
     warnings: tuple[str, ...] = ()
     """What the user must see: data the processing dropped or could not average, failed checks."""
 
@@ -166,12 +174,17 @@ class Identification:
         return self.setup.model(self.friction_terms, self.friction.coulomb_laws)
 
     def passed(self, parameter_set: str) -> bool:
-        """Whether `parameter_set` passed its check against the identification data."""
+        """Whether `parameter_set` passed its check on held-out data."""
         return self.checks[parameter_set].passed
 
     def failed_sets(self) -> list[str]:
-        """The parameter sets that failed their check against the identification data."""
+        """The parameter sets that failed their check on held-out data."""
         return [name for name, check in self.checks.items() if not check.passed]
+
+    @property
+    def best_set(self) -> str:
+        """The set that passed its check with the smallest held-out error."""
+        return best_set(self.held_out, self.checks) if self.held_out is not None else "base"
 
     @property
     def parameter_sets(self) -> tuple[str, ...]:
@@ -239,25 +252,13 @@ def identification_to_dict(result: Identification) -> dict:
         },
         "essential": {**_parameter_set(result.essential), "eliminated": list(result.eliminated)},
         "friction": _friction_to_dict(result.friction),
-        "metrics": {
-            "condition_number": json_number(m.condition_number),
-            "condition_number_scaled": json_number(m.condition_number_scaled),
-            "n_samples": m.n_samples,
-            "n_periods": list(m.n_periods),
-            "noise_var_nm2": [None if v is None else json_list(v) for v in m.noise_var_nm2],
-            "joint_weights": [json_list(w) for w in m.joint_weights],
-            "residual_rms_nm": {k: json_list(v) for k, v in m.residual_rms_nm.items()},
-            "residual_variance": {k: json_number(v) for k, v in m.residual_variance.items()},
-            "rsd_filter_factor": json_number(m.rsd_filter_factor),
-            "sources": list(m.sources),
-            "motion": m.motion,
-            "notes": list(m.notes),
-            "timings_s": dict(m.timings_s),
-        },
+        "metrics": dataclass_to_json(m),
         "config": config_to_dict(result.config),
         "physical": None if result.physical is None else _physical_to_dict(result.physical),
         "checks": {"rule": RULE, "sets": {name: {"passed": c.passed, "failures": list(c.failures)}
-                                          for name, c in result.checks.items()}},
+                                          for name, c in result.checks.items()},
+                   "held_out": None if result.held_out is None else result.held_out.to_dict(),
+                   "best_set": result.best_set},
         "warnings": list(result.warnings),
     }
 
@@ -337,23 +338,10 @@ def identification_from_dict(raw: dict, label: str = "identification") -> Identi
             essential=ParameterSet(tuple(e["names"]), json_array(e["values"]), json_array(e["rsd_percent"])),
             eliminated=tuple(e["eliminated"]),
             friction=friction,
-            metrics=Metrics(
-                condition_number=json_float(m["condition_number"]),
-                condition_number_scaled=json_float(m["condition_number_scaled"]),
-                n_samples=m["n_samples"],
-                n_periods=tuple(m["n_periods"]),
-                noise_var_nm2=tuple(m["noise_var_nm2"]),
-                joint_weights=tuple(m["joint_weights"]),
-                residual_rms_nm=m["residual_rms_nm"],
-                residual_variance={k: json_float(v) for k, v in m["residual_variance"].items()},
-                rsd_filter_factor=json_float(m["rsd_filter_factor"]),
-                sources=tuple(m["sources"]),
-                motion=m["motion"],
-                notes=tuple(m["notes"]),
-                timings_s=m["timings_s"],
-            ),
+            metrics=dataclass_from_json(Metrics, m),
             config=config_from_dict(raw.get("config") or {}, f"{label}: config"),
             physical=None if raw.get("physical") is None else _physical_from_dict(raw["physical"]),
+            held_out=HeldOut.from_dict(raw["checks"].get("held_out")),
             checks={name: SetCheck(bool(c["passed"]), tuple(c["failures"]))
                     for name, c in raw["checks"]["sets"].items()},
             warnings=tuple(raw["warnings"]),

@@ -206,11 +206,12 @@ def test_an_estimator_started_after_the_recording_finished_still_identifies_it(b
 
 
 def test_a_solver_failure_is_answered_and_the_next_request_succeeds(ros, bags, tmp_path, monkeypatch):
+    import robot_id_estimator.physical.retrieval as retrieval
     import robot_id_estimator.pipeline as pipeline
     from robot_id_estimator.physical.problem import RetrievalError
 
     client = ros
-    real = pipeline.retrieve_lmi
+    real = retrieval.retrieve_lmi
     calls = []
 
     def fails_once(*args, **kwargs):
@@ -230,7 +231,7 @@ def test_a_solver_failure_is_answered_and_the_next_request_succeeds(ros, bags, t
         _wait(future.done)
         return future.result()
 
-    monkeypatch.setattr(pipeline, "retrieve_lmi", fails_once)
+    monkeypatch.setattr(retrieval, "retrieve_lmi", fails_once)
     failed = call("first")
     assert not failed.success and failed.result.failed_sets == ["physical"]
     assert "physical parameters not retrieved: the convex program's solver failed (injected)" in failed.result.warnings
@@ -239,7 +240,7 @@ def test_a_solver_failure_is_answered_and_the_next_request_succeeds(ros, bags, t
     crashed = call("second")
     assert not crashed.success and crashed.message.startswith("unexpected ZeroDivisionError: injected bug")
     monkeypatch.undo()
-    monkeypatch.setattr(pipeline, "retrieve_lmi", fails_once)
+    monkeypatch.setattr(retrieval, "retrieve_lmi", fails_once)
     good = call("third")
     assert good.success and good.result.success and good.result.failed_sets == []
     assert (tmp_path / "third" / "identified.urdf").is_file()

@@ -90,15 +90,15 @@ def test_the_physical_section_can_be_switched_off(arm):
 
 
 def test_a_method_whose_set_violates_a_constraint_is_replaced_by_the_other(arm, monkeypatch):
-    import robot_id_estimator.pipeline as pipeline
+    import robot_id_estimator.physical.retrieval as retrieval
 
     setup, _robot, _pi, data = arm
-    real = pipeline.retrieve_lmi
+    real = retrieval.retrieve_lmi
 
     def violating(*args, **kwargs):
         return dataclasses.replace(real(*args, **kwargs), violations=("Izz3 ≤ Ixx3 + Iyy3 (eq. 18) violated by 0.1",))
 
-    monkeypatch.setattr(pipeline, "retrieve_lmi", violating)
+    monkeypatch.setattr(retrieval, "retrieve_lmi", violating)
     result = identify([data], setup, EstimatorConfig(physical=PhysicalConfig(starts=2)))
     assert result.physical.method == "multistart" and result.physical.violations == ()
     assert result.physical.notes[0] == ("lmi did not meet every constraint (Izz3 ≤ Ixx3 + Iyy3 (eq. 18) violated by "

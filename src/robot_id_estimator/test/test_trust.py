@@ -12,6 +12,7 @@ import yaml
 from estimator_synthetic import IIWA14, iiwa14_setup, simulated_recording, write_without_physical
 
 import robot_id_estimator.output.report as report
+import robot_id_estimator.physical.retrieval as retrieval
 import robot_id_estimator.pipeline as pipeline
 from robot_id_estimator.__main__ import main
 from robot_id_estimator.output.report import write_identification_report
@@ -21,7 +22,6 @@ from robot_id_estimator.pipeline import identify
 from robot_id_estimator.recordings.recording import save_csv
 from robot_id_estimator.recordings.synthetic import periodic_recording, random_motion, urdf_with_friction
 from robot_id_estimator.settings import EstimatorConfig, PhysicalConfig
-from robot_id_estimator.validation.set_checks import check_sets
 from robot_id_model.parameters import friction_columns
 
 PERIOD_S, RATE_HZ = 10.0, 200.0
@@ -108,18 +108,6 @@ def test_the_urdf_report_and_yaml_carry_the_same_friction(undetermined, tmp_path
     assert f"{values['FV2']:.4g} (determined)" in md and "| FC7 | 0 | held | 0 |" in md
 
 
-def test_a_set_that_predicts_the_data_worse_than_the_base_set_fails_its_check():
-    rms = {"base": [0.1, 1.0], "essential": [0.11, 1.0], "physical": [22.0, 1.0]}
-    checks = check_sets(rms, np.array([2.4, 20.0]), ("j1", "j2"), {"physical": ["link l1: mass ≤ 0"]})
-    assert checks["base"].passed and checks["essential"].passed
-    assert not checks["physical"].passed
-    assert checks["physical"].failures[0].startswith("physical parameters predict j1 with 22 Nm RMS")
-    assert checks["physical"].failures[1] == "physical constraint violated: link l1: mass ≤ 0"
-    # the limit: 1.25 × base + 1 % of the torque RMS
-    assert check_sets({"base": [0.1], "physical": [0.149]}, np.array([2.4]), ("j1",))["physical"].passed
-    assert not check_sets({"base": [0.1], "physical": [0.15]}, np.array([2.4]), ("j1",))["physical"].passed
-
-
 @pytest.fixture(scope="module")
 def csv_run(tmp_path_factory):
     tmp = tmp_path_factory.mktemp("trust")
@@ -150,8 +138,8 @@ def test_a_physical_set_that_fails_its_check_exits_3_and_its_urdf_is_marked_reje
     monkeypatch.setattr(pipeline, "retrieve_physical", wrong_friction)
     assert _identify(csv, out) == 3
     err = capsys.readouterr().err
-    assert "warning: physical parameters predict lbr_A1 with" in err
-    assert "error: the physical parameters failed their check against the identification data" in err
+    assert "warning: physical parameters predict lbr_A1 on held-out data with" in err
+    assert "error: the physical parameters failed their check on held-out data" in err
     assert not (out / "identified.urdf").exists()
     rejected = (out / "identified.rejected.urdf").read_text()
     assert rejected.startswith("<?xml") and "<!-- REJECTED by robot_id" in rejected
@@ -168,7 +156,7 @@ def test_a_solver_failure_is_one_line_exit_3_with_base_and_essential_written(csv
     def failing(*args, **kwargs):
         raise RetrievalError("the convex program's solver failed (injected)")
 
-    monkeypatch.setattr(pipeline, "retrieve_lmi", failing)
+    monkeypatch.setattr(retrieval, "retrieve_lmi", failing)
     out = tmp / "solver"
     assert _identify(csv, out) == 3
     err = capsys.readouterr().err

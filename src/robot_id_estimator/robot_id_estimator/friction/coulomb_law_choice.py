@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from robot_id_estimator.output.json_values import json_array, json_list
-from robot_id_estimator.processing.reduction import JointBlocks, merge, triangular_factor
+from robot_id_estimator.processing.reduction import JointBlocks, merge, select_columns, triangular_factor
 from robot_id_estimator.processing.regression_data import RegressionData
 from robot_id_model.base_parameters import BaseParameters
 from robot_id_model.coulomb_laws import SIGN, CoulombLaw
@@ -39,9 +39,6 @@ excitation reaches to one still rising at 0.4 rad/s (Gaz et al. 2019's Panda sig
 rad/s); stribeck: v_s from 0.01 to 0.16 rad/s and r from 0.1 to 0.8 (a static level 1.1–1.8 × the Coulomb level)
 and from −0.35 to −1 (a level below the Coulomb one at rest; −1: continuous through rest, eq. 7's Coulomb term
 alone), each a factor √2 apart."""
-
-N_FOLDS = 5
-"""Contiguous time blocks of each recording, each held out once."""
 
 SMOOTH_GAIN = 0.1
 """A joint gets another law than sign(dq) only when it predicts held-out data at least this fraction better (RMS):
@@ -249,18 +246,17 @@ def _intervals(errors: np.ndarray, laws: np.ndarray) -> np.ndarray:
 
 def with_chosen_laws(data: RegressionData, base: BaseParameters, fc: np.ndarray,
                      choice: CoulombLawChoice) -> RegressionData:
-    """The regression with each joint's chosen law in its Coulomb column: the reduced blocks re-formed from the
-    folds' extended ones (exactly the factor of the chosen columns) and the traces' columns replaced."""
+    """The regression with each joint's chosen law in its Coulomb column: the folds and the reduced blocks
+    re-formed from the folds' extended ones (exactly the factor of the chosen columns) and the traces' columns
+    replaced."""
     laws = np.array([CANDIDATES.index(law) for law in choice.chosen])
+    columns = [[*_columns(base.n_base, fc[j], laws[j]), -1] for j in range(len(fc))]
     streamed = []
     for s in data.streamed:
-        whole = merge(s.folds)
-        tau = whole.r_aug.shape[-1] - 1
-        r_aug = np.stack([triangular_factor(whole.r_aug[j][:, [*_columns(base.n_base, fc[j], laws[j]), tau]])
-                          for j in range(len(fc))])
         trace_yb = s.trace_yb.copy()
         for j in np.flatnonzero(fc >= 0):
             trace_yb[:, j, fc[j]] = s.trace_candidates[:, j, laws[j]]
-        streamed.append(dataclasses.replace(s, blocks=JointBlocks(r_aug, whole.n_rows),
-                                            trace_yb=trace_yb))
+        streamed.append(dataclasses.replace(s, blocks=select_columns(merge(s.folds), columns),
+                                            folds=tuple(select_columns(f, columns) for f in s.folds),
+                                            trace_yb=trace_yb, trace_candidates=None))
     return dataclasses.replace(data, streamed=tuple(streamed))

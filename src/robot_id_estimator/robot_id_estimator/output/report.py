@@ -15,13 +15,14 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from robot_id_estimator.friction.coulomb_law_choice import N_FOLDS, SMOOTH_GAIN
+from robot_id_estimator.friction.coulomb_law_choice import SMOOTH_GAIN
 from robot_id_estimator.output.figures import legend_below, new_figure, save_png
 from robot_id_estimator.output.files import atomic_path, write_text
 from robot_id_estimator.output.friction_figure import plot_friction
 from robot_id_estimator.output.urdf_export import model_friction
 from robot_id_estimator.physical.determination import HELD
 from robot_id_estimator.physical.plausibility import plausibility_lines
+from robot_id_estimator.processing.regression_data import N_FOLDS
 from robot_id_estimator.results import Friction, Identification, Physical, Traces
 from robot_id_estimator.validation.results import Validation
 from robot_id_estimator.validation.set_checks import RULE
@@ -165,10 +166,19 @@ def write_parameter_csv(result: Identification, out_dir: pathlib.Path) -> list[s
 
 
 def _checks_section(result: Identification) -> list[str]:
-    """Each parameter set's check against the identification data, and the warnings."""
-    lines = ["## Checks", "", f"Rule: {RULE}.", ""]
+    """Each parameter set's check on held-out data with its errors there and on the data it was fitted to, the best
+    set, and the warnings."""
+    held_out, sets = result.held_out, result.parameter_sets
+    lines = ["## Checks", "", f"Held out: {held_out.source}. Rule: {RULE}.", ""]
     for name, check in result.checks.items():
         lines.append(f"- {name}: " + ("passed" if check.passed else "**FAILED**: " + "; ".join(check.failures)))
+    lines += ["", f"Best on held-out data: **{result.best_set}** parameters.", "",
+              *_table(["joint"] + [f"{s} {kind} [Nm]" for s in sets for kind in ("training", "held out")],
+                      [[name] + [_fmt(x) for s in sets for x in (result.metrics.residual_rms_nm[s][j],
+                                                                    held_out.rms_nm(s)[j])]
+                       for j, name in enumerate(result.setup.joint_names)]
+                      + [["sum"] + [_fmt(x) for s in sets for x in (sum(result.metrics.residual_rms_nm[s]),
+                                                                     held_out.total_rms_nm(s))]])]
     if result.warnings:
         lines += ["", "Warnings:", ""] + [f"- **{w}**" for w in result.warnings]
     return [*lines, ""]
@@ -275,12 +285,6 @@ def write_identification_report(result: Identification, out_dir: str | pathlib.P
         + ", ".join(f"[{f}]({f})" for f in csv_files),
         "",
         *_checks_section(result),
-        "## Residual on the identification data",
-        "",
-        *_table(["joint"] + [f"RMS {s} [Nm]" for s in result.parameter_sets],
-                [[name] + [_fmt(m.residual_rms_nm[s][j]) for s in result.parameter_sets]
-                 for j, name in enumerate(joints)]),
-        "",
     ]
     lines += _physical_section(result)
     if result.unidentified:

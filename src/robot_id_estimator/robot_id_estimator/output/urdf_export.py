@@ -124,7 +124,7 @@ def write_identified_model(result: Identification, out_dir: str | pathlib.Path) 
     as MJCF, mjcf_export): a model MuJoCo does not load is a warning naming the file, and the URDF and YAML stay
     written. Needs result.physical.
 
-    When the physical set failed its check against the data, the URDF is written as identified.rejected.urdf,
+    When the physical set failed its check on held-out data, the URDF is written as identified.rejected.urdf,
     headed by a comment with the failures, no MJCF is written, and the model files of an earlier run there are
     removed.
     """
@@ -147,11 +147,11 @@ def write_identified_model(result: Identification, out_dir: str | pathlib.Path) 
     passed = result.passed("physical")
     (out / MJCF_NAME).unlink(missing_ok=True)
     if passed:
-        urdf_path = write_text(out / URDF_NAME, text)
+        urdf_path = write_text(out / URDF_NAME, _after_declaration(text, f"<!-- {_which_set(result)} -->\n"))
         (out / REJECTED_URDF_NAME).unlink(missing_ok=True)
     else:
         failures = "\n".join(f"  - {f}" for f in result.checks["physical"].failures).replace("--", "- -")
-        comment = ("<!-- REJECTED by robot_id: these physical parameters failed their check against the data:\n"
+        comment = ("<!-- REJECTED by robot_id: these physical parameters failed their check on held-out data:\n"
                    f"{failures}\n-->\n")
         urdf_path = write_text(out / REJECTED_URDF_NAME, _after_declaration(text, comment))
         (out / URDF_NAME).unlink(missing_ok=True)
@@ -168,6 +168,17 @@ def write_identified_model(result: Identification, out_dir: str | pathlib.Path) 
                          "constraint is smoothed near rest by the solver (solreffriction) and has no Stribeck rise, so "
                          f"a simulation with it does not reproduce the laws of {YAML_NAME} ({'; '.join(shaped)})")
     return ModelFiles(urdf_path, yaml_path, mjcf_path, notes)
+
+
+def _which_set(result: Identification) -> str:
+    """What identified.urdf holds and why: the physical set, its held-out error beside the other sets'."""
+    held_out = result.held_out
+    errors = ", ".join(f"{s} {held_out.total_rms_nm(s):.4g}" for s in result.parameter_sets)
+    best = result.best_set
+    why = ("the best set on held-out data" if best == "physical" else
+           f"passed its check; the {best} parameters predict held-out data better but are not a physical model")
+    return (f"robot_id: the physical parameters ({result.physical.method}): {why}. Held-out torque error summed over "
+            f"joints [Nm] ({held_out.source}): {errors}")
 
 
 def _model_yaml(result: Identification, urdf_name: str, friction: dict, passed: bool) -> dict:
@@ -210,7 +221,10 @@ def _model_yaml(result: Identification, urdf_name: str, friction: dict, passed: 
             "residual_norm_nm": physical.residual_norm_nm,
             "residual_increase_percent": physical.residual_increase_percent,
             "violations": list(physical.violations),
-            "check": {"passed": passed, "failures": list(result.checks["physical"].failures)},
+            "check": {"passed": passed, "failures": list(result.checks["physical"].failures),
+                      "held_out": result.held_out.source, "best_set": result.best_set,
+                      "held_out_rms_nm": {s: [_plain(x) for x in result.held_out.rms_nm(s)]
+                                          for s in result.parameter_sets}},
         },
     }
 

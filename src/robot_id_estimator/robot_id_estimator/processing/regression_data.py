@@ -36,6 +36,10 @@ from robot_id_model.coulomb_laws import CoulombLaw
 from robot_id_model.parameters import nominal_parameters
 from robot_id_model.robot_model import RobotModel
 
+N_FOLDS = 5
+"""Contiguous time blocks of each recording, each held out once (K-fold cross-validation, Hastie et al. 2009,
+section 7.10): by the Coulomb-law choice and the parameter sets' self-check."""
+
 
 @dataclass(frozen=True)
 class RegressionData:
@@ -88,11 +92,12 @@ def regression_data(
     allow_outside_limits: bool = False,
     allow_implausible_torque: bool = False,
     coulomb_candidates: Sequence[CoulombLaw] = (),
-    n_folds: int = 0,
+    n_folds: int = N_FOLDS,
 ) -> RegressionData:
     """Check and process every recording, then build its base regressor filtered like its torque; a recording
     whose torque cannot be this robot's (input_checks.check_torque_against_urdf) is refused unless allowed. With
-    Coulomb-law candidates, each recording's `n_folds` time folds are kept with them (coulomb_law_choice)."""
+    each recording's `n_folds` contiguous time folds reduced on their own, with the Coulomb-law candidates' columns
+    (coulomb_law_choice, validation.held_out)."""
     processed, notes = [], []
     for i, rec in enumerate(recordings, 1):
         check_recording(rec, robot, allow_outside_limits)

@@ -10,9 +10,11 @@ forward-backward filtering). Windows that touch an end of the log keep it, with 
 Periodic data (one averaged period, filtered in the frequency domain) are one window. Chunks are independent,
 so long logs run on CHUNK_WORKERS processes.
 
-Asked for Coulomb-law candidates (coulomb_law_choice), a stream also reduces, per time fold of the recording, the
-regressor with each joint's candidate Coulomb columns beside it, filtered alike, so that any choice of laws can be
-fitted and held out afterwards without building the regressor again.
+A stream reduces each of `n_folds` contiguous time folds of the recording on its own (the recording's reduction is
+their merge), so that the parameter sets can be fitted on some folds and held out on the others
+(validation.held_out). Asked for Coulomb-law candidates (coulomb_law_choice), the folds also hold each joint's
+candidate Coulomb columns beside the regressor, filtered alike, so that any choice of laws can be fitted and held
+out afterwards without building the regressor again.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ import numpy as np
 import scipy.signal
 
 from robot_id_estimator.processing.model_side import torque_side
-from robot_id_estimator.processing.reduction import JointBlocks, merge, reduce_joints
+from robot_id_estimator.processing.reduction import JointBlocks, merge, reduce_joints, select_columns
 from robot_id_estimator.processing.samples import ProcessedData, ProcessingConfig
 from robot_id_model.command_line import progress_bar
 from robot_id_model.coulomb_laws import CoulombLaw
@@ -61,8 +63,8 @@ class StreamedRecording:
     trace_yb: np.ndarray
     """(T, n, b) filtered regressor at `trace_index`."""
     folds: tuple[JointBlocks, ...] = ()
-    """Per time fold, the JointBlocks of [Yb_j C_j τ_j]: C_j (K, m) the joint's candidate Coulomb columns (none
-    asked for: no folds)."""
+    """Per time fold, the JointBlocks of [Yb_j C_j τ_j]: C_j (K, m) the joint's candidate Coulomb columns (m = 0
+    when none were asked for)."""
     trace_candidates: np.ndarray | None = None
     """(T, n, m) the candidate Coulomb columns at `trace_index`."""
 
@@ -94,21 +96,22 @@ def _window(data: ProcessedData, start: int, stop: int) -> ProcessedData:
                    ddq_rad_s2=data.ddq_rad_s2[start:stop], tau_nm=data.tau_nm[start:stop], notes=(), warnings=())
 
 
-def _chunk(job: tuple) -> tuple[JointBlocks, np.ndarray, np.ndarray, list[JointBlocks], np.ndarray | None]:
-    """Reduce one chunk: its filtered regressor's JointBlocks (each joint's samples where it moves at least
-    min_speed_rad_s), Yb·π_nominal, the trace rows, and with candidates the folds' extended JointBlocks and the
-    candidates' trace rows."""
+def _chunk(job: tuple) -> tuple[list[JointBlocks], np.ndarray, np.ndarray, np.ndarray | None]:
+    """Reduce one chunk: per fold, its filtered regressor with the candidate Coulomb columns beside it (each
+    joint's samples where it moves at least min_speed_rad_s); Yb·π_nominal, the trace rows and the candidates'
+    trace rows (None without candidates)."""
     (robot, independent, window, first, last, tau_nm, nominal, trace_rows, processing, time_constant_s,
      min_speed_rad_s, candidates, fold_ids, n_folds) = job
     raw = regressor(robot, window.q_rad, window.dq_rad_s, window.ddq_rad_s2)[..., independent]
     yb = torque_side(raw, window, processing, time_constant_s)[first:last]
     moving = np.abs(window.dq_rad_s[first:last]) >= min_speed_rad_s
-    if not candidates:
-        return reduce_joints(yb, tau_nm, moving), yb @ nominal, yb[trace_rows], [], None
-    laws = np.stack([law.signal(window.dq_rad_s) for law in candidates], axis=-1)
-    extended = np.concatenate([yb, torque_side(laws, window, processing, time_constant_s)[first:last]], axis=2)
+    extended, trace_candidates = yb, None
+    if candidates:
+        laws = np.stack([law.signal(window.dq_rad_s) for law in candidates], axis=-1)
+        extended = np.concatenate([yb, torque_side(laws, window, processing, time_constant_s)[first:last]], axis=2)
+        trace_candidates = extended[trace_rows, :, yb.shape[2]:]
     folds = [reduce_joints(extended, tau_nm, moving & (fold_ids == f)[:, None]) for f in range(n_folds)]
-    return reduce_joints(yb, tau_nm, moving), yb @ nominal, yb[trace_rows], folds, extended[trace_rows, :, yb.shape[2]:]
+    return folds, yb @ nominal, yb[trace_rows], trace_candidates
 
 
 def stream_recording(
@@ -121,12 +124,12 @@ def stream_recording(
     time_constant_s: float,
     min_speed_rad_s: float | np.ndarray = 0.0,
     candidates: Sequence[CoulombLaw] = (),
-    n_folds: int = 0,
+    n_folds: int = 1,
 ) -> StreamedRecording:
     """The reduced regression of one processed recording: its base regressor (columns `independent`) filtered
     like the torque, reduced with the torque to explain `tau_nm` (K, n), each joint's equations only where it
-    moves at least min_speed_rad_s (one for all joints, or (n,) one each); with Coulomb-law `candidates` also
-    `n_folds` contiguous time folds of the regression extended by their columns."""
+    moves at least min_speed_rad_s (one for all joints, or (n,) one each); reduced per each of `n_folds`
+    contiguous time folds, extended by the Coulomb-law `candidates`' columns."""
     k = len(data.t_s)
     stride = math.ceil(k / TRACE_POINTS)
     if data.n_periods == 0:
@@ -134,7 +137,7 @@ def stream_recording(
         windows = chunk_windows(k, CHUNK_SAMPLES, before, after)
     else:
         windows = [(0, 0, k, k)]
-    fold_ids = np.arange(k) * max(n_folds, 1) // k
+    fold_ids = np.arange(k) * n_folds // k
     jobs = [(robot, independent, _window(data, w0, w1), c0 - w0, c1 - w0, tau_nm[c0:c1], nominal,
              np.arange(-c0 % stride, c1 - c0, stride), processing, time_constant_s, min_speed_rad_s,
              tuple(candidates), fold_ids[c0:c1], n_folds)
@@ -145,11 +148,13 @@ def stream_recording(
             results = list(progress_bar(pool.map(_chunk, jobs), **bar))
     else:
         results = [_chunk(job) for job in progress_bar(jobs, **bar)]
+    folds = tuple(merge([r[0][f] for r in results]) for f in range(n_folds))
+    n_base = len(independent)
     return StreamedRecording(
-        blocks=merge([r[0] for r in results]),
+        blocks=select_columns(merge(folds), [[*range(n_base), -1]] * data.tau_nm.shape[1]),
         nominal_nm=np.concatenate([r[1] for r in results]),
         trace_index=np.arange(0, k, stride),
         trace_yb=np.concatenate([r[2] for r in results]),
-        folds=tuple(merge([r[3][f] for r in results]) for f in range(n_folds if candidates else 0)),
-        trace_candidates=np.concatenate([r[4] for r in results]) if candidates else None,
+        folds=folds,
+        trace_candidates=np.concatenate([r[3] for r in results]) if candidates else None,
     )

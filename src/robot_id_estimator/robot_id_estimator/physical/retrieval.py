@@ -1,0 +1,105 @@
+"""The physical stage: physically consistent link parameters whose base parameters best explain the torque
+(Xu et al. 2020, section III, eq. 15), by the configured method or the other when it cannot meet every constraint.
+
+In: the estimate's reduced (weighted) least-squares problem and the target columns. Out: results.Physical, with
+each standard parameter's determination and the plausibility of the values; RetrievalError when no method meets
+every constraint.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+
+import numpy as np
+
+from robot_id_estimator.physical.determination import determination, hold_friction
+from robot_id_estimator.physical.lmi import retrieve_lmi
+from robot_id_estimator.physical.multistart import retrieve_multistart
+from robot_id_estimator.physical.plausibility import plausibility
+from robot_id_estimator.physical.problem import PhysicalBounds, RetrievalError, RetrievalResult, default_bounds
+from robot_id_estimator.results import Physical
+from robot_id_estimator.robot_setup import RobotSetup
+from robot_id_estimator.settings import PhysicalConfig
+from robot_id_model.base_parameters import BaseParameters
+from robot_id_model.parameters import nominal_parameters, parameter_names
+from robot_id_model.robot_model import RobotModel
+from robot_id_model.urdf_inertials import all_link_inertials, fixed_parts, lumped_known_parts
+
+
+def retrieve_physical(
+    robot: RobotModel,
+    base: BaseParameters,
+    setup: RobotSetup,
+    w: np.ndarray,
+    z_nm: np.ndarray,
+    outside_sq_nm2: float,
+    target_columns: np.ndarray,
+    config: PhysicalConfig,
+) -> Physical:
+    """Physical parameters whose `target_columns` base parameters best explain τ (Xu et al. 2020, eq. 15).
+
+    The problem is the estimate's reduced one (estimation.ReducedSystem, weighted as the estimate, so that eq. (15)
+    weighs joints alike): ‖W^½(τ − Yb·πb)‖² = ‖z − w·πb‖² + `outside_sq_nm2` with `w` (b, b), so its cost does not
+    depend on the number of samples.
+    Links that carry known fixed links (a gripper in the URDF) keep those parts' inertials; their own part is kept
+    consistent too, unless the URDF gives the link no inertial of its own: then link and fixed parts are one body.
+    """
+    w = w[:, target_columns]
+    target_from_pi = base.beta_from_pi[target_columns]
+    lumped = lumped_known_parts(robot, setup.urdf_text)
+    bounds = default_bounds(
+        robot,
+        mass_factor=config.mass_factor,
+        com_margin_m=config.com_margin_m,
+        inertia_factor=config.inertia_factor,
+        total_mass_factor=config.total_mass_factor,
+        fixed_inertials=fixed_parts(robot, setup.urdf_text, lumped),
+        max_inertia_ratio=config.max_inertia_ratio,
+        max_off_diagonal_ratio=config.max_off_diagonal_ratio,
+        orderings=config.orderings,
+        margin=config.margin,
+    )
+    det = determination(robot, target_from_pi, nominal_parameters(robot))
+    bounds = hold_friction(robot, bounds, det)
+    result = _retrieve_checked(robot, w, z_nm, outside_sq_nm2, target_from_pi, bounds, config)
+    urdf_mass_kg = sum(inertial.mass_kg for inertial in all_link_inertials(setup.urdf_text))
+    return Physical(
+        method=result.method,
+        link_names=robot.link_names,
+        links=result.links,
+        standard_names=tuple(parameter_names(robot)),
+        standard_values=result.pi,
+        base_values=base.values(result.pi),
+        status=det.status,
+        held_values=det.held_values,
+        residual_norm_nm=result.residual_norm_nm,
+        unconstrained_residual_norm_nm=result.unconstrained_residual_norm_nm,
+        target=config.target,
+        violations=result.violations,
+        wall_time_s=result.wall_time_s,
+        notes=result.notes,
+        plausibility=plausibility(robot, bounds, result.pi, urdf_mass_kg, setup.datasheet_mass_kg),
+    )
+
+
+def _retrieve_checked(robot: RobotModel, w: np.ndarray, z_nm: np.ndarray, outside_sq_nm2: float,
+                      target_from_pi: np.ndarray, bounds: PhysicalBounds, config: PhysicalConfig) -> RetrievalResult:
+    """The configured method's result if it meets every constraint, else the other method's, else RetrievalError
+    naming what each could not meet and by how much: a violating set is never the answer."""
+    def run(method: str) -> RetrievalResult:
+        if method == "lmi":
+            return retrieve_lmi(robot, w, z_nm, target_from_pi, bounds, config.regularizer,
+                                config.weight(config.regularizer), outside_sq_nm2=outside_sq_nm2)
+        return retrieve_multistart(robot, w, z_nm, target_from_pi, bounds, config.starts, config.seed,
+                                   weight=config.weight("euclidean"), outside_sq_nm2=outside_sq_nm2)
+
+    first = run(config.method)
+    if not first.violations:
+        return first
+    other = "multistart" if config.method == "lmi" else "lmi"
+    second = run(other)
+    if second.violations:
+        raise RetrievalError(f"no method met every constraint: {config.method}: {'; '.join(first.violations)}; "
+                             f"{other}: {'; '.join(second.violations)}")
+    note = f"{config.method} did not meet every constraint ({'; '.join(first.violations)}); {other} did"
+    return dataclasses.replace(second, notes=(note, *second.notes))

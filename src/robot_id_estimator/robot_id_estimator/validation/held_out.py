@@ -1,0 +1,110 @@
+"""Every parameter set predicts data it was not fitted to: the evidence of the self-check (set_checks).
+
+In: the regression's time folds (regression_stream: each fold's reduced [Yb τ] per joint, with the chosen Coulomb
+laws), the base estimate (its columns and per-recording joint weights), the essential columns, and the physical
+retrieval as a function of a reduced system. Out: per parameter set, each held-out block's squared torque error per
+joint (HeldOut).
+
+K-fold cross-validation over contiguous time blocks (Hastie et al. 2009, section 7.10): for each fold every set is
+fitted on the other folds exactly as on the whole data (the same columns, weights and retrieval) and predicts the
+fold. Periodic data are one averaged period, so their blocks are parts of it; a long log's blocks are parts of the
+log. The essential set keeps the columns the whole data chose.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from robot_id_estimator.estimation import least_squares as estimation
+from robot_id_estimator.output.json_values import json_array, json_list
+from robot_id_estimator.physical.problem import RetrievalError
+from robot_id_estimator.processing.reduction import JointBlocks, merge, weighted_rows
+
+PhysicalOf = Callable[[estimation.ReducedSystem], np.ndarray]
+"""The physical set's base values retrieved from a reduced system (RetrievalError when it cannot be)."""
+
+
+@dataclass(frozen=True)
+class HeldOut:
+    """Per parameter set, the squared torque error of each held-out block per joint; NaN for a block where the
+    set could not be fitted."""
+
+    source: str
+    """How the blocks were held out, e.g. '5-fold cross-validation over time blocks'."""
+    block_sq_nm2: dict[str, np.ndarray]
+    """(F, n) per set."""
+    block_rows: np.ndarray
+    """(F, n) equations of each joint in each block."""
+    notes: tuple[str, ...] = ()
+
+    def rms_nm(self, name: str, blocks: np.ndarray | None = None) -> np.ndarray:
+        """(n,) RMS of the set's held-out error over `blocks` (default: every block it was fitted for)."""
+        sq = self.block_sq_nm2[name]
+        blocks = np.isfinite(sq).all(axis=1) if blocks is None else blocks
+        return np.sqrt(sq[blocks].sum(axis=0) / np.maximum(self.block_rows[blocks].sum(axis=0), 1))
+
+    def total_rms_nm(self, name: str) -> float:
+        """The sum over joints of the set's held-out RMS (NaN when no block has it)."""
+        rms = self.rms_nm(name)
+        return float(rms.sum()) if np.isfinite(self.block_sq_nm2[name]).all(axis=1).any() else float("nan")
+
+    def to_dict(self) -> dict:
+        return {"source": self.source, "rows": [json_list(r) for r in self.block_rows],
+                "squared_error_nm2": {s: [json_list(r) for r in sq] for s, sq in self.block_sq_nm2.items()},
+                "rms_nm": {s: json_list(self.rms_nm(s)) for s in self.block_sq_nm2}, "notes": list(self.notes)}
+
+    @classmethod
+    def from_dict(cls, raw: dict | None) -> HeldOut | None:
+        """Inverse of to_dict (None stays None)."""
+        if raw is None:
+            return None
+        return cls(raw["source"], {s: np.array([json_array(r) for r in sq])
+                                   for s, sq in raw["squared_error_nm2"].items()},
+                   np.array([json_array(r) for r in raw["rows"]]), tuple(raw["notes"]))
+
+
+def cross_validate(folds: Sequence[Sequence[JointBlocks]], joint_weights: Sequence[np.ndarray],
+                   base_columns: np.ndarray, essential_columns: np.ndarray,
+                   physical_of: PhysicalOf | None) -> HeldOut:
+    """HeldOut of the base, essential and (with `physical_of`) physical sets: folds[i][f] is recording i's fold f,
+    weighted by joint_weights[i] as in the estimate."""
+    n_folds = len(folds[0])
+    n_joints = folds[0][0].r_aug.shape[0]
+    names = ("base", "essential") + (("physical",) if physical_of is not None else ())
+    sq = {name: np.full((n_folds, n_joints), np.nan) for name in names}
+    rows = np.zeros((n_folds, n_joints))
+    notes = []
+    for f in range(n_folds):
+        training = [merge([fold for g, fold in enumerate(recording) if g != f]) for recording in folds]
+        values, failure = _fitted(estimation.reduce_system(*weighted_rows(training, joint_weights)), base_columns,
+                                  essential_columns, physical_of)
+        if failure:
+            notes.append(f"held-out block {f + 1}: {failure}")
+        held = [recording[f] for recording in folds]
+        rows[f] = sum(b.n_rows for b in held)
+        for name, v in values.items():
+            sq[name][f] = sum(b.residual_sq_nm2(v) for b in held) if np.isfinite(v).all() else np.nan
+    return HeldOut(f"{n_folds}-fold cross-validation over time blocks", sq, rows, tuple(notes))
+
+
+def _fitted(system: estimation.ReducedSystem, base_columns: np.ndarray, essential_columns: np.ndarray,
+            physical_of: PhysicalOf | None) -> tuple[dict[str, np.ndarray], str | None]:
+    """Each set's base-parameter values fitted on `system` (zero where not estimated), and why the physical set
+    could not be (None when it was or was not asked for)."""
+    values = {}
+    for name, columns in (("base", base_columns), ("essential", essential_columns)):
+        values[name] = np.zeros(len(system.scale))
+        try:
+            values[name][columns] = estimation.fit_columns(system, columns).values
+        except np.linalg.LinAlgError:  # the other blocks do not determine these columns
+            values[name][:] = np.nan
+    if physical_of is None:
+        return values, None
+    try:
+        values["physical"] = physical_of(system)
+    except RetrievalError as err:
+        return values, f"physical parameters not retrieved from the other blocks ({err})"
+    return values, None
