@@ -130,6 +130,7 @@ def panda() -> dict:
     figures["physical_within_5_percent_of_base"] = bool(np.all(ratio <= 1.05))
     figures["below_gaz"] = {s: bool(np.all(rms < REFERENCE_GAZ_NM)) for s, rms in validation.rms_nm.items()}
     figures["checks_passed"] = {s: c.passed for s, c in result.checks.items()}
+    figures["self_check"] = self_check(result)
     figures["warnings"] = list(result.warnings)
     figures["condition_number"] = round(result.metrics.condition_number, 2)
     figures["n_essential"] = len(result.essential.names)
@@ -144,6 +145,23 @@ def panda() -> dict:
     print("   beside it, OLS with the source's 10 Hz filters: base "
           + " ".join(f"{x:.3f}" for x in tuned_validation.rms_nm["base"]) + "; physical "
           + " ".join(f"{x:.3f}" for x in tuned_validation.rms_nm["physical"]))
+    return figures
+
+
+def self_check(result) -> dict:
+    """Each set's error on the data it was fitted to and on the identify's own held-out blocks, and the verdict."""
+    held_out = result.held_out
+    print(f"   self-check of identify ({held_out.source} of the 70 % it was given; verdict and best set):")
+    figures = {"held_out": held_out.source, "training_rms_nm": {}, "cross_validated_rms_nm": {},
+               "passed": {s: c.passed for s, c in result.checks.items()}, "best_set": result.best_set}
+    for s in result.parameter_sets:
+        training, held = result.metrics.residual_rms_nm[s], held_out.rms_nm(s)
+        figures["training_rms_nm"][s] = [round(float(x), 4) for x in training]
+        figures["cross_validated_rms_nm"][s] = [round(float(x), 4) for x in held]
+        print(f"   {s + ' training':<22}" + " ".join(f"{x:6.3f}" for x in training))
+        print(f"   {s + ' held out':<22}" + " ".join(f"{x:6.3f}" for x in held)
+              + f"   {'passed' if result.checks[s].passed else 'FAILED'}")
+    print(f"   best on held-out data: {result.best_set}")
     return figures
 
 

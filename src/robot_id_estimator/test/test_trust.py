@@ -251,6 +251,18 @@ def test_torque_of_the_wrong_sign_or_units_is_refused_by_identify(csv_run, capsy
     assert "correlation -1.00" in _errors(capsys)[0]
 
 
+@pytest.mark.parametrize("reading", ["zeros", "a constant 0.3 Nm", "noise only"])
+def test_a_dead_torque_sensor_on_a_lightly_loaded_joint_is_named(csv_run, capsys, reading):
+    tmp, rec, _ = csv_run
+    tau = rec.tau_nm.copy()
+    tau[:, 4] = {"zeros": 0.0, "a constant 0.3 Nm": 0.3,
+                 "noise only": np.random.default_rng(0).normal(0.0, 0.01, len(tau))}[reading]
+    path = save_csv(dataclasses.replace(rec, tau_nm=tau), tmp / "dead_a5.csv")
+    assert _identify(path, tmp / "dead_a5") == 2
+    error = _errors(capsys)[0]
+    assert "the torque does not follow the motion: lbr_A5 varies by" in error and "a dead sensor" in error
+
+
 def test_logged_velocities_in_degrees_per_second_are_refused(csv_run, capsys):
     tmp, rec, _ = csv_run
     dq_deg_s = np.degrees(np.gradient(rec.q_rad, rec.t_s, axis=0))

@@ -120,6 +120,22 @@ def check_logged_velocities(rec: Recording, joint_names: Sequence[str]) -> None:
                         "column mix-up); fix the file or leave the dq columns out")
 
 
+FLAT_FRACTION = 0.02
+"""A joint whose measured torque varies (standard deviation) by less than this fraction of the URDF model's torque
+does not follow the motion: a dead sensor, a column of zeros or the wrong column. Friction alone varies more."""
+
+
+def check_torque_follows_motion(source: str, tau_nm: np.ndarray, tau_urdf_nm: np.ndarray,
+                                joint_names: Sequence[str]) -> None:
+    """DataError naming each joint whose torque is flat where the URDF model's varies (FLAT_FRACTION)."""
+    measured, model = np.std(tau_nm, axis=0), np.std(tau_urdf_nm, axis=0)
+    flat = [f"{joint_names[j]} varies by {measured[j]:.2g} Nm RMS where the URDF model's varies by {model[j]:.3g}"
+            for j in np.flatnonzero(measured < FLAT_FRACTION * model)]
+    if flat:
+        raise DataError(f"{source}: the torque does not follow the motion: {'; '.join(flat)}: a dead sensor, a "
+                        "column of zeros or the wrong column?")
+
+
 def check_torque_against_urdf(source: str, tau_nm: np.ndarray, tau_urdf_nm: np.ndarray,
                               joint_names: Sequence[str]) -> list[str]:
     """Compare the measured torque with the URDF's rigid-body model on every joint the model loads (RMS at least

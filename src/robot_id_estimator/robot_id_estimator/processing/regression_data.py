@@ -21,6 +21,7 @@ from robot_id_estimator.processing.input_checks import (
     check_enough_data,
     check_recording,
     check_torque_against_urdf,
+    check_torque_follows_motion,
     urdf_friction_note,
 )
 from robot_id_estimator.processing.model_side import torque_side
@@ -122,6 +123,7 @@ def regression_data(
             left_out = 1.0 - streamed[-1].blocks.n_rows / len(data.t_s)
             notes.append(f"{rec.source}: equations left out where a joint moves slower than {config.min_speed_rad_s:g} "
                          f"rad/s (static friction): {np.array2string(100 * left_out, precision=1)} % per joint")
+        check_torque_follows_motion(rec.source, data.tau_nm, streamed[-1].nominal_nm, robot.joint_names)
         if not allow_implausible_torque:
             torque_warnings += check_torque_against_urdf(rec.source, data.tau_nm, streamed[-1].nominal_nm,
                                                          robot.joint_names)

@@ -9,7 +9,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from robot_id_estimator.friction.stribeck_fit import stribeck_model_torque
-from robot_id_estimator.processing.input_checks import check_recording, check_torque_against_urdf
+from robot_id_estimator.processing.input_checks import (
+    check_recording,
+    check_torque_against_urdf,
+    check_torque_follows_motion,
+)
 from robot_id_estimator.processing.model_side import robot_filtered, torque_side
 from robot_id_estimator.processing.motion_summary import compare_motion, motion_summary
 from robot_id_estimator.processing.regression_stream import CHUNK_SAMPLES
@@ -138,6 +142,7 @@ def _predict_recording(rec: Recording, result: Identification, robot: RobotModel
         momentum = robot_filtered(momentum, data, time_constant_s)
         model_input = robot_filtered(model_input - friction, data, time_constant_s)
         residuals[s] = momentum_observer(data.t_s, reference, momentum, model_input, config.observer_gain_1_s)
+    check_torque_follows_motion(rec.source, data.tau_nm, predicted["urdf"], robot.joint_names)
     torque_warnings = () if allow_implausible_torque else tuple(
         check_torque_against_urdf(rec.source, data.tau_nm, predicted["urdf"], robot.joint_names))
     return _Prediction(data, reference, predicted, smoothed, residuals, torque_warnings)
