@@ -55,6 +55,7 @@ def _check_inputs(args: argparse.Namespace) -> None:
     """Every input file exists, before anything is loaded."""
     paths = [("--data", path) for path in args.data] + [("--friction-sweep", path) for path in
                                                         getattr(args, "friction_sweep", None) or []]
+    paths += [("--check-data", path) for path in getattr(args, "check_data", None) or []]
     paths += [(option, getattr(args, option[2:], None)) for option in ("--result", "--config")]
     missing = robot_source_problems(getattr(args, "robot", None), getattr(args, "urdf", None)) + missing_files(paths)
     if missing:
@@ -97,29 +98,33 @@ def _config(args: argparse.Namespace, base: EstimatorConfig | None = None) -> Es
     )
 
 
-def _load(args: argparse.Namespace, setup: RobotSetup, say) -> list:
-    """The recordings of --data, each file once; a column map's {i} numbers all the URDF's movable joints."""
+def _load(args: argparse.Namespace, setup: RobotSetup, say) -> tuple[list, list]:
+    """The recordings of --data and --check-data, each file once; a column map's {i} numbers all the URDF's movable
+    joints."""
     columns = parse_column_map(args.columns) if args.columns else None
     arm_joints = load_robot_model(setup.urdf_text or setup.urdf_path).joint_names if columns else None
+    paths = list(args.data) + list(getattr(args, "check_data", None) or [])
     recordings = []
-    for path in args.data:
+    for path in paths:
         say(f"loading {path}")
         recordings.append(load_recording(path, setup.joint_names, args.period, columns=columns, start_s=args.start,
                                          end_s=args.end, unmodelled_motion_ok=args.allow_unmodelled_motion,
                                          arm_joints=arm_joints))
-    _refuse_the_same_samples_twice(args.data, recordings)
-    return recordings
+    _refuse_the_same_samples_twice(paths, recordings, len(args.data))
+    return recordings[:len(args.data)], recordings[len(args.data):]
 
 
-def _refuse_the_same_samples_twice(paths: list[str], recordings: list) -> None:
-    """A file given twice, or copied under another name, would count its samples twice (every RSD √2 too small)."""
+def _refuse_the_same_samples_twice(paths: list[str], recordings: list, n_fitted: int) -> None:
+    """A file given twice, or copied under another name, would count its samples twice (every RSD √2 too small), or
+    check the parameters on the data they were fitted to (the first `n_fitted` are fitted)."""
     digests = [hashlib.sha256(np.ascontiguousarray(r.q_rad).tobytes() + np.ascontiguousarray(r.tau_nm).tobytes())
                .hexdigest() for r in recordings]
     for i, digest in enumerate(digests):
         if digest in digests[:i]:
             first = paths[digests.index(digest)]
-            raise ValueError(f"--data: {first} and {paths[i]} hold the same samples: they would count twice (every "
-                             "RSD √2 too small); give each recording once")
+            why = ("they would count twice (every RSD √2 too small)" if i < n_fitted else
+                   "a check on the data fitted checks nothing")
+            raise ValueError(f"--data: {first} and {paths[i]} hold the same samples: {why}; give each recording once")
 
 
 def _warn(warnings: tuple[str, ...]) -> None:
@@ -135,13 +140,13 @@ def _identify(args: argparse.Namespace, say) -> int:
     from robot_id_estimator.identify_and_write import identify_and_write
     from robot_id_estimator.physical.determination import HELD
 
-    recordings = _load(args, setup, say)
+    recordings, check_recordings = _load(args, setup, say)
     sweeps = []
     for path in args.friction_sweep or []:
         say(f"loading friction sweep {path}")
         sweeps.append(load_recording(path, setup.joint_names))
     written = identify_and_write(recordings, setup, config, out, sweeps, say, args.allow_outside_limits,
-                                 args.allow_implausible_torque)
+                                 args.allow_implausible_torque, check_recordings)
     result, report = written.result, written.report
     m = result.metrics
     print(f"{setup.name}: {int(np.isfinite(result.base.values).sum())} of {len(result.base.names)} base "
@@ -192,7 +197,7 @@ def _validate(args: argparse.Namespace, say) -> int:
 
     if (out / "identification.json").exists():
         raise ValueError(f"--out {out} holds an identification; write the validation to a directory of its own")
-    recordings = _load(args, result.setup, say)
+    recordings, _ = _load(args, result.setup, say)
     validation = validate(result, recordings, config, progress=say, allow_outside_limits=args.allow_outside_limits,
                           allow_implausible_torque=args.allow_implausible_torque)
     write_validation(validation, out / "validation.json")
@@ -257,6 +262,10 @@ def parser() -> argparse.ArgumentParser:
     ident.add_argument("--friction-sweep", action="extend", nargs="+", metavar="FILE",
                        help="recordings of forward/backward joint sweeps for the Stribeck friction model "
                             "(default: none, linear friction)")
+    ident.add_argument("--check-data", action="extend", nargs="+", metavar="FILE",
+                       help="recordings of another motion, not fitted: every parameter set's check and the best set "
+                            "are decided by how well it predicts them (default: 5-fold cross-validation over time "
+                            "blocks of --data)")
     ident.add_argument("--method", choices=METHODS, help="override the config's estimator (default: wls)")
     ident.add_argument("--friction", help="override the config's friction terms, comma-separated "
                                           f"(default: {','.join(DEFAULT_FRICTION)})")

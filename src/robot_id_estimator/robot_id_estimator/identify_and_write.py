@@ -32,11 +32,13 @@ class Written:
 
 def identify_and_write(recordings: Sequence[Recording], setup: RobotSetup, config: EstimatorConfig,
                        out_dir: pathlib.Path, friction_sweeps: Sequence[Recording] = (), progress: Progress = None,
-                       allow_outside_limits: bool = False, allow_implausible_torque: bool = False) -> Written:
-    """Identify the recordings (pipeline.identify, with the same checks and allowances) and write the results to
-    out_dir."""
+                       allow_outside_limits: bool = False, allow_implausible_torque: bool = False,
+                       check_recordings: Sequence[Recording] = ()) -> Written:
+    """Identify the recordings (pipeline.identify, with the same checks and allowances; `check_recordings` only
+    predicted, for the self-check) and write the results to out_dir."""
     result = identify(list(recordings), setup, config, list(friction_sweeps), progress=progress,
-                      allow_outside_limits=allow_outside_limits, allow_implausible_torque=allow_implausible_torque)
+                      allow_outside_limits=allow_outside_limits, allow_implausible_torque=allow_implausible_torque,
+                      check_recordings=list(check_recordings))
     json_path = write_identification(result, out_dir / "identification.json")
     report = write_identification_report(result, out_dir, progress=progress)
     files = write_identified_model(result, out_dir) if result.physical is not None else None

@@ -45,7 +45,14 @@ from robot_id_estimator.results import (
 )
 from robot_id_estimator.robot_setup import RobotSetup
 from robot_id_estimator.settings import EstimatorConfig
-from robot_id_estimator.validation.held_out import HeldOut, cross_validate
+from robot_id_estimator.validation.diagnosis import (
+    NOISE_FACTOR,
+    POOR_FRACTION,
+    diagnose,
+    diagnosis_problem,
+    too_little_excitation,
+)
+from robot_id_estimator.validation.held_out import HeldOut, cross_validate, predicted_blocks
 from robot_id_estimator.validation.prediction_errors import predict_torque
 from robot_id_estimator.validation.set_checks import SetCheck, check_sets
 from robot_id_model.base_parameters import BaseParameters, base_parameters
@@ -94,9 +101,11 @@ def identify(
     progress: Progress = None,
     allow_outside_limits: bool = False,
     allow_implausible_torque: bool = False,
+    check_recordings: Sequence[Recording] = (),
 ) -> Identification:
     """Identify base, essential and physical parameters and friction from recordings of `setup`'s joints, and
-    check every parameter set on held-out data (Identification.checks, .warnings).
+    check every parameter set on held-out data (Identification.checks, .warnings): `check_recordings`, not fitted,
+    when given, else the recordings' own time blocks by cross-validation.
 
     Refused (robot_id_estimator.processing.input_checks): positions outside the URDF's limits unless
     `allow_outside_limits`, torque that cannot be this robot's unless `allow_implausible_torque`, too little data.
@@ -121,11 +130,10 @@ def identify(
     law_choice = None
     if len(candidates):
         with timer.stage("coulomb law"):
-            say(progress, f"Coulomb law per joint: {len(CANDIDATES)} candidates, {N_FOLDS}-fold cross-validation")
-            family = None if config.coulomb_law == "auto" else config.coulomb_law
-            law_choice = choose_coulomb_laws(data, base, fc, family)
-            data = with_chosen_laws(data, base, fc, law_choice)
-            robot = robot.with_coulomb_laws(law_choice.chosen)
+            data, robot, law_choice = _chosen_laws(data, robot, base, fc, config, progress)
+    check_data = regression_data(check_recordings, setup, robot, base, config, stribeck, progress,
+                                 allow_outside_limits, allow_implausible_torque, for_fitting=False) \
+        if check_recordings else None
     with timer.stage("estimation"):
         say(progress, f"estimating {base.n_base} base parameters ({config.method.upper()}) from "
                       f"{len(data.tau_nm)} samples")
@@ -138,13 +146,18 @@ def identify(
     with timer.stage("physical"):
         outcome = _physical_stage(robot, base, setup, data, estimate, essential, config, progress)
     with timer.stage("held-out check"):
-        say(progress, f"self-check: each set fitted on {N_FOLDS - 1} of {N_FOLDS} time blocks predicts the other")
-        physical_of = _physical_of(robot, base, setup, estimate, essential, config) if outcome.physical else None
-        held_out = cross_validate([s.folds for s in data.streamed], estimate.joint_weights, estimate.columns,
-                                  essential.fit.columns, physical_of)
+        held_out = _held_out(robot, base, setup, config, data, estimate, essential, outcome, check_data, progress)
     timer.seconds["total"] = round(time.perf_counter() - timer.start, 4)
     return _assemble(setup, robot, base, config, data, estimate, essential, outcome, sweep, law_choice, held_out,
                      timer.seconds, progress)
+
+
+def _chosen_laws(data: RegressionData, robot: RobotModel, base: BaseParameters, fc: np.ndarray,
+                 config: EstimatorConfig, progress: Progress) -> tuple[RegressionData, RobotModel, CoulombLawChoice]:
+    """Each joint's Coulomb law chosen by held-out data (coulomb_law_choice), the regression and model with them."""
+    say(progress, f"Coulomb law per joint: {len(CANDIDATES)} candidates, {N_FOLDS}-fold cross-validation")
+    choice = choose_coulomb_laws(data, base, fc, None if config.coulomb_law == "auto" else config.coulomb_law)
+    return with_chosen_laws(data, base, fc, choice), robot.with_coulomb_laws(choice.chosen), choice
 
 
 def _refuse_massless_links(robot: RobotModel, setup: RobotSetup) -> None:
@@ -209,6 +222,32 @@ def _physical_of(robot: RobotModel, base: BaseParameters, setup: RobotSetup, est
     return physical_of
 
 
+def _set_values(estimate: BaseEstimate, essential: estimation.Essential, outcome: PhysicalOutcome) -> dict:
+    """Each parameter set's values over the base parameters (essential: zero where eliminated)."""
+    essential_values = np.zeros(len(estimate.values))
+    essential_values[essential.fit.columns] = essential.fit.values
+    values = {"base": estimate.values, "essential": essential_values}
+    if outcome.physical is not None:
+        values["physical"] = outcome.physical.base_values
+    return values
+
+
+def _held_out(robot: RobotModel, base: BaseParameters, setup: RobotSetup, config: EstimatorConfig,
+              data: RegressionData, estimate: BaseEstimate, essential: estimation.Essential, outcome: PhysicalOutcome,
+              check_data: RegressionData | None, progress: Progress) -> HeldOut:
+    """Every set's prediction of data it was not fitted to: the check recordings when given, else each of the
+    recordings' N_FOLDS time blocks by the sets fitted on the others."""
+    if check_data is not None:
+        say(progress, f"self-check: every set predicts {', '.join(check_data.sources)} (not fitted)")
+        return predicted_blocks([s.folds for s in check_data.streamed], _set_values(estimate, essential, outcome),
+                                f"the check recording(s) {', '.join(check_data.sources)}, not fitted, in "
+                                f"{N_FOLDS} time blocks")
+    say(progress, f"self-check: each set fitted on {N_FOLDS - 1} of {N_FOLDS} time blocks predicts the other")
+    physical_of = _physical_of(robot, base, setup, estimate, essential, config) if outcome.physical else None
+    return cross_validate([s.folds for s in data.streamed], estimate.joint_weights, estimate.columns,
+                          essential.fit.columns, physical_of)
+
+
 def _assemble(
     setup: RobotSetup,
     robot: RobotModel,
@@ -226,11 +265,7 @@ def _assemble(
 ) -> Identification:
     """The Identification of the stages' results, with every parameter set checked on held-out data."""
     names = base.names
-    essential_values = np.zeros(len(names))
-    essential_values[essential.fit.columns] = essential.fit.values
-    values = {"base": estimate.values, "essential": essential_values}
-    if outcome.physical is not None:
-        values["physical"] = outcome.physical.base_values
+    values = _set_values(estimate, essential, outcome)
     notes = [*(sweep.notes if sweep else ()), *data.notes, *estimate.notes, *held_out.notes,
              *(law_choice.describe(robot.joint_names) if law_choice else ())]
     if sweep is not None:
@@ -260,8 +295,36 @@ def _assemble(
         held_out=held_out,
         checks=checks,
         warnings=(*data.warnings, *(f for c in checks.values() for f in c.failures),
-                  *(outcome.physical.plausibility.warnings() if outcome.physical is not None else ())),
+                  *(outcome.physical.plausibility.warnings() if outcome.physical is not None else ()),
+                  *(_diagnosis(setup, robot, base, config, data, estimate, metrics, progress)
+                    or too_little_excitation(np.asarray(metrics.residual_rms_nm["base"]), held_out.rms_nm("base"),
+                                             robot.joint_names, estimate.rsd_percent, essential.fit.rsd_percent,
+                                             _recorded_seconds(data), metrics.condition_number))),
     )
+
+
+def _recorded_seconds(data: RegressionData) -> float:
+    """Seconds of data behind the estimate: every period of periodic recordings."""
+    return float(sum((d.t_s[-1] - d.t_s[0]) * max(d.n_periods, 1) for d in data.processed))
+
+
+def _diagnosis(setup: RobotSetup, robot: RobotModel, base: BaseParameters, config: EstimatorConfig,
+               data: RegressionData, estimate: BaseEstimate, metrics: Metrics, progress: Progress) -> list[str]:
+    """The likely mistake behind a misfit (validation.diagnosis): every one when the base set leaves more than
+    POOR_FRACTION of some joint's torque RMS unexplained, the torque filter's when more than NOISE_FACTOR × the
+    noise of the averaged torque (periodic data, estimation.base_stage's noise model)."""
+    residual = np.asarray(metrics.residual_rms_nm["base"])
+    poor = residual > POOR_FRACTION * np.sqrt(np.mean(data.measured_nm**2, axis=0))
+    noise = [np.sqrt(np.asarray(d.noise_var_nm2) / d.n_periods) / metrics.rsd_filter_factor
+             for d in data.processed if d.noise_var_nm2 is not None and d.n_periods >= 2]
+    above_noise = residual > NOISE_FACTOR * np.max(noise, axis=0) if noise else np.zeros(len(residual), bool)
+    if not (poor.any() or above_noise.any()):
+        return []
+    say(progress, "diagnosis: the model explains the data less well than it should; trying the usual mistakes")
+    tau = np.split(data.tau_nm, np.cumsum([len(d.t_s) for d in data.processed])[:-1])
+    problem = diagnosis_problem(robot, base.independent, estimate.columns, config.processing,
+                                setup.torque_filter_time_constant_s, data.processed, tau)
+    return diagnose(problem, robot.joint_names, poor if poor.any() else above_noise, bool(poor.any()))
 
 
 def _traces(data: RegressionData, values: dict[str, np.ndarray], names: Sequence[str]) -> Traces:

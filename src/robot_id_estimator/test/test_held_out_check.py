@@ -51,21 +51,27 @@ def test_the_limit_is_half_again_the_base_error_plus_one_percent_of_the_torque_b
                       ("j1",))["physical"].passed
 
 
-@pytest.fixture(scope="module")
-def unmodelled_ripple(tmp_path_factory):
-    """Three periods of the iiwa14 with 0.05 Nm noise and a position ripple on A5–A7 that no rigid-body set can
-    hold (0.3 Nm · sin 3q, a cogging or cable torque): the base set absorbs part of it into the inertial
-    parameters, the physical set cannot."""
+def _with_ripple(seed: int):
+    """Three periods of the iiwa14 excitation `seed` with 0.05 Nm noise and a position ripple on A5–A7 that no
+    rigid-body set can hold (0.3 Nm · sin 3q, a cogging or cable torque)."""
     setup = iiwa14_setup()
     robot = setup.model(("FV", "FC", "FO"))
-    rec = random_recording(robot, urdf_with_friction(robot), 3, seed=3, period_s=10.0, rate_hz=200.0,
+    rec = random_recording(robot, urdf_with_friction(robot), 3, seed=seed, period_s=10.0, rate_hz=200.0,
                            torque_filter_time_constant_s=setup.torque_filter_time_constant_s, tau_noise_nm=0.05,
                            q_noise_rad=1e-5, noise_seed=1, source="ripple")
     tau = rec.tau_nm.copy()
     for j in (4, 5, 6):
         tau[:, j] += 0.3 * np.sin(3.0 * rec.q_rad[:, j] + 0.5 * j)
+    return dataclasses.replace(rec, tau_nm=tau)
+
+
+@pytest.fixture(scope="module")
+def unmodelled_ripple(tmp_path_factory):
+    """The ripple data: the base set absorbs part of the ripple into the inertial parameters, the physical set
+    cannot."""
+    rec = _with_ripple(3)
     tmp = tmp_path_factory.mktemp("ripple")
-    return tmp, save_csv(dataclasses.replace(rec, tau_nm=tau), tmp / "ripple.csv"), np.sqrt(np.mean(tau**2, axis=0))
+    return tmp, save_csv(rec, tmp / "ripple.csv"), np.sqrt(np.mean(rec.tau_nm**2, axis=0))
 
 
 def test_a_physical_set_worse_on_training_data_and_better_held_out_is_kept(unmodelled_ripple, capsys):
@@ -85,3 +91,19 @@ def test_a_physical_set_worse_on_training_data_and_better_held_out_is_kept(unmod
     assert "the best set on held-out data" in (out / "identified.urdf").read_text()
     assert "best on held-out data: physical parameters" in printed and "held out" in printed
     assert "Best on held-out data: **physical** parameters" in (out / "report.md").read_text()
+
+
+def test_a_second_motion_given_decides_the_check_instead_of_the_blocks(unmodelled_ripple, capsys):
+    tmp, csv, _ = unmodelled_ripple
+    other = save_csv(_with_ripple(4), tmp / "other_motion.csv")
+    out = tmp / "checked"
+    assert main(["identify", "--robot", str(IIWA14), "--data", str(csv), "--check-data", str(other), "--out",
+                 str(out)]) == 0
+    held_out = json.loads((out / "identification.json").read_text())["checks"]["held_out"]
+    assert held_out["source"].startswith(f"the check recording(s) {other}, not fitted")
+    held = {s: np.array(v, dtype=float) for s, v in held_out["rms_nm"].items()}
+    assert held["physical"].sum() < held["base"].sum()
+    assert f"fitted (training) and held out (the check recording(s) {other}" in capsys.readouterr().out
+    # the check recording is not fitted: the estimate holds the samples of --data alone (one averaged period)
+    metrics = json.loads((out / "identification.json").read_text())["metrics"]
+    assert metrics["sources"] == [str(csv)] and metrics["n_samples"] == 2000

@@ -94,11 +94,13 @@ def regression_data(
     allow_implausible_torque: bool = False,
     coulomb_candidates: Sequence[CoulombLaw] = (),
     n_folds: int = N_FOLDS,
+    for_fitting: bool = True,
 ) -> RegressionData:
     """Check and process every recording, then build its base regressor filtered like its torque; a recording
     whose torque cannot be this robot's (input_checks.check_torque_against_urdf) is refused unless allowed. With
     each recording's `n_folds` contiguous time folds reduced on their own, with the Coulomb-law candidates' columns
-    (coulomb_law_choice, validation.held_out)."""
+    (coulomb_law_choice, validation.held_out). Recordings only predicted (not `for_fitting`) need not hold enough
+    data to identify the parameters."""
     processed, notes = [], []
     for i, rec in enumerate(recordings, 1):
         check_recording(rec, robot, allow_outside_limits)
@@ -106,7 +108,8 @@ def regression_data(
         data = process(rec, config.processing)
         processed.append(data)
         notes += [f"{rec.source}: {note}" for note in data.notes]
-    check_enough_data(processed, config.processing.torque_cutoff_hz, base.n_base)
+    if for_fitting:
+        check_enough_data(processed, config.processing.torque_cutoff_hz, base.n_base)
 
     time_constant_s = setup.torque_filter_time_constant_s
     nominal = base.values(nominal_parameters(robot))

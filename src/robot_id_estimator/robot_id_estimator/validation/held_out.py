@@ -13,7 +13,7 @@ log. The essential set keeps the columns the whole data chose.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -88,6 +88,16 @@ def cross_validate(folds: Sequence[Sequence[JointBlocks]], joint_weights: Sequen
         for name, v in values.items():
             sq[name][f] = sum(b.residual_sq_nm2(v) for b in held) if np.isfinite(v).all() else np.nan
     return HeldOut(f"{n_folds}-fold cross-validation over time blocks", sq, rows, tuple(notes))
+
+
+def predicted_blocks(folds: Sequence[Sequence[JointBlocks]], values: Mapping[str, np.ndarray], source: str) -> HeldOut:
+    """HeldOut of sets fitted on other data (`values` per set) predicting recordings they were not fitted to, block by
+    block: folds[i][f] is recording i's block f."""
+    n_folds = len(folds[0])
+    rows = np.array([sum(recording[f].n_rows for recording in folds) for f in range(n_folds)], dtype=float)
+    sq = {name: np.array([sum(recording[f].residual_sq_nm2(v) for recording in folds) for f in range(n_folds)])
+          for name, v in values.items()}
+    return HeldOut(source, sq, rows)
 
 
 def _fitted(system: estimation.ReducedSystem, base_columns: np.ndarray, essential_columns: np.ndarray,

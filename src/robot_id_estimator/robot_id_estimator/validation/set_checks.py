@@ -13,10 +13,12 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 import numpy as np
 
-from robot_id_estimator.validation.held_out import HeldOut
+if TYPE_CHECKING:  # the command line imports RULE before the estimation's modules (scipy)
+    from robot_id_estimator.validation.held_out import HeldOut
 
 WORSE_FACTOR = 1.5
 """A set fails on a joint when its held-out RMS exceeds WORSE_FACTOR × the base set's (clearly worse: a set that
