@@ -30,6 +30,10 @@ period; 10L leaves a margin of 2.5."""
 HIGHEST_HARMONIC_HZ = 6.0
 """The highest harmonic L·f_f a design may have: the estimator's default torque low-pass (estimator.yaml,
 processing.torque_cutoff_hz, after Xu et al. 2020) removes what lies above it from the data it fits."""
+PERIOD_RANGE_S = (1.0, 120.0)
+"""A design's period: at least a second (shorter, the acceleration limit a leaves a harmonic at f Hz at most a/(2πf)²
+of amplitude: with 2 rad/s², 51 mrad at 1 Hz and 2 mrad at its fifth harmonic) and at most two minutes (periods are averaged, a run holds several, and the
+design's constraint grid grows with the period: 0.001 Hz is a 17-minute period the optimiser cannot satisfy)."""
 MAX_CONDITION_NUMBER = 1e4
 """A design whose cond(Yb) is above this would not identify the base parameters: refused, not written (the designs
 shipped here are 45-533; Xu et al. 2020 report about 100-200)."""
@@ -70,6 +74,7 @@ class DesignOptions:
         resolve = (f">= {grid} to resolve {name('harmonics')} {self.harmonics} ({SAMPLES_PER_HARMONIC} samples per "
                    "period of the highest harmonic)")
         noise = self.noise_std_nm
+        period_s = 1.0 / self.base_frequency_hz if self.base_frequency_hz > 0 else math.inf
         rules = (
             ("kind", self.kind in KINDS, f"one of {KINDS}"),
             ("criterion", self.criterion in crit.CRITERIA, f"one of {crit.CRITERIA}"),
@@ -83,6 +88,9 @@ class DesignOptions:
              f"{self.harmonics}: the highest harmonic would be {self.harmonics * self.base_frequency_hz:g} Hz, above "
              f"the estimator's {HIGHEST_HARMONIC_HZ:g} Hz torque low-pass, which removes it from the data (a period "
              f"of T seconds is 1/T Hz: 20 s is 0.05)"),
+            ("base_frequency_hz", 1.0 / PERIOD_RANGE_S[1] <= self.base_frequency_hz <= 1.0 / PERIOD_RANGE_S[0],
+             f"from {1.0 / PERIOD_RANGE_S[1]:.3g} to {1.0 / PERIOD_RANGE_S[0]:g} Hz: a period of "
+             f"{period_s:.4g} s is outside {PERIOD_RANGE_S[0]:g}–{PERIOD_RANGE_S[1]:g} s"),
             ("starts", self.starts >= 1, ">= 1"),
             ("seed", self.seed >= 0, ">= 0"),
             ("max_iterations", self.max_iterations >= 1, ">= 1"),

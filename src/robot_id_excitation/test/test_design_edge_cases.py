@@ -39,6 +39,10 @@ checks on the fine grid (1000 samples), the criteria."""
     (["--base-frequency", "20"], "--base-frequency must be at most 1.2 Hz with --harmonics 5: the highest harmonic "
                                  "would be 100 Hz, above the estimator's 6 Hz torque low-pass, which removes it from "
                                  "the data (a period of T seconds is 1/T Hz: 20 s is 0.05), got 20.0"),
+    (["--base-frequency", "0.001"], "--base-frequency must be from 0.00833 to 1 Hz: a period of 1000 s is outside "
+                                    "1–120 s, got 0.001"),
+    (["--base-frequency", "1.1"], "--base-frequency must be from 0.00833 to 1 Hz: a period of 0.9091 s is outside "
+                                  "1–120 s, got 1.1"),
     (["--velocity-scale", "-0.5"], "--velocity-scale must be in (0, 1], got -0.5"),
     (["--starts", "0"], "--starts must be >= 1, got 0"),
     (["--harmonics", "200"],
