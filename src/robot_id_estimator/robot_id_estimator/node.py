@@ -60,7 +60,7 @@ def result_message(result: Identification, output_dir: str) -> IdentificationRes
                                failed_sets=failed, warnings=list(result.warnings))
     msg.message = (f"{', '.join(failed)} failed the check on held-out data" if failed else
                    f"{len(result.essential.names)} essential of {len(result.base.names)} base parameters, "
-                   f"cond(Yb) = {result.metrics.condition_number:.4g}")
+                   f"cond(Yb) = {result.metrics.condition_number:.4g}; best on held-out data: {result.best_set}")
     msg.joint_names = list(result.setup.joint_names)
     msg.base_names = list(result.base.names)
     msg.base_expressions = list(result.base_expressions)

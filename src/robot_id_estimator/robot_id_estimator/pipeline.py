@@ -50,7 +50,7 @@ from robot_id_estimator.validation.diagnosis import (
     POOR_FRACTION,
     diagnose,
     diagnosis_problem,
-    too_little_excitation,
+    poor_generalisation,
 )
 from robot_id_estimator.validation.held_out import HeldOut, cross_validate, predicted_blocks
 from robot_id_estimator.validation.prediction_errors import predict_torque
@@ -297,10 +297,19 @@ def _assemble(
         warnings=(*data.warnings, *(f for c in checks.values() for f in c.failures),
                   *(outcome.physical.plausibility.warnings() if outcome.physical is not None else ()),
                   *(_diagnosis(setup, robot, base, config, data, estimate, metrics, progress)
-                    or too_little_excitation(np.asarray(metrics.residual_rms_nm["base"]), held_out.rms_nm("base"),
-                                             robot.joint_names, estimate.rsd_percent, essential.fit.rsd_percent,
-                                             _recorded_seconds(data), metrics.condition_number))),
+                    or poor_generalisation(np.asarray(metrics.residual_rms_nm["base"]), held_out.rms_nm("base"),
+                                           _periods_noise_nm(data, metrics), robot.joint_names, estimate.rsd_percent,
+                                           essential.fit.rsd_percent, _recorded_seconds(data),
+                                           metrics.condition_number))),
     )
+
+
+def _periods_noise_nm(data: RegressionData, metrics: Metrics) -> np.ndarray | None:
+    """(n,) the noise of the averaged, filtered torque the periods show (estimation.base_stage's noise model; the
+    largest of the recordings'), None without periodic recordings of two periods or more."""
+    noise = [np.sqrt(np.asarray(d.noise_var_nm2) / d.n_periods) / metrics.rsd_filter_factor
+             for d in data.processed if d.noise_var_nm2 is not None and d.n_periods >= 2]
+    return np.max(noise, axis=0) if noise else None
 
 
 def _recorded_seconds(data: RegressionData) -> float:
@@ -315,9 +324,8 @@ def _diagnosis(setup: RobotSetup, robot: RobotModel, base: BaseParameters, confi
     noise of the averaged torque (periodic data, estimation.base_stage's noise model)."""
     residual = np.asarray(metrics.residual_rms_nm["base"])
     poor = residual > POOR_FRACTION * np.sqrt(np.mean(data.measured_nm**2, axis=0))
-    noise = [np.sqrt(np.asarray(d.noise_var_nm2) / d.n_periods) / metrics.rsd_filter_factor
-             for d in data.processed if d.noise_var_nm2 is not None and d.n_periods >= 2]
-    above_noise = residual > NOISE_FACTOR * np.max(noise, axis=0) if noise else np.zeros(len(residual), bool)
+    noise = _periods_noise_nm(data, metrics)
+    above_noise = residual > NOISE_FACTOR * noise if noise is not None else np.zeros(len(residual), bool)
     if not (poor.any() or above_noise.any()):
         return []
     say(progress, "diagnosis: the model explains the data less well than it should; trying the usual mistakes")

@@ -6,12 +6,14 @@ import dataclasses
 
 import numpy as np
 import pytest
-from estimator_synthetic import IIWA14, WITHOUT_PHYSICAL, iiwa14_setup, write_without_physical
+from estimator_synthetic import CONFIG_DIR, IIWA14, WITHOUT_PHYSICAL, iiwa14_setup, write_without_physical
 
 from robot_id_estimator.__main__ import main
 from robot_id_estimator.pipeline import identify
 from robot_id_estimator.recordings.recording import save_csv
 from robot_id_estimator.recordings.synthetic import random_recording, urdf_with_friction
+from robot_id_estimator.robot_setup import RobotSetup
+from robot_id_model.robot_config import load_robot_config
 
 SETUP = iiwa14_setup()
 ROBOT = SETUP.model(("FV", "FC", "FO"))
@@ -72,6 +74,14 @@ def test_five_seconds_of_an_excitation_are_named_too_little_with_the_seconds_nee
     (found,) = _diagnoses(short)
     assert found.startswith("diagnosis: too little excitation? The base set predicts held-out data far worse")
     assert "base parameters have an RSD above 40 %" in found and "s of data like these would bring" in found
+
+
+def test_the_config_of_another_arm_on_good_data_is_named_as_a_model_that_misses_something():
+    iiwa7 = RobotSetup.from_config(load_robot_config(CONFIG_DIR / "iiwa7.yaml"))
+    (found,) = _diagnoses(_recording(), iiwa7)  # iiwa14 data: the fit looks good, the generalisation does not
+    assert found.startswith("diagnosis: the model misses something the data hold? The base set predicts held-out "
+                            "data far worse than the data it was fitted to")
+    assert "though the data determine every essential parameter" in found and "another arm's kinematics" in found
 
 
 def test_the_command_line_prints_the_diagnosis_as_a_warning(tmp_path, capsys):

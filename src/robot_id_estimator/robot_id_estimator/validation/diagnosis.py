@@ -214,29 +214,40 @@ def _time_constants(problem: DiagnosisProblem, tau: np.ndarray, torque_rms: np.n
 
 
 OVERFIT_FACTOR = 3.0
-"""The data are too little when the base set predicts held-out data this many times worse (RMS, on some joint) than
-the data it was fitted to: the fit follows the noise there. (The real Panda log of Gaz et al. 2019: at most 2.1.)"""
+"""The base set generalises poorly when it predicts held-out data this many times worse (RMS, on some joint) than the
+data it was fitted to. (The real Panda log of Gaz et al. 2019: at most 2.1.)"""
 RSD_TARGET_PERCENT = 40.0
-"""The RSD the seconds needed are reckoned for: the essential parameters' threshold (Xu et al. 2020, section II-A)."""
+"""The essential parameters' RSD threshold (Xu et al. 2020, section II-A): above it on some essential parameter,
+poor generalisation is too little excitation, and the seconds needed are reckoned for it."""
 
 
-def too_little_excitation(training_rms_nm: np.ndarray, held_out_rms_nm: np.ndarray, joint_names: Sequence[str],
-                          base_rsd_percent: np.ndarray, essential_rsd_percent: np.ndarray, seconds: float,
-                          condition_number: float) -> list[str]:
-    """One line when the base set generalises far worse than it fits (OVERFIT_FACTOR), with the per-parameter
-    information (RSD, Xu et al. 2020, eq. 7) and the seconds of such data its worst essential parameter needs."""
+def poor_generalisation(training_rms_nm: np.ndarray, held_out_rms_nm: np.ndarray, noise_nm: np.ndarray | None,
+                        joint_names: Sequence[str], base_rsd_percent: np.ndarray, essential_rsd_percent: np.ndarray,
+                        seconds: float, condition_number: float) -> list[str]:
+    """One line when the base set predicts held-out data far worse than it fits (OVERFIT_FACTOR) or, given the noise
+    the periods show, than NOISE_FACTOR × that noise: too little excitation when some essential parameter is poorly
+    determined (RSD, Xu et al. 2020, eq. 7; with the seconds of such data it needs), else a model that misses
+    something the data hold."""
     ratio = np.asarray(held_out_rms_nm) / np.maximum(np.asarray(training_rms_nm), 1e-12)
-    joints = np.flatnonzero(ratio > OVERFIT_FACTOR)
+    over_noise = np.zeros_like(ratio) if noise_nm is None else np.asarray(held_out_rms_nm) / np.maximum(noise_nm, 1e-12)
+    joints = np.flatnonzero((ratio > OVERFIT_FACTOR) | (over_noise > NOISE_FACTOR))
     if not len(joints):
         return []
+    def joint(j: int) -> str:
+        return f"{joint_names[j]} {ratio[j]:.2g}×" + (f", {over_noise[j]:.2g}× the noise the periods show"
+                                                      if noise_nm is not None else "")
+
+    worse = (f"the base set predicts held-out data far worse than the data it was fitted to "
+             f"({'; '.join(joint(j) for j in joints)})")
+    worst = float(np.nanmax(essential_rsd_percent)) if len(essential_rsd_percent) else 0.0
+    if worst <= RSD_TARGET_PERCENT:
+        return [f"diagnosis: the model misses something the data hold? {worse[0].upper()}{worse[1:]}, though the data "
+                f"determine every essential parameter (RSD at most {worst:.3g} %): another arm's kinematics (the "
+                "config of another robot), a payload, or effects outside the model (a cogging or cable torque)"]
     estimated = np.isfinite(base_rsd_percent)
     vague = int(np.sum(base_rsd_percent[estimated] > RSD_TARGET_PERCENT))
-    worst = float(np.nanmax(essential_rsd_percent)) if len(essential_rsd_percent) else 0.0
-    need = (f"; about {seconds * (worst / RSD_TARGET_PERCENT) ** 2:.3g} s of data like these would bring the worst "
-            f"essential parameter's RSD ({worst:.3g} %) to {RSD_TARGET_PERCENT:g} % (it falls as 1/√T)"
-            if worst > RSD_TARGET_PERCENT else "")
-    worse = ", ".join(f"{joint_names[j]} {ratio[j]:.2g}×" for j in joints)
-    return [f"diagnosis: too little excitation? The base set predicts held-out data far worse than the data it was "
-            f"fitted to ({worse}): it follows the noise there. {vague} of {int(estimated.sum())} base parameters have "
-            f"an RSD above {RSD_TARGET_PERCENT:g} % (Xu et al. 2020, eq. 7), cond(Yb) {condition_number:.3g}{need}; "
-            "record longer or a richer motion"]
+    return [f"diagnosis: too little excitation? {worse[0].upper()}{worse[1:]}: it follows the noise there. {vague} of "
+            f"{int(estimated.sum())} base parameters have an RSD above {RSD_TARGET_PERCENT:g} % (Xu et al. 2020, "
+            f"eq. 7), cond(Yb) {condition_number:.3g}; about {seconds * (worst / RSD_TARGET_PERCENT) ** 2:.3g} s of "
+            f"data like these would bring the worst essential parameter's RSD ({worst:.3g} %) to "
+            f"{RSD_TARGET_PERCENT:g} % (it falls as 1/√T); record longer or a richer motion"]
