@@ -32,8 +32,9 @@ HIGHEST_HARMONIC_HZ = 6.0
 processing.torque_cutoff_hz, after Xu et al. 2020) removes what lies above it from the data it fits."""
 PERIOD_RANGE_S = (1.0, 120.0)
 """A design's period: at least a second (shorter, the acceleration limit a leaves a harmonic at f Hz at most a/(2πf)²
-of amplitude: with 2 rad/s², 51 mrad at 1 Hz and 2 mrad at its fifth harmonic) and at most two minutes (periods are averaged, a run holds several, and the
-design's constraint grid grows with the period: 0.001 Hz is a 17-minute period the optimiser cannot satisfy)."""
+of amplitude: with 2 rad/s², 51 mrad at 1 Hz and 2 mrad at its fifth harmonic) and at most two minutes (periods are
+averaged, a run holds several, and the design's constraint grid grows with the period: 0.001 Hz is a 17-minute
+period the optimiser cannot satisfy)."""
 MAX_CONDITION_NUMBER = 1e4
 """A design whose cond(Yb) is above this would not identify the base parameters: refused, not written (the designs
 shipped here are 45-533; Xu et al. 2020 report about 100-200)."""

@@ -11,6 +11,10 @@ position offset on one joint (fitted as an extra parameter: Gauss-Newton on δ f
 ∂(Yb·π̂)/∂q_j, Nocedal and Wright 2006, section 10.3), and a torque-filter time constant other than the configured
 one. A hypothesis is named when it leaves at most IMPROVEMENT of the residual (summed over joints, each relative to
 its torque RMS).
+
+A base set that fits well but predicts held-out data far worse (poor_generalisation) is explained by the RSDs of
+Xu et al. 2020, eq. (7): too little excitation when an essential parameter is poorly determined, else a model that
+misses something the data hold (another arm's config, a payload, effects outside the model).
 """
 
 from __future__ import annotations
