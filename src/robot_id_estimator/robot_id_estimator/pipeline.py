@@ -271,7 +271,8 @@ def _assemble(
     if sweep is not None:
         notes += extrapolation_notes(sweep.coefficients, sweep.ranges_rad_s, data.processed, robot.joint_names)
     metrics = _metrics(config, data, estimate, essential, values, notes, timings_s)
-    checks = check_sets(held_out, np.sqrt(np.mean(data.measured_nm**2, axis=0)), robot.joint_names,
+    torque_rms_nm = np.sqrt(np.mean(data.measured_nm**2, axis=0))
+    checks = check_sets(held_out, torque_rms_nm, robot.joint_names,
                         {"physical": outcome.physical.violations} if outcome.physical is not None else None)
     if outcome.failure is not None:
         checks["physical"] = SetCheck(False, (outcome.failure,))
@@ -296,7 +297,7 @@ def _assemble(
         checks=checks,
         warnings=(*data.warnings, *(f for c in checks.values() for f in c.failures),
                   *(outcome.physical.plausibility.warnings() if outcome.physical is not None else ()),
-                  *(_diagnosis(setup, robot, base, config, data, estimate, metrics, progress)
+                  *(_diagnosis(setup, robot, base, config, data, estimate, metrics, torque_rms_nm, progress)
                     or poor_generalisation(np.asarray(metrics.residual_rms_nm["base"]), held_out.rms_nm("base"),
                                            _periods_noise_nm(data, metrics), robot.joint_names, estimate.rsd_percent,
                                            essential.fit.rsd_percent, _recorded_seconds(data),
@@ -318,12 +319,13 @@ def _recorded_seconds(data: RegressionData) -> float:
 
 
 def _diagnosis(setup: RobotSetup, robot: RobotModel, base: BaseParameters, config: EstimatorConfig,
-               data: RegressionData, estimate: BaseEstimate, metrics: Metrics, progress: Progress) -> list[str]:
+               data: RegressionData, estimate: BaseEstimate, metrics: Metrics, torque_rms_nm: np.ndarray,
+               progress: Progress) -> list[str]:
     """The likely mistake behind a misfit (validation.diagnosis): every one when the base set leaves more than
     POOR_FRACTION of some joint's torque RMS unexplained, the torque filter's when more than NOISE_FACTOR × the
     noise of the averaged torque (periodic data, estimation.base_stage's noise model)."""
     residual = np.asarray(metrics.residual_rms_nm["base"])
-    poor = residual > POOR_FRACTION * np.sqrt(np.mean(data.measured_nm**2, axis=0))
+    poor = residual > POOR_FRACTION * torque_rms_nm
     noise = _periods_noise_nm(data, metrics)
     above_noise = residual > NOISE_FACTOR * noise if noise is not None else np.zeros(len(residual), bool)
     if not (poor.any() or above_noise.any()):

@@ -97,10 +97,10 @@ def regression_data(
     for_fitting: bool = True,
 ) -> RegressionData:
     """Check and process every recording, then build its base regressor filtered like its torque; a recording
-    whose torque cannot be this robot's (input_checks.check_torque_against_urdf) is refused unless allowed. With
-    each recording's `n_folds` contiguous time folds reduced on their own, with the Coulomb-law candidates' columns
-    (coulomb_law_choice, validation.held_out). Recordings only predicted (not `for_fitting`) need not hold enough
-    data to identify the parameters."""
+    whose torque cannot be this robot's (input_checks.check_torque_against_urdf) is refused unless allowed. Each
+    recording's `n_folds` contiguous time folds are reduced on their own, with the Coulomb-law candidates' columns
+    beside the regressor (coulomb_law_choice, validation.held_out). Recordings only predicted (not `for_fitting`)
+    need not hold enough data to identify the parameters."""
     processed, notes = [], []
     for i, rec in enumerate(recordings, 1):
         check_recording(rec, robot, allow_outside_limits)

@@ -80,15 +80,21 @@ def diagnosis_problem(robot: RobotModel, independent: np.ndarray, columns: np.nd
 Motion = Callable[[ProcessedData], ProcessedData]
 
 
-def _yb(problem: DiagnosisProblem, motion: Motion | None = None, time_constant_s: float | None = None) -> np.ndarray:
+def _raw(problem: DiagnosisProblem, motion: Motion | None = None) -> list[np.ndarray]:
+    """Each recording's base regressor before filtering, with the motion changed by `motion`."""
+    moved = [motion(d) if motion else d for d in problem.data]
+    return [regressor(problem.robot, d.q_rad, d.dq_rad_s, d.ddq_rad_s2)[..., problem.independent] for d in moved]
+
+
+def _filtered(problem: DiagnosisProblem, raw: Sequence[np.ndarray], time_constant_s: float) -> np.ndarray:
+    """(K, n, b) the regressors `raw` filtered like the torque (a robot filter of `time_constant_s`), stacked."""
+    return np.concatenate([torque_side(r, d, problem.processing, time_constant_s)[..., problem.columns]
+                           for r, d in zip(raw, problem.data, strict=True)])
+
+
+def _yb(problem: DiagnosisProblem, motion: Motion | None = None) -> np.ndarray:
     """(K, n, b) filtered base regressor of every recording stacked, with the motion changed by `motion`."""
-    tc = problem.time_constant_s if time_constant_s is None else time_constant_s
-    parts = []
-    for d in problem.data:
-        d = motion(d) if motion else d
-        raw = regressor(problem.robot, d.q_rad, d.dq_rad_s, d.ddq_rad_s2)[..., problem.independent]
-        parts.append(torque_side(raw, d, problem.processing, tc)[..., problem.columns])
-    return np.concatenate(parts)
+    return _filtered(problem, _raw(problem, motion), problem.time_constant_s)
 
 
 def _fit(yb: np.ndarray, tau_nm: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -116,9 +122,10 @@ def diagnose(problem: DiagnosisProblem, joint_names: Sequence[str], flagged: np.
     torque filter's time constant, and a poor fit none explains is said so."""
     tau = np.concatenate(problem.tau_nm)
     torque_rms = np.sqrt(np.mean(tau**2, axis=0))
-    yb = _yb(problem)
+    raw = _raw(problem)
+    yb = _filtered(problem, raw, problem.time_constant_s)
     values, rms = _fit(yb, tau)
-    findings = _time_constants(problem, tau, torque_rms)
+    findings = _time_constants(problem, raw, tau, torque_rms)
     if poor:
         findings += [*_signs(yb, tau, joint_names, torque_rms), *_encoders(problem, tau, joint_names, torque_rms),
                      _offset(problem, yb, values, tau, joint_names, torque_rms)]
@@ -176,42 +183,39 @@ def _encoders(problem: DiagnosisProblem, tau: np.ndarray, names: Sequence[str],
     return findings
 
 
-def _offset_step(problem: DiagnosisProblem, j: int, offset_rad: float, tau: np.ndarray) -> tuple[float, np.ndarray]:
-    """One Gauss-Newton step of the offset δ_j from `offset_rad`: the fit with the column ∂(Yb·π̂)/∂q_j beside the
-    regressor; the new offset and the residual RMS before the step."""
-    yb = _yb(problem, _shifted(j, offset_rad))
-    values, rms = _fit(yb, tau)
-    gradient = (_yb(problem, _shifted(j, offset_rad + STEP_RAD)) - yb) / STEP_RAD @ values
-    step = _fit(np.concatenate([yb, gradient[..., None]], axis=2), tau)[0][-1]
-    return offset_rad + float(np.clip(step, -0.5, 0.5)), rms
+def _linearised(yb: np.ndarray, yb_shifted: np.ndarray, values: np.ndarray,
+                tau: np.ndarray) -> tuple[float, np.ndarray]:
+    """One Gauss-Newton iteration on a joint's offset: the fit with the column ∂(Yb·π̂)/∂q_j (finite difference of
+    `yb` and `yb_shifted`, STEP_RAD apart, at the fit `values`) beside the regressor; its offset step (clipped to
+    ±0.5 rad) and residual RMS."""
+    gradient = (yb_shifted - yb) / STEP_RAD @ values
+    theta, rms = _fit(np.concatenate([yb, gradient[..., None]], axis=2), tau)
+    return float(np.clip(theta[-1], -0.5, 0.5)), rms
 
 
 def _offset(problem: DiagnosisProblem, yb: np.ndarray, values: np.ndarray, tau: np.ndarray, names: Sequence[str],
             torque_rms: np.ndarray) -> Finding:
-    """The joint whose constant position offset, fitted as an extra parameter, best explains the data."""
-    linearised = []
-    for j in range(len(names)):
-        gradient = (_yb(problem, _shifted(j, STEP_RAD)) - yb) / STEP_RAD @ values
-        _, rms = _fit(np.concatenate([yb, gradient[..., None]], axis=2), tau)
-        linearised.append(_score(rms, torque_rms))
-    j = int(np.argmin(linearised))
-    offset_rad = 0.0
-    for _ in range(OFFSET_ITERATIONS):
-        offset_rad, _ = _offset_step(problem, j, offset_rad, tau)
+    """The joint whose constant position offset, fitted as an extra parameter, best explains the data: each joint's
+    first iteration from 0 (the linearised fit) chooses it, OFFSET_ITERATIONS iterations in all fit it."""
+    first = [_linearised(yb, _yb(problem, _shifted(j, STEP_RAD)), values, tau) for j in range(len(names))]
+    j = int(np.argmin([_score(rms, torque_rms) for _, rms in first]))
+    offset_rad = first[j][0]
+    for _ in range(OFFSET_ITERATIONS - 1):
+        yb_j = _yb(problem, _shifted(j, offset_rad))
+        values_j, _ = _fit(yb_j, tau)
+        offset_rad += _linearised(yb_j, _yb(problem, _shifted(j, offset_rad + STEP_RAD)), values_j, tau)[0]
     _, rms = _fit(_yb(problem, _shifted(j, offset_rad)), tau)
     return Finding(f"{names[j]}'s position is off by a constant {-offset_rad:+.3g} rad (its zero)", rms,
                    _score(rms, torque_rms))
 
 
-def _time_constants(problem: DiagnosisProblem, tau: np.ndarray, torque_rms: np.ndarray) -> list[Finding]:
-    raw = [regressor(problem.robot, d.q_rad, d.dq_rad_s, d.ddq_rad_s2)[..., problem.independent] for d in problem.data]
+def _time_constants(problem: DiagnosisProblem, raw: Sequence[np.ndarray], tau: np.ndarray,
+                    torque_rms: np.ndarray) -> list[Finding]:
     findings = []
     for tc in TIME_CONSTANTS_S:
         if np.isclose(tc, problem.time_constant_s):
             continue
-        yb = np.concatenate([torque_side(r, d, problem.processing, tc)[..., problem.columns]
-                             for r, d in zip(raw, problem.data, strict=True)])
-        _, rms = _fit(yb, tau)
+        _, rms = _fit(_filtered(problem, raw, tc), tau)
         findings.append(Finding(f"the robot filters its torque with a time constant of about {1000 * tc:g} ms, not "
                                 f"the configured {1000 * problem.time_constant_s:g} ms", rms, _score(rms, torque_rms)))
     return findings
@@ -237,20 +241,21 @@ def poor_generalisation(training_rms_nm: np.ndarray, held_out_rms_nm: np.ndarray
     joints = np.flatnonzero((ratio > OVERFIT_FACTOR) | (over_noise > NOISE_FACTOR))
     if not len(joints):
         return []
+
     def joint(j: int) -> str:
         return f"{joint_names[j]} {ratio[j]:.2g}×" + (f", {over_noise[j]:.2g}× the noise the periods show"
                                                       if noise_nm is not None else "")
 
-    worse = (f"the base set predicts held-out data far worse than the data it was fitted to "
+    worse = (f"The base set predicts held-out data far worse than the data it was fitted to "
              f"({'; '.join(joint(j) for j in joints)})")
     worst = float(np.nanmax(essential_rsd_percent)) if len(essential_rsd_percent) else 0.0
     if worst <= RSD_TARGET_PERCENT:
-        return [f"diagnosis: the model misses something the data hold? {worse[0].upper()}{worse[1:]}, though the data "
+        return [f"diagnosis: the model misses something the data hold? {worse}, though the data "
                 f"determine every essential parameter (RSD at most {worst:.3g} %): another arm's kinematics (the "
                 "config of another robot), a payload, or effects outside the model (a cogging or cable torque)"]
     estimated = np.isfinite(base_rsd_percent)
     vague = int(np.sum(base_rsd_percent[estimated] > RSD_TARGET_PERCENT))
-    return [f"diagnosis: too little excitation? {worse[0].upper()}{worse[1:]}: it follows the noise there. {vague} of "
+    return [f"diagnosis: too little excitation? {worse}: it follows the noise there. {vague} of "
             f"{int(estimated.sum())} base parameters have an RSD above {RSD_TARGET_PERCENT:g} % (Xu et al. 2020, "
             f"eq. 7), cond(Yb) {condition_number:.3g}; about {seconds * (worst / RSD_TARGET_PERCENT) ** 2:.3g} s of "
             f"data like these would bring the worst essential parameter's RSD ({worst:.3g} %) to "
