@@ -8,8 +8,9 @@ import dataclasses
 import hashlib
 import pathlib
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
+from robot_id_model.collision_geometry import CollisionGeometry
 from robot_id_model.coulomb_laws import CoulombLaw
 from robot_id_model.robot_config import RobotConfig
 from robot_id_model.robot_model import STANDARD_GRAVITY_M_S2, RobotModel, load_robot_model
@@ -32,6 +33,9 @@ class RobotSetup:
     datasheet_mass_kg: float | None = None
     urdf_text: str = ""
     """The URDF as identified; left empty, it is read from urdf_path when the setup is made."""
+    collision: CollisionGeometry | None = field(default=None, compare=False, repr=False)
+    """The robot config's collision geometry (the vendor's meshes), whose hulls bound the links' inertia
+    (physical.size_bounds); None: the URDF's <collision> elements are used."""
 
     def __post_init__(self) -> None:
         path = pathlib.Path(self.urdf_path)
@@ -41,7 +45,7 @@ class RobotSetup:
     @classmethod
     def from_config(cls, config: RobotConfig) -> RobotSetup:
         return cls(config.robot, str(config.urdf_path), config.joint_names, config.gravity_m_s2,
-                   config.torque_filter_time_constant_s, config.datasheet_mass_kg)
+                   config.torque_filter_time_constant_s, config.datasheet_mass_kg, collision=config.collision)
 
     def with_urdf(self, path: str | pathlib.Path) -> RobotSetup:
         """The same arm described by another URDF file (read now)."""

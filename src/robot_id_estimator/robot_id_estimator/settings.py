@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 import yaml
 
-from robot_id_estimator.physical.problem import DEFAULT_MARGIN
+from robot_id_estimator.physical.problem import DEFAULT_MARGIN, DEFAULT_SPREAD_FRACTION
 from robot_id_estimator.processing.samples import ProcessingConfig
 from robot_id_model.robot_model import DEFAULT_FRICTION, FRICTION_TERMS
 
@@ -57,6 +57,10 @@ class PhysicalConfig:
     """Relative margin from the consistency boundary: every link body's λ_min(Σ_C) ≥ margin·tr(Σ_C), so that its
     principal moments meet the triangle inequality by margin·tr(I_C) (a body simulators integrate well)."""
 
+    spread_fraction: float = DEFAULT_SPREAD_FRACTION
+    """At least this fraction of every link's own mass fills its collision hull uniformly, so that its second
+    moments are at least this fraction of the uniform hull's (physical.size_bounds); 0: no such bound."""
+
     def weight(self, regularizer: str) -> float:
         """The pull weight of `regularizer`: the configured one if it is the chosen regularizer, else its default."""
         if regularizer == self.regularizer and self.regularizer_weight is not None:
@@ -73,6 +77,8 @@ class PhysicalConfig:
             wrong.append(f"regularizer must be 'entropic' or 'euclidean', not '{self.regularizer}'")
         if not 0.0 <= self.margin < 1.0 / 3.0:
             wrong.append(f"margin must be in [0, 1/3), got {self.margin}")
+        if not 0.0 <= self.spread_fraction <= 1.0:
+            wrong.append(f"spread_fraction must be in [0, 1], got {self.spread_fraction}")
         if self.starts < 1:
             wrong.append(f"starts must be at least 1, got {self.starts}")
         for name in ("mass_factor", "total_mass_factor"):

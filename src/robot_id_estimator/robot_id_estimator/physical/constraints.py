@@ -9,13 +9,24 @@ from here; the convex program restates them in the standard parameters (physical
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from robot_id_estimator.physical.problem import PhysicalBounds
 from robot_id_model.parameters import friction_columns, inertial_columns
-from robot_id_model.physical import consistency_violations, link_from_standard, relative_margin
+from robot_id_model.physical import (
+    consistency_violations,
+    inertia_six,
+    link_from_standard,
+    relative_margin,
+    sigma_matrix,
+)
 from robot_id_model.physical_vector import MU_NAMES, mu_from_pi
 from robot_id_model.robot_model import RobotModel
+
+if TYPE_CHECKING:
+    from robot_id_estimator.physical.size_bounds import LinkSize
 
 DIAG = (4, 7, 9)  # Ixx, Iyy, Izz within a link's µ block
 OFF_DIAG = (5, 6, 8)  # Ixy, Ixz, Iyz
@@ -74,6 +85,24 @@ def linear_constraints(robot: RobotModel, bounds: PhysicalBounds) -> tuple[np.nd
             raise ValueError(f"ordering '{ordering}': use 'A <= B' with names such as {names[:10]}")
         row({index[lhs]: 1.0, index[rhs_name]: -1.0}, 0.0, f"{lhs} ≤ {rhs_name} (ordering)")
     return np.array(rows), np.array(rhs), labels
+
+
+SIZE = "(link size)"
+"""The end of every size bound's label."""
+
+
+def link_size(bounds: PhysicalBounds, j: int) -> LinkSize | None:
+    """Link j's size bound (physical.size_bounds), or None."""
+    return bounds.link_sizes[j] if j < len(bounds.link_sizes) else None
+
+
+def body_spread(bounds: PhysicalBounds, j: int, pi_link: np.ndarray) -> float | None:
+    """The spread of link j's own body against its size bound's hull, None without a bound."""
+    size = link_size(bounds, j)
+    if size is None:
+        return None
+    body = link_from_standard(body_pi(bounds, j, pi_link))
+    return size.spread(sigma_matrix(inertia_six(body.inertia_com_kg_m2)), body.mass_kg)
 
 
 def box_bounds(robot: RobotModel, bounds: PhysicalBounds) -> tuple[np.ndarray, np.ndarray]:
@@ -151,6 +180,10 @@ class ConstraintSet:
             if margin - self.bounds.margin <= fraction / 3.0:
                 out.append(f"link {self.robot.link_names[j]}: relative margin {margin:.4g} at its bound "
                            f"{self.bounds.margin:g}")
+            spread, size = body_spread(self.bounds, j, pi[cols]), link_size(self.bounds, j)
+            if spread is not None and spread <= size.fraction * (1.0 + fraction):
+                out.append(f"link {self.robot.link_names[j]}: spread {spread:.4g} at its size bound "
+                           f"{size.fraction:.3g} {SIZE}")
         return out
 
     def _link_reasons(self, j: int, pi_link: np.ndarray) -> list[str]:
@@ -159,6 +192,10 @@ class ConstraintSet:
         own = body_pi(self.bounds, j, pi_link)
         if lumped_part(self.bounds, j) is not None and not reasons:
             reasons = [f"own part: {r}" for r in consistency_violations(link_from_standard(own))]
+        spread, size = body_spread(self.bounds, j, pi_link), link_size(self.bounds, j)
+        if not reasons and spread is not None and spread < size.fraction * (1.0 - self.tol):
+            reasons.append(f"spread {spread:.4g} of its uniform hull's below its size bound {size.fraction:.3g} "
+                           f"{SIZE}")
         if not reasons and self.bounds.margin > 0.0:
             margin = relative_margin(link_from_standard(own).inertia_com_kg_m2)
             if margin < self.bounds.margin - self.tol:

@@ -1,9 +1,9 @@
 """Physical parameters by a convex program on the pseudo-inertias (Wensing et al. 2017), with a regulariser
 towards the nominal model, Euclidean or entropic (log-det Bregman divergence, Lee, Wensing and Park 2019), under
-every constraint of physical.constraints: eq. (18) and the margin are not convex in the standard parameters, so the
-program is solved by the penalty convex-concave procedure (Lipp and Boyd 2016; physical.lmi_rows), a few convex
-programs of the same structure (compiled once) whose solutions meet every constraint once the penalised slacks
-vanish."""
+every constraint of physical.constraints and the size bounds of physical.size_bounds (LMIs in π): eq. (18) and the
+margin are not convex in the standard parameters, so the program is solved by the penalty convex-concave procedure
+(Lipp and Boyd 2016; physical.lmi_rows), a few convex programs of the same structure (compiled once) whose
+solutions meet every constraint once the penalised slacks vanish."""
 
 from __future__ import annotations
 
@@ -12,9 +12,16 @@ import warnings
 
 import cvxpy as cp
 import numpy as np
+import scipy.linalg
 import scipy.sparse
 
-from robot_id_estimator.physical.constraints import body_pi, box_bounds, constraint_violations, lumped_part
+from robot_id_estimator.physical.constraints import (
+    body_pi,
+    box_bounds,
+    constraint_violations,
+    link_size,
+    lumped_part,
+)
 from robot_id_estimator.physical.lmi_rows import convex_rows
 from robot_id_estimator.physical.problem import (
     PhysicalBounds,
@@ -152,6 +159,9 @@ def _program(robot, bounds, problem, pi0, rows, regularizer, weight, epsilon) ->
         shift = eps * (margin_a[j] @ h - margin_b[j] * m) - eps * cp.trace(sigma) + scale * link_slack[j]
         block = j_body + shift * np.diag([1.0, 1.0, 1.0, 0.0])
         constraints.append(block >> epsilon * np.eye(4))
+        size = link_size(bounds, j)
+        if size is not None:  # Σ_C ⪰ f·m·D ⟺ J − blkdiag(f·m·D, 0) ⪰ 0 (Schur complement), linear in π
+            constraints.append(j_body - m * scipy.linalg.block_diag(size.per_kg_m2, 0.0) >> 0)
     fit = cp.sum_squares(problem.r @ pi - problem.z) / max(problem.c, 1e-12)
     divergence = sum(_divergence(pi, cols, pi0[cols], regularizer) for cols in inertial_columns(robot))
     # scaled so that the unconstrained fit is about 1 (Clarabel misreads tiny objectives as unbounded problems)

@@ -17,11 +17,7 @@ from concurrent.futures.process import BrokenProcessPool
 import numpy as np
 import scipy.optimize
 
-from robot_id_estimator.physical.constraints import (
-    ConstraintSet,
-    body_pi,
-    lumped_part,
-)
+from robot_id_estimator.physical.constraints import ConstraintSet, body_pi, link_size, lumped_part
 from robot_id_estimator.physical.lmi import retrieve_lmi
 from robot_id_estimator.physical.problem import (
     PhysicalBounds,
@@ -77,6 +73,46 @@ def _margins_jacobian(robot: RobotModel, bounds: PhysicalBounds, mu: np.ndarray,
     return jac
 
 
+def _sizes(robot: RobotModel, bounds: PhysicalBounds, mu: np.ndarray) -> np.ndarray:
+    """λ_min(D^-½·Σ_C·D^-½) − f·m of every link body with a size bound, over f, ≥ 0 where the bound holds
+    (physical.size_bounds)."""
+    out = []
+    for j, cols in enumerate(inertial_columns(robot)):
+        size = link_size(bounds, j)
+        if size is not None:
+            w = size.whitening
+            value = np.linalg.eigvalsh(w @ sigma_matrix(_body_six(bounds, mu, j, cols)) @ w)[0]
+            out.append((value - size.fraction * _body_mass(bounds, mu, j, cols)) / size.fraction)
+    return np.array(out)
+
+
+def _sizes_jacobian(robot: RobotModel, bounds: PhysicalBounds, mu: np.ndarray) -> np.ndarray:
+    """Jacobian of _sizes: d λ_min = (D^-½·v)ᵀ·dΣ·(D^-½·v), v its unit eigenvector, and −f·dm."""
+    rows = []
+    for j, cols in enumerate(inertial_columns(robot)):
+        size = link_size(bounds, j)
+        if size is None:
+            continue
+        six, row = _body_six(bounds, mu, j, cols), np.zeros(len(mu))
+        w = size.whitening
+        v = w @ np.linalg.eigh(w @ sigma_matrix(six) @ w)[1][:, 0]
+        grad_six = np.einsum("a,kab,b->k", v, _SIGMA_BASIS, v)
+        if lumped_part(bounds, j) is None:
+            row[cols[4:10]], row[cols[0]] = grad_six, -size.fraction
+        else:
+            _, six_from_pi = com_inertia_jacobian(body_pi(bounds, j, link_pi(mu, cols)))
+            grad_pi = grad_six @ six_from_pi
+            grad_pi[0] -= size.fraction
+            row[cols] = grad_pi @ pi_jacobian(robot, mu)[np.ix_(cols, cols)]
+        rows.append(row / size.fraction)
+    return np.array(rows).reshape(-1, len(mu))
+
+
+def _body_mass(bounds: PhysicalBounds, mu: np.ndarray, j: int, cols: np.ndarray) -> float:
+    fixed = lumped_part(bounds, j)
+    return float(mu[cols[0]] - (fixed[0] if fixed is not None else 0.0))
+
+
 def _euclidean_weights(robot: RobotModel, pi0: np.ndarray) -> np.ndarray:
     """Per-entry weights of D(π) = Σ_links ‖π_i − π0_i‖² / ‖π0_i‖² (inertial entries only; physical_lmi's)."""
     weights = np.zeros(len(pi0))
@@ -127,6 +163,9 @@ def _local_solve(args: tuple) -> tuple[np.ndarray, float, int, bool]:
             "jac": lambda x: _margins_jacobian(robot, bounds, lower + span * x, scale) * span,
         },
     ]
+    if any(size is not None for size in bounds.link_sizes):
+        constraints.append({"type": "ineq", "fun": lambda x: _sizes(robot, bounds, lower + span * x),
+                            "jac": lambda x: _sizes_jacobian(robot, bounds, lower + span * x) * span})
     result = scipy.optimize.minimize(
         objective,
         x0,

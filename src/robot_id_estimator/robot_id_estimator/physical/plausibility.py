@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from robot_id_estimator.physical.constraints import ConstraintSet, body_pi
+from robot_id_estimator.physical.constraints import SIZE, ConstraintSet, body_pi, body_spread, link_size
 from robot_id_estimator.physical.problem import PhysicalBounds
 from robot_id_model.parameters import inertial_columns, nominal_parameters
 from robot_id_model.physical import link_from_standard, relative_margin
@@ -25,6 +25,8 @@ ACTIVE_KINDS = (
     ("(eq. 18)", "diagonal inertias at their triangle or ratio bound (eq. 18)",
      lambda label: label.split(" (eq. 18)")[0]),
     (": relative margin ", "links at the relative margin bound",
+     lambda label: label.split(":")[0].removeprefix("link ")),
+    (SIZE, "links at their size bound (physical.size_bounds)",
      lambda label: label.split(":")[0].removeprefix("link ")),
 )
 """Kinds of active constraint grouped into one line each: what their labels contain, how the line reads, the name
@@ -59,6 +61,10 @@ class LinkPlausibility:
     inertia_diag_upper_kg_m2: float
     relative_margin: float
     """λ_min(Σ_C)/tr(Σ_C) of the link's own body (robot_id_model.physical.relative_margin)."""
+    spread: float | None = None
+    """How spread the link's own body is against its uniform collision hull (physical.size_bounds)."""
+    size_bound: float | None = None
+    """The least spread the retrieval allowed; None (and no spread): the link has no size bound."""
 
 
 @dataclass(frozen=True)
@@ -102,6 +108,8 @@ def plausibility(robot: RobotModel, bounds: PhysicalBounds, pi: np.ndarray, urdf
             urdf_principal_moments_kg_m2=tuple(map(float, np.linalg.eigvalsh(nominal.inertia_com_kg_m2))),
             inertia_diag_upper_kg_m2=float(bounds.inertia_diag_upper_kg_m2[j]),
             relative_margin=relative_margin(link_from_standard(body_pi(bounds, j, pi[cols])).inertia_com_kg_m2),
+            spread=body_spread(bounds, j, pi[cols]),
+            size_bound=None if link_size(bounds, j) is None else link_size(bounds, j).fraction,
         ))
     masses, nominal_masses = pi[cols_all[:, 0]], pi0[cols_all[:, 0]]
     arm = None
@@ -147,6 +155,12 @@ def plausibility_from_dict(raw: dict | None) -> Plausibility | None:
                         raw["margin"], tuple(raw["active_bounds"]), raw["datasheet_mass_kg"], raw["arm_mass_kg"])
 
 
+def _spread_cell(link: LinkPlausibility) -> str:
+    if link.spread is None:
+        return "no size bound"
+    return f"{link.spread:.3g} (≥ {link.size_bound:.3g})"
+
+
 def plausibility_lines(p: Plausibility) -> list[str]:
     """The report's plausibility table and warnings (markdown)."""
     lines = ["", "### Plausibility", "",
@@ -155,7 +169,7 @@ def plausibility_lines(p: Plausibility) -> list[str]:
              + (f"; arm as its datasheet counts it {p.arm_mass_kg:.4g} kg, datasheet {p.datasheet_mass_kg:.4g} kg"
                 if p.datasheet_mass_kg is not None else "; no datasheet mass in the robot config"), "",
              "| link | mass [kg] (URDF; bounds) | CoM [m] (URDF) | principal moments [kg m²] (URDF; diagonal ≤) | "
-             f"margin (≥ {p.margin:g}) |", "|---|---|---|---|---|"]
+             f"margin (≥ {p.margin:g}) | spread over its hull (≥ size bound) |", "|---|---|---|---|---|---|"]
     for k in p.links:
         lines.append(
             f"| {k.link_name} | {k.mass_kg:.4g} ({k.urdf_mass_kg:.4g}; "
@@ -163,7 +177,7 @@ def plausibility_lines(p: Plausibility) -> list[str]:
             f" | {' '.join(f'{c:.3g}' for c in k.com_m)} ({' '.join(f'{c:.3g}' for c in k.urdf_com_m)})"
             f" | {' '.join(f'{m:.3g}' for m in k.principal_moments_kg_m2)} "
             f"({' '.join(f'{m:.3g}' for m in k.urdf_principal_moments_kg_m2)}; {k.inertia_diag_upper_kg_m2:.3g})"
-            f" | {k.relative_margin:.3g} |")
+            f" | {k.relative_margin:.3g} | {_spread_cell(k)} |")
     lines += ["", f"{ACTIVE_WARNING}:", *(f"- {label}" for label in p.active)] if p.active else [
         "", "- no bound is active"]
     return [*lines, ""]

@@ -17,6 +17,7 @@ from robot_id_estimator.physical.lmi import retrieve_lmi
 from robot_id_estimator.physical.multistart import retrieve_multistart
 from robot_id_estimator.physical.plausibility import plausibility
 from robot_id_estimator.physical.problem import PhysicalBounds, RetrievalError, RetrievalResult, default_bounds
+from robot_id_estimator.physical.size_bounds import LinkSize, link_hulls, size_bounds
 from robot_id_estimator.results import Physical
 from robot_id_estimator.robot_setup import RobotSetup
 from robot_id_estimator.settings import PhysicalConfig
@@ -47,17 +48,21 @@ def retrieve_physical(
     w = w[:, target_columns]
     target_from_pi = base.beta_from_pi[target_columns]
     lumped = lumped_known_parts(robot, setup.urdf_text)
+    fixed = fixed_parts(robot, setup.urdf_text, lumped)
+    hulls, hull_source = link_hulls(setup.collision, setup.urdf_path)
+    sizes = size_bounds(robot, hulls, fixed, config.spread_fraction)
     bounds = default_bounds(
         robot,
         mass_factor=config.mass_factor,
         com_margin_m=config.com_margin_m,
         inertia_factor=config.inertia_factor,
         total_mass_factor=config.total_mass_factor,
-        fixed_inertials=fixed_parts(robot, setup.urdf_text, lumped),
+        fixed_inertials=fixed,
         max_inertia_ratio=config.max_inertia_ratio,
         max_off_diagonal_ratio=config.max_off_diagonal_ratio,
         orderings=config.orderings,
         margin=config.margin,
+        link_sizes=sizes,
     )
     det = determination(robot, target_from_pi, nominal_parameters(robot))
     bounds = hold_friction(robot, bounds, det)
@@ -77,9 +82,19 @@ def retrieve_physical(
         target=config.target,
         violations=result.violations,
         wall_time_s=result.wall_time_s,
-        notes=result.notes,
+        notes=(*result.notes, _sizes_note(robot, sizes, hull_source, config.spread_fraction)),
         plausibility=plausibility(robot, bounds, result.pi, urdf_mass_kg, setup.datasheet_mass_kg),
     )
+
+
+def _sizes_note(robot: RobotModel, sizes: tuple[LinkSize | None, ...], source: str, fraction: float) -> str:
+    """Which links have a size bound, with what fraction, and from which geometry."""
+    if fraction <= 0.0:
+        return "no size bounds (spread_fraction 0)"
+    bounded = [f"{robot.link_names[j]} {size.fraction:.3g}" for j, size in enumerate(sizes) if size is not None]
+    free = [robot.link_names[j] for j, size in enumerate(sizes) if size is None]
+    return (f"size bounds (at least this fraction of a link's mass spreads over its collision hull): "
+            f"{', '.join(bounded) or 'none'}" + (f"; none for {', '.join(free)}" if free else "") + f"; {source}")
 
 
 def _retrieve_checked(robot: RobotModel, w: np.ndarray, z_nm: np.ndarray, outside_sq_nm2: float,

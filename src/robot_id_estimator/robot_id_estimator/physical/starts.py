@@ -1,12 +1,12 @@
 """Starts of the multi-start that meet every constraint by construction.
 
-In µ (Xu et al. 2020, eq. 12) the bounds (eq. 16), the linear rows (eqs. 17, 18, orderings) and the margin
-Σ_C − ε·tr(Σ_C)E ⪰ 0 are all convex, so a random point of the bounds (random mass, CoM, principal moments and
-rotation) is projected onto their intersection by one small convex program. The one constraint that is not
-convex in µ, the margin of a link's own part when a known part is lumped onto it, is met by moving the start
-towards a feasible anchor (the convex program's solution) just as far as needed: every other constraint holds
-along that segment, the set being convex. Start k draws from its own child of the seed, so that the starts do not
-depend on how many there are or on how many processes run them.
+In µ (Xu et al. 2020, eq. 12) the bounds (eq. 16), the linear rows (eqs. 17, 18, orderings), the margin
+Σ_C − ε·tr(Σ_C)E ⪰ 0 and the size bound Σ_C − f·m·D ⪰ 0 (physical.size_bounds) are all convex, so a random point
+of the bounds (random mass, CoM, principal moments and rotation) is projected onto their intersection by one small
+convex program. The constraints that are not convex in µ, the margin and size bound of a link's own part when a
+known part is lumped onto it, are met by moving the start towards a feasible anchor (the convex program's solution)
+just as far as needed: every other constraint holds along that segment, the set being convex. Start k draws from its
+own child of the seed, so that the starts do not depend on how many there are or on how many processes run them.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import warnings
 import cvxpy as cp
 import numpy as np
 
-from robot_id_estimator.physical.constraints import ConstraintSet, box_bounds
+from robot_id_estimator.physical.constraints import ConstraintSet, box_bounds, link_size, lumped_part
 from robot_id_estimator.physical.problem import PhysicalBounds
 from robot_id_model.parameters import inertial_columns
 from robot_id_model.physical import inertia_six
@@ -52,13 +52,14 @@ class Projection:
         finite_low, finite_up = np.isfinite(lower), np.isfinite(upper)
         constraints += [self.mu[finite_low] >= lower[finite_low], self.mu[finite_up] <= upper[finite_up]]
         eps = bounds.margin
-        for cols in inertial_columns(robot):
+        for j, cols in enumerate(inertial_columns(robot)):
             xx, xy, xz, yy, yz, zz = (self.mu[c] for c in cols[4:10])
             half = 0.5 * (xx + yy + zz)  # Σ_C = ½tr(I)E − I, tr(Σ_C) = ½tr(I)
-            sigma = cp.bmat([[half - xx - eps * half, -xy, -xz],
-                             [-xy, half - yy - eps * half, -yz],
-                             [-xz, -yz, half - zz - eps * half]])
-            constraints.append(sigma >> 0)
+            sigma = cp.bmat([[half - xx, -xy, -xz], [-xy, half - yy, -yz], [-xz, -yz, half - zz]])
+            constraints.append(sigma - eps * half * np.eye(3) >> 0)
+            size = link_size(bounds, j)
+            if size is not None and lumped_part(bounds, j) is None:  # a lumped link's own part: _towards
+                constraints.append(sigma - self.mu[cols[0]] * size.per_kg_m2 >> 0)
         objective = cp.sum_squares(cp.multiply(1.0 / span, self.mu - self.target))
         self.program = cp.Problem(cp.Minimize(objective), constraints)
 
