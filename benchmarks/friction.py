@@ -8,10 +8,11 @@ contain, and on the real Panda log.
    al. 2019 (their Panda φ2, φ3 per joint); presliding (the Dahl model, a state that follows the motion:
    hysteresis within 2 mrad of each reversal).
    Identified from 5 periods of 20 s at 500 Hz (0.05 Nm noise, the LBR's torque filter) with the DEFAULT config and
-   its coulomb_law set to each of auto (the default), sign, tanh and stribeck; held-out error of the base and
-   physical sets on a noise-free motion not used for identification, per joint [% of torque RMS]. Goal: auto
-   within 2 % on every joint for every law, within 1 % where the law is in its families (sign, tanh, Stribeck: its
-   rise 0.3 and velocity 0.05 rad/s lie between the estimator's grid points).
+   its coulomb_law set to each of auto (the default) and every family; held-out error of the base and physical sets
+   on a noise-free motion not used for identification, per joint [% of torque RMS]. Goal: auto within 2 % on every
+   joint for every law, within 1 % where the law is in its families (sign, tanh, Stribeck: its rise 0.3 and
+   velocity 0.05 rad/s lie between the estimator's grid points; the sigmoid, its shapes between them; Dahl's
+   presliding); Luo et al.'s Coulomb term alone counts as outside (r = −1 at a velocity between grid points).
 2. Real data (../shared/datasets/panda_gaz2019, skipped when absent): first 70 % of the log identified, last 30 %
    predicted, held-out RMS per joint [Nm] with each coulomb_law beside Gaz et al.'s published model.
 
@@ -41,7 +42,7 @@ GAZ_PHI2_S_RAD = np.array([5.1181, 9.0657, 10.136, 5.5903, 8.3469, 17.133, 10.33
 GAZ_PHI3_RAD_S = np.array([0.039533, 0.025882, -0.04607, 0.036194, 0.026226, -0.021047, 0.0035526])
 """Gaz et al. 2019's sigmoid shape per Panda joint (params/gaz2019_friction_sigmoid.csv), here on the iiwa's."""
 PRESLIDING_RAD = 0.002
-IN_FAMILY = ("sign", "tanh", "stribeck")
+IN_FAMILY = ("sign", "tanh", "stribeck", "gaz_sigmoid", "presliding")
 PERIOD_S, RATE_HZ = 20.0, 500.0
 
 

@@ -186,7 +186,8 @@ def test_an_unknown_robot_or_urdf_is_one_line_naming_the_option(tmp_path, capsys
 def test_the_demo_refuses_an_unknown_friction_law_before_anything_starts(tmp_path, capsys):
     assert demo.main(["--friction-laws", "stribeck,coulomb", "--out", str(tmp_path / "out")]) == 2
     captured = capsys.readouterr()
-    assert captured.err == "error: --friction-laws takes laws from stribeck, sigmoid, tanh, not 'stribeck,coulomb'\n"
+    assert captured.err == ("error: --friction-laws takes laws from stribeck, sigmoid, tanh, presliding, not "
+                            "'stribeck,coulomb'\n")
     assert captured.out == "" and not (tmp_path / "out").exists()
 
 

@@ -270,8 +270,9 @@ def parser() -> argparse.ArgumentParser:
     ident.add_argument("--friction", help="override the config's friction terms, comma-separated "
                                           f"(default: {','.join(DEFAULT_FRICTION)})")
     ident.add_argument("--coulomb-law", choices=COULOMB_LAWS,
-                       help="override the config's Coulomb law: auto chooses per joint among sign(dq), tanh(dq/v_s) "
-                            "and a Stribeck rise by held-out data; the others force that family (default: auto)")
+                       help="override the config's Coulomb law: auto chooses per joint among sign(dq), tanh(dq/v_s), "
+                            "an off-centre sigmoid, Dahl's presliding and a Stribeck rise by held-out data; the others "
+                            "force that family (default: auto)")
 
     val = sub.add_parser("validate", help="predict torques of other recordings with an identification",
                          formatter_class=HelpFormatter)

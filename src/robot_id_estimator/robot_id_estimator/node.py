@@ -74,7 +74,8 @@ def result_message(result: Identification, output_dir: str) -> IdentificationRes
         joint = JointFriction(joint_name=name, viscous_nm_s_rad=float(f.viscous_nm_s_rad[j]),
                               coulomb_nm=float(f.coulomb_nm[j]), offset_nm=float(f.offset_nm[j]),
                               coulomb_law=law.family, coulomb_velocity_rad_s=law.velocity_rad_s,
-                              coulomb_stribeck_ratio=law.ratio)
+                              coulomb_stribeck_ratio=law.ratio, coulomb_shift_rad_s=law.shift_rad_s,
+                              coulomb_travel_rad=law.travel_rad)
         if f.stribeck is not None and not np.isnan(f.stribeck[j]).any():
             joint.stribeck_coefficients = [float(c) for c in f.stribeck[j]]
         msg.friction.append(joint)

@@ -24,14 +24,19 @@ from robot_id_estimator.friction.coulomb_law_choice import (
     CoulombLawChoice,
     choose_coulomb_laws,
     coulomb_columns,
-    with_chosen_laws,
 )
 from robot_id_estimator.friction.sweeps import extrapolation_notes, friction_sweeps
 from robot_id_estimator.physical.problem import RetrievalError
 from robot_id_estimator.physical.retrieval import retrieve_physical
 from robot_id_estimator.processing.motion_summary import motion_summary
 from robot_id_estimator.processing.reduction import weighted_rows
-from robot_id_estimator.processing.regression_data import N_FOLDS, RegressionData, regression_data
+from robot_id_estimator.processing.regression_data import (
+    N_FOLDS,
+    RegressionData,
+    regression_data,
+    restreamed,
+    without_candidates,
+)
 from robot_id_estimator.progress import Progress, say
 from robot_id_estimator.recordings.recording import DataError, Recording
 from robot_id_estimator.results import (
@@ -45,13 +50,7 @@ from robot_id_estimator.results import (
 )
 from robot_id_estimator.robot_setup import RobotSetup
 from robot_id_estimator.settings import EstimatorConfig
-from robot_id_estimator.validation.diagnosis import (
-    NOISE_FACTOR,
-    POOR_FRACTION,
-    diagnose,
-    diagnosis_problem,
-    poor_generalisation,
-)
+from robot_id_estimator.validation.diagnosis_stage import diagnosis_warnings
 from robot_id_estimator.validation.held_out import HeldOut, cross_validate, predicted_blocks
 from robot_id_estimator.validation.prediction_errors import predict_torque
 from robot_id_estimator.validation.set_checks import SetCheck, check_sets
@@ -130,7 +129,7 @@ def identify(
     law_choice = None
     if len(candidates):
         with timer.stage("coulomb law"):
-            data, robot, law_choice = _chosen_laws(data, robot, base, fc, config, progress)
+            data, robot, law_choice = _chosen_laws(data, setup, robot, base, fc, config, progress)
     check_data = regression_data(check_recordings, setup, robot, base, config, stribeck, progress,
                                  allow_outside_limits, allow_implausible_torque, for_fitting=False) \
         if check_recordings else None
@@ -152,12 +151,16 @@ def identify(
                      timer.seconds, progress)
 
 
-def _chosen_laws(data: RegressionData, robot: RobotModel, base: BaseParameters, fc: np.ndarray,
+def _chosen_laws(data: RegressionData, setup: RobotSetup, robot: RobotModel, base: BaseParameters, fc: np.ndarray,
                  config: EstimatorConfig, progress: Progress) -> tuple[RegressionData, RobotModel, CoulombLawChoice]:
-    """Each joint's Coulomb law chosen by held-out data (coulomb_law_choice), the regression and model with them."""
+    """Each joint's Coulomb law chosen by held-out data (coulomb_law_choice), the regression and model with them
+    (the regression built again where a law is not sign: the candidates were on choice samples only)."""
     say(progress, f"Coulomb law per joint: {len(CANDIDATES)} candidates, {N_FOLDS}-fold cross-validation")
     choice = choose_coulomb_laws(data, base, fc, None if config.coulomb_law == "auto" else config.coulomb_law)
-    return with_chosen_laws(data, base, fc, choice), robot.with_coulomb_laws(choice.chosen), choice
+    chosen = robot.with_coulomb_laws(choice.chosen)
+    if chosen.coulomb_laws:  # some law other than sign: the regression built again with it
+        return restreamed(data, setup, chosen, base, config, progress), chosen, choice
+    return without_candidates(data), chosen, choice
 
 
 def _refuse_massless_links(robot: RobotModel, setup: RobotSetup) -> None:
@@ -297,44 +300,9 @@ def _assemble(
         checks=checks,
         warnings=(*data.warnings, *(f for c in checks.values() for f in c.failures),
                   *(outcome.physical.plausibility.warnings() if outcome.physical is not None else ()),
-                  *(_diagnosis(setup, robot, base, config, data, estimate, metrics, torque_rms_nm, progress)
-                    or poor_generalisation(np.asarray(metrics.residual_rms_nm["base"]), held_out.rms_nm("base"),
-                                           _periods_noise_nm(data, metrics), robot.joint_names, estimate.rsd_percent,
-                                           essential.fit.rsd_percent, _recorded_seconds(data),
-                                           metrics.condition_number))),
+                  *diagnosis_warnings(setup, robot, base, config, data, estimate, essential, metrics, held_out,
+                                      torque_rms_nm, progress)),
     )
-
-
-def _periods_noise_nm(data: RegressionData, metrics: Metrics) -> np.ndarray | None:
-    """(n,) the noise of the averaged, filtered torque the periods show (estimation.base_stage's noise model; the
-    largest of the recordings'), None without periodic recordings of two periods or more."""
-    noise = [np.sqrt(np.asarray(d.noise_var_nm2) / d.n_periods) / metrics.rsd_filter_factor
-             for d in data.processed if d.noise_var_nm2 is not None and d.n_periods >= 2]
-    return np.max(noise, axis=0) if noise else None
-
-
-def _recorded_seconds(data: RegressionData) -> float:
-    """Seconds of data behind the estimate: every period of periodic recordings."""
-    return float(sum((d.t_s[-1] - d.t_s[0]) * max(d.n_periods, 1) for d in data.processed))
-
-
-def _diagnosis(setup: RobotSetup, robot: RobotModel, base: BaseParameters, config: EstimatorConfig,
-               data: RegressionData, estimate: BaseEstimate, metrics: Metrics, torque_rms_nm: np.ndarray,
-               progress: Progress) -> list[str]:
-    """The likely mistake behind a misfit (validation.diagnosis): every one when the base set leaves more than
-    POOR_FRACTION of some joint's torque RMS unexplained, the torque filter's when more than NOISE_FACTOR × the
-    noise of the averaged torque (periodic data, estimation.base_stage's noise model)."""
-    residual = np.asarray(metrics.residual_rms_nm["base"])
-    poor = residual > POOR_FRACTION * torque_rms_nm
-    noise = _periods_noise_nm(data, metrics)
-    above_noise = residual > NOISE_FACTOR * noise if noise is not None else np.zeros(len(residual), bool)
-    if not (poor.any() or above_noise.any()):
-        return []
-    say(progress, "diagnosis: the model explains the data less well than it should; trying the usual mistakes")
-    tau = np.split(data.tau_nm, np.cumsum([len(d.t_s) for d in data.processed])[:-1])
-    problem = diagnosis_problem(robot, base.independent, estimate.columns, config.processing,
-                                setup.torque_filter_time_constant_s, data.processed, tau)
-    return diagnose(problem, robot.joint_names, poor if poor.any() else above_noise, bool(poor.any()))
 
 
 def _traces(data: RegressionData, values: dict[str, np.ndarray], names: Sequence[str]) -> Traces:
@@ -349,9 +317,9 @@ def _traces(data: RegressionData, values: dict[str, np.ndarray], names: Sequence
     predicted = {s: predict_torque(yb, v) + friction for s, v in values.items()}
     predicted["urdf"] = np.concatenate([s.nominal_nm[s.trace_index] for s in data.streamed])
     rigid = np.array([not name.startswith(("FV", "FC", "FO")) for name in names])
-    dq = np.concatenate([d.dq_rad_s for d in data.processed])[index]
+    q, dq = (np.concatenate([getattr(d, name) for d in data.processed])[index] for name in ("q_rad", "dq_rad_s"))
     shown = data.measured_nm[index] - predict_torque(yb, np.where(rigid, values["base"], 0.0))
-    return Traces(times[index], data.measured_nm[index], predicted, dq_rad_s=dq, friction_nm=shown)
+    return Traces(times[index], data.measured_nm[index], predicted, dq_rad_s=dq, q_rad=q, friction_nm=shown)
 
 
 def _residual_rms_nm(data: RegressionData, values: np.ndarray) -> list[float]:

@@ -76,6 +76,8 @@ class Traces:
     observer_nm: dict[str, np.ndarray] = field(default_factory=dict)
     dq_rad_s: np.ndarray | None = None
     """Joint velocities at the traces' samples (identification traces)."""
+    q_rad: np.ndarray | None = None
+    """Joint positions there (a presliding law is a state along them)."""
     friction_nm: np.ndarray | None = None
     """The measured torque less the base set's rigid-body part: the friction the data show (identification)."""
 

@@ -13,7 +13,7 @@ from robot_id_estimator.processing.samples import ProcessingConfig
 from robot_id_model.robot_model import DEFAULT_FRICTION, FRICTION_TERMS
 
 METHODS = ("wls", "ols")
-COULOMB_LAWS = ("auto", "sign", "tanh", "stribeck")
+COULOMB_LAWS = ("auto", "sign", "tanh", "sigmoid", "presliding", "stribeck")
 PHYSICAL_METHODS = ("lmi", "multistart", "none")
 DEFAULT_REGULARIZER_WEIGHTS = {"euclidean": 1e-4, "entropic": 1e-7}
 
@@ -58,8 +58,8 @@ class PhysicalConfig:
     principal moments meet the triangle inequality by margin·tr(I_C) (a body simulators integrate well)."""
 
     spread_fraction: float = DEFAULT_SPREAD_FRACTION
-    """At least this fraction of every link's own mass fills its collision hull uniformly, so that its second
-    moments are at least this fraction of the uniform hull's (physical.size_bounds); 0: no such bound."""
+    """At least this fraction of every link's URDF mass fills its collision hull uniformly, so that its second
+    moments are at least those (physical.size_bounds); 0: no such bound."""
 
     def weight(self, regularizer: str) -> float:
         """The pull weight of `regularizer`: the configured one if it is the chosen regularizer, else its default."""
@@ -101,8 +101,9 @@ class EstimatorConfig:
     friction: tuple[str, ...] = DEFAULT_FRICTION
     """Friction terms of the linear model, from FV (viscous), FC (Coulomb), FO (offset), IA (rotor inertia)."""
     coulomb_law: str = "auto"
-    """Each joint's Coulomb law: "auto" chosen by held-out data among sign(dq), tanh(dq/v_s) and a Stribeck rise
-    (coulomb_law_choice); "sign", "tanh" or "stribeck" (the best law of that family) for every joint."""
+    """Each joint's Coulomb law: "auto" chosen by held-out data among sign(dq), tanh(dq/v_s), an off-centre sigmoid,
+    Dahl's presliding and a Stribeck rise (coulomb_law_choice); "sign", "tanh", "sigmoid", "presliding" or
+    "stribeck" (the best law of that family) for every joint."""
     method: str = "wls"
     """"wls": weighted by per-joint torque noise (the MLE of Jia et al. 2019 and Wu et al. 2012); "ols": Xu et
     al. 2020, eq. (6)."""

@@ -44,7 +44,7 @@ def test_clean_data_get_no_diagnosis():
 @pytest.mark.parametrize(("mistake", "expected"), [
     ("a flipped torque sign on the lightly loaded A5", "diagnosis: lbr_A5's torque has the wrong sign?"),
     ("an A3 encoder counting the other way", "diagnosis: lbr_A3's encoder counts the other way"),
-    ("A2 off by 0.3 rad", "diagnosis: lbr_A2's position is off by a constant +0.2"),
+    ("A2 off by 0.3 rad", "diagnosis: lbr_A2's position is off by a constant +0.3"),
 ])
 def test_a_mistake_in_the_data_is_named(mistake, expected):
     rec = _recording()

@@ -45,7 +45,7 @@ def _sizes(name: str):
 
 def _spread(robot, pi: np.ndarray, j: int, size: LinkSize) -> float:
     link = link_from_standard(pi[inertial_columns(robot)[j]])
-    return size.spread(sigma_matrix(inertia_six(link.inertia_com_kg_m2)), link.mass_kg)
+    return size.spread(sigma_matrix(inertia_six(link.inertia_com_kg_m2)))
 
 
 @pytest.mark.parametrize("name", ["iiwa7", "iiwa14", "panda", "panda_hand"])

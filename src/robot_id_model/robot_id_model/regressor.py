@@ -45,9 +45,10 @@ def friction_signals(dq_rad_s: np.ndarray, ddq_rad_s2: np.ndarray,
 def regressor(robot: RobotModel, q_rad: np.ndarray, dq_rad_s: np.ndarray, ddq_rad_s2: np.ndarray) -> np.ndarray:
     """Regressor of K samples, shape (K, n, p): τ_k = Y[k] @ π for every sample k.
 
-    Inertial columns come from pinocchio.computeJointTorqueRegressor (reordered to Xu et al. 2020, eq. 3);
-    friction columns are dq (FV), the robot's Coulomb law (FC: sign(dq) or tanh(dq/v_s)), 1 (FO) and ddq (IA) on the
-    joint's own row.
+    The samples are in time order where a Coulomb law is presliding (a state of the path). Inertial columns come
+    from pinocchio.computeJointTorqueRegressor (reordered to Xu et al. 2020, eq. 3);
+    friction columns are dq (FV), the robot's Coulomb law (FC: sign(dq) or a law of coulomb_laws), 1 (FO) and ddq
+    (IA) on the joint's own row.
     """
     n = robot.n_joints
     y_pin = joint_torque_regressor(robot, q_rad, dq_rad_s, ddq_rad_s2)
@@ -55,7 +56,8 @@ def regressor(robot: RobotModel, q_rad: np.ndarray, dq_rad_s: np.ndarray, ddq_ra
     y = np.zeros((len(y_pin), n, robot.n_params))
     pin_cols = (np.arange(n)[:, None] * 10 + PIN_INDEX[None, :]).ravel()
     y[:, :, inertial_columns(robot).ravel()] = y_pin[:, :, pin_cols]
-    signals = friction_signals(dq, _as_batch(ddq_rad_s2, n, "ddq_rad_s2"), robot.coulomb_signal(dq))
+    signals = friction_signals(dq, _as_batch(ddq_rad_s2, n, "ddq_rad_s2"),
+                               robot.coulomb_signal(_as_batch(q_rad, n, "q_rad"), dq))
     rows = np.arange(n)
     for t, term in enumerate(robot.friction):
         y[:, rows, friction_columns(robot)[:, t]] = signals[term]

@@ -61,9 +61,9 @@ class RobotModel:
             raise ModelError(f"coulomb_laws needs one law per joint ({self.n_joints}), got {len(laws)}")
         return dataclasses.replace(self, coulomb_laws=() if all(law == SIGN for law in laws) else laws)
 
-    def coulomb_signal(self, dq_rad_s: np.ndarray) -> np.ndarray:
-        """The Coulomb columns' signals at velocities (K, n): each joint's law."""
-        return coulomb_signals(dq_rad_s, self.coulomb_laws)
+    def coulomb_signal(self, q_rad: np.ndarray, dq_rad_s: np.ndarray) -> np.ndarray:
+        """The Coulomb columns' signals along samples (K, n) in their order: each joint's law."""
+        return coulomb_signals(q_rad, dq_rad_s, self.coulomb_laws)
 
     @property
     def n_joints(self) -> int:

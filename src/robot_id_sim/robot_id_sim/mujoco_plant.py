@@ -6,7 +6,8 @@ to the true one. The true friction (true_friction) is split so that it integrate
 viscous term is MuJoCo's (implicit) joint damping, the static level of eq. (7), fs·sgn(dq), is MuJoCo's friction
 loss (a constraint, so the joint sticks at rest), and the rest, continuous, is applied explicitly; a smooth law,
 as steep at rest as fc/fc1, linearised about each step's velocity: its slope there joins the implicit damping, so
-that it stays stable at the physics step.
+that it stays stable at the physics step. A presliding joint's Dahl state is carried from step to step and applied
+explicitly.
 
 A joint can be blocked (`block`, a fault for tests: a jammed gear or an obstacle): its damping is then raised far
 beyond what any drive torque moves, and MuJoCo's implicit damping stops it within one physics step.
@@ -91,6 +92,8 @@ class MujocoPlant:
         mujoco.mj_setConst(model, self.data)
         self.ddq_rad_s2 = np.zeros(len(joint_names))
         self.blocked = np.zeros(len(joint_names), dtype=bool)
+        self.presliding_state = np.zeros(len(joint_names))
+        """Dahl's state of the presliding joints (true_friction)"""
 
     @property
     def timestep_s(self) -> float:
@@ -110,6 +113,7 @@ class MujocoPlant:
         self.data.qpos[self.qpos] = q_rad
         mujoco.mj_forward(self.model, self.data)
         self.ddq_rad_s2 = np.zeros(len(self.dof))
+        self.presliding_state = np.zeros(len(self.dof))
 
     def block(self, joint: int) -> None:
         """Block joint number `joint` (in joint_names order) where it is, for good (see the module docstring)."""
@@ -121,10 +125,12 @@ class MujocoPlant:
         friction, dq = self.truth.friction, self.dq_rad_s
         slope = friction.smooth_slope(dq)
         self.model.dof_damping[self.dof] = np.where(self.blocked, BLOCKED_DAMPING_NM_S_RAD, friction.fv1 + slope)
-        applied = np.asarray(tau_drive_nm, dtype=float) - (friction.continuous_torque_nm(dq) - slope * dq)
-        self.data.qfrc_applied[self.dof] = applied
+        continuous = friction.continuous_torque_nm(dq, self.presliding_state)
+        self.data.qfrc_applied[self.dof] = np.asarray(tau_drive_nm, dtype=float) - (continuous - slope * dq)
+        q_before = self.q_rad
         mujoco.mj_step(self.model, self.data)
         self.ddq_rad_s2 = self.data.qacc[self.dof].copy()
+        self.presliding_state = friction.presliding_step(self.presliding_state, self.q_rad - q_before)
 
     def friction_loss_nm(self) -> np.ndarray:
         """The friction-loss (static friction) torque opposing the motion at the last step (MuJoCo's constraint

@@ -53,6 +53,7 @@ class Perturbation:
     stribeck_velocity_rad_s: float = 0.05  # fs1 = fc1
     friction_laws: tuple[str, ...] = ("stribeck",)  # each joint's law drawn from these (true_friction)
     sigmoid_shift: float = 0.3           # a sigmoid joint's φ3 = U(−s, s) × fc1
+    presliding_rad: float = 0.002        # a presliding joint's x_c
     armature_per_torque_kg_m2: tuple[float, float] = (0.5e-4, 1.5e-4)  # Ia per Nm
     offset_per_torque: float = 0.002     # sensor offset U(−s, s) per Nm
 
@@ -81,12 +82,14 @@ class TrueDynamics:
     def sensed_torque_nm(self, robot: RobotModel, q_rad: np.ndarray, dq_rad_s: np.ndarray,
                          ddq_rad_s2: np.ndarray) -> np.ndarray:
         """What the joint torque sensors of the true robot read (noise-free, unfiltered) on a motion (K, n):
-        inverse dynamics of the true links and armature, the friction of eq. (7) and the sensor offset.
+        inverse dynamics of the true links and armature, the friction of eq. (7) and the sensor offset; a presliding
+        joint's friction state integrated along the motion from rest.
         `robot` must have the TRUTH_FRICTION terms. Where a joint rests (dq = 0 exactly) static friction is
         whatever holds it; this returns none there."""
         pi = self.standard_parameters(robot)
         linear = self.friction.fv1 * dq_rad_s + self.friction.fc * np.sign(dq_rad_s)
-        return regressor(robot, q_rad, dq_rad_s, ddq_rad_s2) @ pi - linear + self.friction.torque_nm(dq_rad_s)
+        state = self.friction.presliding_along(q_rad)
+        return regressor(robot, q_rad, dq_rad_s, ddq_rad_s2) @ pi - linear + self.friction.torque_nm(dq_rad_s, state)
 
 
 def nominal_links(robot: RobotModel) -> list[LinkInertial]:
@@ -144,7 +147,8 @@ def _with_laws(friction: JointFriction, p: Perturbation, rng: np.random.Generato
     laws = tuple(str(law) for law in rng.choice(p.friction_laws, n))
     shift = rng.uniform(-p.sigmoid_shift, p.sigmoid_shift, n) * friction.fc1
     return dataclasses.replace(friction, law=laws,
-                               shift_rad_s=np.where(np.array(laws) == "sigmoid", shift, 0.0))
+                               shift_rad_s=np.where(np.array(laws) == "sigmoid", shift, 0.0),
+                               presliding_rad=np.where(np.array(laws) == "presliding", p.presliding_rad, 0.0))
 
 
 def _perturbed_link(link: LinkInertial, p: Perturbation, rng: np.random.Generator) -> LinkInertial:

@@ -46,6 +46,8 @@ def truth_dict(robot: RobotModel, truth: TrueDynamics, source: str, sensors: Sen
         entry.update({FRICTION_UNITS[f]: float(getattr(truth.friction, f)[j]) for f in FRICTION_FIELDS})
         if truth.friction.shift_rad_s is not None:
             entry["shift_rad_s"] = float(truth.friction.shift_rad_s[j])
+        if truth.friction.presliding_rad is not None:
+            entry["presliding_rad"] = float(truth.friction.presliding_rad[j])
         entry["armature_kg_m2"] = float(truth.armature_kg_m2[j])
         entry["torque_offset_nm"] = float(truth.torque_offset_nm[j])
         joints.append(entry)
@@ -84,7 +86,8 @@ def load_truth(path: str | pathlib.Path) -> TrueDynamics:
     column = {f: np.array([j[FRICTION_UNITS[f]] for j in raw["joints"]]) for f in FRICTION_FIELDS}
     payload = raw["payload"]
     friction = JointFriction(**column, law=tuple(j.get("friction_law", "stribeck") for j in raw["joints"]),
-                             shift_rad_s=np.array([j.get("shift_rad_s", 0.0) for j in raw["joints"]]))
+                             shift_rad_s=np.array([j.get("shift_rad_s", 0.0) for j in raw["joints"]]),
+                             presliding_rad=np.array([j.get("presliding_rad", 0.0) for j in raw["joints"]]))
     return TrueDynamics(
         links, friction, np.array([j["armature_kg_m2"] for j in raw["joints"]]),
         np.array([j["torque_offset_nm"] for j in raw["joints"]]),

@@ -174,3 +174,25 @@ def test_smooth_friction_laws_integrate_stably_as_the_true_model(arm, robot_name
     # the law is the one the truth states: sigmoid joints off-centre, tanh joints odd
     zero = truth.friction.torque_nm(np.zeros((1, len(truth.friction.fc))))[0]
     np.testing.assert_allclose(zero, 0.0, atol=1e-12)
+
+
+def test_presliding_friction_is_a_state_of_the_path(arm):
+    """Dahl's presliding (x_c 2 mrad) is carried from step to step: the equations of motion hold with the state
+    integrated along the logged positions, not with any law of the speed (near rest it takes both signs)."""
+    shipped = arm("iiwa14")
+    truth = perturbed_dynamics(shipped.robot, shipped.config.limits.torque_nm,
+                               Perturbation(friction_laws=("presliding",)))
+    assert set(truth.friction.laws()) == {"presliding"}
+    dahl = dataclasses.replace(shipped, truth=truth)
+    log = drive(dahl, plant_of(dahl))
+    state = truth.friction.presliding_along(log["q"])
+    pi = truth.standard_parameters(shipped.robot)
+    columns = friction_columns(shipped.robot)
+    pi[columns[:, 1]] = 0.0
+    pi[columns[:, 2]] = 0.0
+    y_pi = regressor(shipped.robot, log["q"], log["dq"], log["ddq"]) @ pi
+    assert np.abs(y_pi + truth.friction.continuous_torque_nm(log["dq"], state) - log["tau"]).max() < 1e-6
+    assert np.abs(y_pi + truth.friction.continuous_torque_nm(log["dq"]) - log["tau"]).max() > 0.1
+    assert np.all(log["loss"] == 0.0) and np.abs(log["dq"]).max() < 10.0
+    slow = np.abs(log["dq"]) < 0.05
+    assert np.any(slow & (state * np.sign(log["dq"]) < -0.5)), "friction still against the last direction"

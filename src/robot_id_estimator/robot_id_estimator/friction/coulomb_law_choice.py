@@ -1,8 +1,9 @@
 """Each joint's Coulomb law chosen by the data, from robot_id_model.coulomb_laws: sign(dq); tanh(dq/v_s), smooth
-through rest; or a Stribeck rise, sign(dq)·(1 + r·exp(−(dq/v_s)²)).
+through rest; Gaz et al. 2019's off-centre sigmoid, tanh((dq + δ)/v_s) − tanh(δ/v_s); Dahl's presliding over a
+travel x_c after each reversal; or a Stribeck rise, sign(dq)·(1 + r·exp(−(dq/v_s)²)).
 
-Real friction is continuous through zero speed (presliding; Gaz et al. 2019 fit the Panda's with a sigmoid of
-speed, which is tanh up to an offset) and often higher at low speed than at high (the Stribeck effect; Luo et al.
+Real friction is continuous through zero speed (presliding; Gaz et al. 2019 fit the Panda's with an off-centre
+sigmoid of speed) and often higher at low speed than at high (the Stribeck effect; Luo et al.
 2024, eq. 7). For a fixed shape the regression stays linear, the law's column in place of the sign column, so the
 model is separable: the linear parameters are the least-squares solution for each shape and only the shape is
 searched, per joint, on a grid (variable projection, Golub and Pereyra 1973, with the projected problem evaluated
@@ -14,31 +15,40 @@ regression with the candidate columns beside it), so the choice costs no regress
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
 
 from robot_id_estimator.output.json_values import json_array, json_list
-from robot_id_estimator.processing.reduction import JointBlocks, merge, select_columns, triangular_factor
+from robot_id_estimator.processing.reduction import JointBlocks, merge, triangular_factor
 from robot_id_estimator.processing.regression_data import RegressionData
 from robot_id_model.base_parameters import BaseParameters
 from robot_id_model.coulomb_laws import SIGN, CoulombLaw
 from robot_id_model.parameters import friction_columns
 from robot_id_model.robot_model import RobotModel
 
+SIGMOID_SHIFTS = (-0.3, -0.2, -0.1, 0.1, 0.2, 0.3)
+"""δ/v_s of the sigmoid candidates (Gaz et al. 2019's Panda joints: φ2·φ3/2 = −0.23 to 0.12)."""
+
 CANDIDATES = (
     SIGN,
     *(CoulombLaw("tanh", float(v)) for v in np.geomspace(0.004, 0.4, 21)),
+    *(CoulombLaw("sigmoid", float(v), shift_rad_s=float(u * v)) for v in np.geomspace(0.004, 0.4, 21)
+      for u in SIGMOID_SHIFTS),
+    *(CoulombLaw("presliding", travel_rad=float(x)) for x in np.geomspace(0.00025, 0.016, 13)),
     *(CoulombLaw("stribeck", float(v), float(r)) for v in np.geomspace(0.01, 0.16, 9)
       for r in (*-np.geomspace(1.0, 0.35, 4), *np.geomspace(0.1, 0.8, 7))),
 )
 """The laws searched, the sign law first. tanh: v_s a factor 1.26 apart, from a law sign-like at the speeds an
 excitation reaches to one still rising at 0.4 rad/s (Gaz et al. 2019's Panda sigmoids: v_s = 2/φ2 = 0.12–0.39
-rad/s); stribeck: v_s from 0.01 to 0.16 rad/s and r from 0.1 to 0.8 (a static level 1.1–1.8 × the Coulomb level)
-and from −0.35 to −1 (a level below the Coulomb one at rest; −1: continuous through rest, eq. 7's Coulomb term
-alone), each a factor √2 apart."""
+rad/s); sigmoid: those velocities, each with the shifts SIGMOID_SHIFTS;
+presliding: x_c from 0.25 to 16 mrad, a factor √2 apart;
+stribeck: v_s from 0.01 to 0.16 rad/s and r from 0.1 to 0.8 (a static level 1.1–1.8 × the Coulomb level) and from
+−0.35 to −1 (a level below the Coulomb one at rest; −1: continuous through rest, eq. 7's Coulomb term alone), each
+a factor √2 apart."""
+
+_TANH = np.array([law.family == "tanh" for law in CANDIDATES])
 
 SMOOTH_GAIN = 0.1
 """A joint gets another law than sign(dq) only when it predicts held-out data at least this fraction better (RMS):
@@ -49,6 +59,10 @@ FOLD_MAJORITY = 0.8
 """...and in at least this fraction of the folds: a law that wins on one block (where the training blocks leave a
 parameter poorly determined, so that any extra column changes the extrapolation) and loses on the others is chance,
 not friction (seen on sign-law data: a Stribeck rise 43 % better on one fold of five, worse on four)."""
+
+SHIFT_GAIN = 0.05
+"""A sigmoid replaces the best tanh law (its shift zero) only when it predicts held-out data at least this fraction
+better (RMS), in FOLD_MAJORITY of the folds: a shift the data do not show is not kept."""
 
 INTERVAL_TOLERANCE = 0.01
 """v_s's uncertainty: the range of the chosen family's candidate velocities (at the chosen r) whose held-out error
@@ -68,7 +82,8 @@ class CoulombLawChoice:
     chosen: tuple[CoulombLaw, ...]
     """Each joint's law."""
     interval_rad_s: np.ndarray
-    """(n, 2) v_s of the chosen family within INTERVAL_TOLERANCE of the best held-out error (NaN for sign)."""
+    """(n, 2) the chosen family's shape_scale (v_s [rad/s]; x_c [rad] for presliding) within INTERVAL_TOLERANCE of
+    the best held-out error (NaN for sign)."""
 
     def to_dict(self) -> dict:
         return {"candidates": [law.to_dict() for law in self.candidates],
@@ -101,7 +116,8 @@ class CoulombLawChoice:
             others = ", ".join(f"{self.candidates[k].formula()} {errors[k]:.4g} Nm"
                                for family, k in best.items() if family != chosen.family)
             low, high = self.interval_rad_s[j]
-            shape = f" (v_s {low:.3g}–{high:.3g} rad/s)" if chosen.family != "sign" else ""
+            shape = (f" ({'x_c' if chosen.family == 'presliding' else 'v_s'} {low:.3g}–{high:.3g} "
+                     f"{'rad' if chosen.family == 'presliding' else 'rad/s'})") if chosen.family != "sign" else ""
             lines.append(f"{name}: {chosen.formula()}{shape}, held-out error "
                          f"{errors[self.candidates.index(chosen)]:.4g} Nm; best of the others: {others}")
         return lines
@@ -153,8 +169,8 @@ class _Folds:
 
 
 def _folds(data: RegressionData, base: BaseParameters, fc: np.ndarray) -> _Folds:
-    n_folds = len(data.streamed[0].folds)
-    held_out = [merge([s.folds[f] for s in data.streamed]) for f in range(n_folds)]
+    n_folds = len(data.streamed[0].candidate_folds)
+    held_out = [merge([s.candidate_folds[f] for s in data.streamed]) for f in range(n_folds)]
     training = [merge([g for i, g in enumerate(held_out) if i != f]).r_aug for f in range(n_folds)]
     return _Folds(held_out, training, _noise_weights(held_out, base, fc))
 
@@ -206,14 +222,24 @@ def _with_one_column(a: np.ndarray, y: np.ndarray, x: np.ndarray) -> tuple[np.nd
 
 
 def _chosen(sq: np.ndarray, allowed: np.ndarray, forced: bool) -> int:
-    """The candidate with the smallest held-out error among `allowed`; unless `forced`, only if it predicts at least
-    SMOOTH_GAIN better (RMS) than the sign law and better in at least FOLD_MAJORITY of the folds, else the sign law
-    (0)."""
+    """The candidate with the smallest held-out error among `allowed`; unless `forced`, a sigmoid only if it beats
+    the best tanh (a sigmoid without shift) by SHIFT_GAIN, and any law only if it beats the sign law (0) by
+    SMOOTH_GAIN (_beats)."""
     total = sq.sum(axis=0)
     best = int(np.argmin(np.where(allowed[1:], total[1:], np.inf))) + 1
-    better = np.sqrt(total[best]) < (1.0 - SMOOTH_GAIN) * np.sqrt(total[0])
-    consistent = np.sum(sq[:, best] < sq[:, 0]) >= FOLD_MAJORITY * len(sq)
-    return best if forced or (better and consistent) else 0
+    if forced:
+        return best
+    if CANDIDATES[best].family == "sigmoid":
+        tanh = int(np.argmin(np.where(_TANH, total, np.inf)))
+        best = best if _beats(sq, best, tanh, SHIFT_GAIN) else tanh
+    return best if _beats(sq, best, 0, SMOOTH_GAIN) else 0
+
+
+def _beats(sq: np.ndarray, law: int, simpler: int, gain: float) -> bool:
+    """Whether `law` predicts the held-out folds at least `gain` better (RMS) than `simpler`, and better in at least
+    FOLD_MAJORITY of the folds."""
+    better = np.sqrt(sq[:, law].sum()) < (1.0 - gain) * np.sqrt(sq[:, simpler].sum())
+    return bool(better and np.sum(sq[:, law] < sq[:, simpler]) >= FOLD_MAJORITY * len(sq))
 
 
 def choose_coulomb_laws(data: RegressionData, base: BaseParameters, fc: np.ndarray,
@@ -233,30 +259,20 @@ def choose_coulomb_laws(data: RegressionData, base: BaseParameters, fc: np.ndarr
     return CoulombLawChoice(CANDIDATES, errors, chosen, _intervals(errors, laws))
 
 
+def shape_scale(law: CoulombLaw) -> float:
+    """The scale of a law's shape that its interval is given in: x_c [rad] of presliding, else v_s [rad/s]."""
+    return law.travel_rad if law.family == "presliding" else law.velocity_rad_s
+
+
 def _intervals(errors: np.ndarray, laws: np.ndarray) -> np.ndarray:
+    """Per joint, the range of shape_scale over the chosen family's candidates of the same form (r, δ/v_s) whose
+    held-out error is within INTERVAL_TOLERANCE of the chosen law's."""
     intervals = np.full((len(laws), 2), np.nan)
     for j in np.flatnonzero(laws > 0):
         chosen = CANDIDATES[laws[j]]
         kin = [k for k, law in enumerate(CANDIDATES) if law.family == chosen.family and law.ratio == chosen.ratio
+               and np.isclose(law.shift_rad_s * chosen.velocity_rad_s, chosen.shift_rad_s * law.velocity_rad_s)
                and errors[j][k] <= (1.0 + INTERVAL_TOLERANCE) * errors[j][laws[j]]]
-        velocities = [CANDIDATES[k].velocity_rad_s for k in kin]
-        intervals[j] = min(velocities), max(velocities)
+        scales = [shape_scale(CANDIDATES[k]) for k in kin]
+        intervals[j] = min(scales), max(scales)
     return intervals
-
-
-def with_chosen_laws(data: RegressionData, base: BaseParameters, fc: np.ndarray,
-                     choice: CoulombLawChoice) -> RegressionData:
-    """The regression with each joint's chosen law in its Coulomb column: the folds and the reduced blocks
-    re-formed from the folds' extended ones (exactly the factor of the chosen columns) and the traces' columns
-    replaced."""
-    laws = np.array([CANDIDATES.index(law) for law in choice.chosen])
-    columns = [[*_columns(base.n_base, fc[j], laws[j]), -1] for j in range(len(fc))]
-    streamed = []
-    for s in data.streamed:
-        trace_yb = s.trace_yb.copy()
-        for j in np.flatnonzero(fc >= 0):
-            trace_yb[:, j, fc[j]] = s.trace_candidates[:, j, laws[j]]
-        streamed.append(dataclasses.replace(s, blocks=select_columns(merge(s.folds), columns),
-                                            folds=tuple(select_columns(f, columns) for f in s.folds),
-                                            trace_yb=trace_yb, trace_candidates=None))
-    return dataclasses.replace(data, streamed=tuple(streamed))

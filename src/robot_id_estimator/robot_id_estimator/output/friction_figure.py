@@ -19,11 +19,11 @@ MAX_POINTS = 4000
 """Samples drawn per joint."""
 
 
-def friction_curve_nm(f: Friction, joint: int, dq_rad_s: np.ndarray) -> np.ndarray:
-    """The identified linear-in-parameters friction of one joint at speeds dq: FV·dq + FC·law(dq) + FO (an
-    unestimated term counts 0)."""
+def friction_curve_nm(f: Friction, joint: int, dq_rad_s: np.ndarray, q_rad: np.ndarray | None = None) -> np.ndarray:
+    """The identified linear-in-parameters friction of one joint at speeds dq (a presliding law along the positions
+    q of the same samples): FV·dq + FC·law + FO (an unestimated term counts 0)."""
     viscous, coulomb, offset = (np.nan_to_num(x[joint]) for x in (f.viscous_nm_s_rad, f.coulomb_nm, f.offset_nm))
-    return viscous * dq_rad_s + coulomb * f.laws()[joint].signal(dq_rad_s) + offset
+    return viscous * dq_rad_s + coulomb * f.laws()[joint].signal(dq_rad_s, q_rad) + offset
 
 
 def friction_figure(traces: Traces, f: Friction) -> Figure:
@@ -37,9 +37,13 @@ def friction_figure(traces: Traces, f: Friction) -> Figure:
     for j, (ax, name) in enumerate(zip(axes, f.joint_names, strict=False)):
         dq = traces.dq_rad_s[::step, j]
         ax.plot(dq, traces.friction_nm[::step, j], ".", ms=1.5, color="tab:gray", label="data less the rigid body")
-        speeds = np.linspace(dq.min(), dq.max(), 801)
         law = f.laws()[j].formula()
-        ax.plot(speeds, friction_curve_nm(f, j, speeds), color="tab:red", lw=1.2, label="identified friction")
+        if f.laws()[j].family == "presliding":  # a state of the path: drawn at the samples, along them
+            friction = friction_curve_nm(f, j, traces.dq_rad_s[:, j], traces.q_rad[:, j])[::step]
+            ax.plot(dq, friction, ".", ms=1.0, color="tab:red", label="identified friction")
+        else:
+            speeds = np.linspace(dq.min(), dq.max(), 801)
+            ax.plot(speeds, friction_curve_nm(f, j, speeds), color="tab:red", lw=1.2, label="identified friction")
         ax.set_title(f"{name}: {law}", fontsize=9)
         ax.set_xlabel("dq [rad/s]", fontsize=8)
         ax.grid(alpha=0.3)

@@ -165,8 +165,9 @@ def write_identified_model(result: Identification, out_dir: str | pathlib.Path) 
         return ModelFiles(urdf_path, yaml_path, None, warnings=(f"{MJCF_NAME} not written: {err}",))
     if shaped and damping is not None:
         notes = (*notes, f"{MJCF_NAME}: MuJoCo's frictionloss holds the Coulomb level of every joint; its dry-friction "
-                         "constraint is smoothed near rest by the solver (solreffriction) and has no Stribeck rise, so "
-                         f"a simulation with it does not reproduce the laws of {YAML_NAME} ({'; '.join(shaped)})")
+                         "constraint is smoothed near rest by the solver (solreffriction), has no Stribeck rise and is "
+                         "the same both ways (an off-centre sigmoid's two levels differ), so a simulation with it does "
+                         f"not reproduce the laws of {YAML_NAME} ({'; '.join(shaped)})")
     return ModelFiles(urdf_path, yaml_path, mjcf_path, notes)
 
 
@@ -230,12 +231,13 @@ def _model_yaml(result: Identification, urdf_name: str, friction: dict, passed: 
 
 
 def _coulomb_law(f: Friction, joint: int) -> dict:
-    """A joint's Coulomb law for identified.yaml: its formula and shape, with the range of v_s the held-out data
-    support."""
+    """A joint's Coulomb law for identified.yaml: its formula and shape, with the range of v_s (x_c of presliding)
+    the held-out data support."""
     law = f.laws()[joint]
     out = {"form": f"coulomb_nm·{law.formula()}", **law.to_dict()}
     if law.family != "sign" and f.law_choice is not None:
-        out["velocity_range_rad_s"] = [_plain(v) for v in f.law_choice.interval_rad_s[joint]]
+        key = "travel_range_rad" if law.family == "presliding" else "velocity_range_rad_s"
+        out[key] = [_plain(v) for v in f.law_choice.interval_rad_s[joint]]
     return out
 
 

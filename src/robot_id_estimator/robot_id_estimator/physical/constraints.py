@@ -102,7 +102,7 @@ def body_spread(bounds: PhysicalBounds, j: int, pi_link: np.ndarray) -> float | 
     if size is None:
         return None
     body = link_from_standard(body_pi(bounds, j, pi_link))
-    return size.spread(sigma_matrix(inertia_six(body.inertia_com_kg_m2)), body.mass_kg)
+    return size.spread(sigma_matrix(inertia_six(body.inertia_com_kg_m2)))
 
 
 def box_bounds(robot: RobotModel, bounds: PhysicalBounds) -> tuple[np.ndarray, np.ndarray]:
@@ -194,8 +194,7 @@ class ConstraintSet:
             reasons = [f"own part: {r}" for r in consistency_violations(link_from_standard(own))]
         spread, size = body_spread(self.bounds, j, pi_link), link_size(self.bounds, j)
         if not reasons and spread is not None and spread < size.fraction * (1.0 - self.tol):
-            reasons.append(f"spread {spread:.4g} of its uniform hull's below its size bound {size.fraction:.3g} "
-                           f"{SIZE}")
+            reasons.append(f"spread {spread:.4g} below its size bound {size.fraction:.3g} {SIZE}")
         if not reasons and self.bounds.margin > 0.0:
             margin = relative_margin(link_from_standard(own).inertia_com_kg_m2)
             if margin < self.bounds.margin - self.tol:

@@ -74,43 +74,34 @@ def _margins_jacobian(robot: RobotModel, bounds: PhysicalBounds, mu: np.ndarray,
 
 
 def _sizes(robot: RobotModel, bounds: PhysicalBounds, mu: np.ndarray) -> np.ndarray:
-    """λ_min(D^-½·Σ_C·D^-½) − f·m of every link body with a size bound, over f, ≥ 0 where the bound holds
+    """λ_min(D^-½·Σ_C·D^-½) − f·m_0 of every link body with a size bound, over f·m_0, ≥ 0 where the bound holds
     (physical.size_bounds)."""
     out = []
     for j, cols in enumerate(inertial_columns(robot)):
         size = link_size(bounds, j)
         if size is not None:
-            w = size.whitening
-            value = np.linalg.eigvalsh(w @ sigma_matrix(_body_six(bounds, mu, j, cols)) @ w)[0]
-            out.append((value - size.fraction * _body_mass(bounds, mu, j, cols)) / size.fraction)
+            w, least = size.whitening, size.fraction * size.urdf_mass_kg
+            out.append(np.linalg.eigvalsh(w @ sigma_matrix(_body_six(bounds, mu, j, cols)) @ w)[0] / least - 1.0)
     return np.array(out)
 
 
 def _sizes_jacobian(robot: RobotModel, bounds: PhysicalBounds, mu: np.ndarray) -> np.ndarray:
-    """Jacobian of _sizes: d λ_min = (D^-½·v)ᵀ·dΣ·(D^-½·v), v its unit eigenvector, and −f·dm."""
+    """Jacobian of _sizes: d λ_min = (D^-½·v)ᵀ·dΣ·(D^-½·v), v its unit eigenvector."""
     rows = []
     for j, cols in enumerate(inertial_columns(robot)):
         size = link_size(bounds, j)
         if size is None:
             continue
-        six, row = _body_six(bounds, mu, j, cols), np.zeros(len(mu))
-        w = size.whitening
+        six, row, w = _body_six(bounds, mu, j, cols), np.zeros(len(mu)), size.whitening
         v = w @ np.linalg.eigh(w @ sigma_matrix(six) @ w)[1][:, 0]
-        grad_six = np.einsum("a,kab,b->k", v, _SIGMA_BASIS, v)
+        grad_six = np.einsum("a,kab,b->k", v, _SIGMA_BASIS, v) / (size.fraction * size.urdf_mass_kg)
         if lumped_part(bounds, j) is None:
-            row[cols[4:10]], row[cols[0]] = grad_six, -size.fraction
+            row[cols[4:10]] = grad_six
         else:
             _, six_from_pi = com_inertia_jacobian(body_pi(bounds, j, link_pi(mu, cols)))
-            grad_pi = grad_six @ six_from_pi
-            grad_pi[0] -= size.fraction
-            row[cols] = grad_pi @ pi_jacobian(robot, mu)[np.ix_(cols, cols)]
-        rows.append(row / size.fraction)
+            row[cols] = grad_six @ six_from_pi @ pi_jacobian(robot, mu)[np.ix_(cols, cols)]
+        rows.append(row)
     return np.array(rows).reshape(-1, len(mu))
-
-
-def _body_mass(bounds: PhysicalBounds, mu: np.ndarray, j: int, cols: np.ndarray) -> float:
-    fixed = lumped_part(bounds, j)
-    return float(mu[cols[0]] - (fixed[0] if fixed is not None else 0.0))
 
 
 def _euclidean_weights(robot: RobotModel, pi0: np.ndarray) -> np.ndarray:

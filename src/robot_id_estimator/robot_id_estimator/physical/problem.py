@@ -27,7 +27,7 @@ have 0.03–0.3 (Franka's link 4: −0.045, it breaks the triangle inequality). 
 0.05 % of held-out RMS on joint 4 (physical/base 1.0206 against 1.0201 with 0.001 or none)."""
 
 DEFAULT_SPREAD_FRACTION = 0.1
-"""At least this fraction of a link's mass fills its collision hull uniformly (physical.size_bounds). KUKA's CAD
+"""At least this fraction of a link's URDF mass fills its collision hull uniformly (physical.size_bounds). KUKA's CAD
 inertias are 0.43–0.95 as spread as their hulls; on the Gaz et al. Panda log the bound changes no joint's held-out
 RMS by more than 0.001 Nm and keeps link 6 from coming out a point mass."""
 

@@ -93,7 +93,7 @@ def _sizes_note(robot: RobotModel, sizes: tuple[LinkSize | None, ...], source: s
         return "no size bounds (spread_fraction 0)"
     bounded = [f"{robot.link_names[j]} {size.fraction:.3g}" for j, size in enumerate(sizes) if size is not None]
     free = [robot.link_names[j] for j, size in enumerate(sizes) if size is None]
-    return (f"size bounds (at least this fraction of a link's mass spreads over its collision hull): "
+    return (f"size bounds (at least this fraction of a link's URDF mass spreads over its collision hull): "
             f"{', '.join(bounded) or 'none'}" + (f"; none for {', '.join(free)}" if free else "") + f"; {source}")
 
 

@@ -1,14 +1,15 @@
 """Lower bounds on how spread out each link's mass is, from the size of the link: no link of kilograms comes out as a
 point mass.
 
-The rule: at least a fraction f of a link's own mass fills its collision hull uniformly (its casing; motors, gears
-and cables may sit anywhere inside). The mass's second moments about its CoM are then at least those of that part
-about its own centroid: Σ_C ⪰ f·m·D, D the second moments per kilogram of the uniform hull
-(robot_id_model.hull_moments), a matrix inequality linear in the link's pseudo-inertia (Wensing et al. 2017). Its
-measure is the link's spread, λ_min(D^-½·Σ_C·D^-½)/m: 1 for the uniform hull, 0 for a rod or a point mass; the bound
-is spread ≥ f. A link whose URDF inertial is less spread than 2f gets half the URDF's spread as its bound (none if
-that is not positive), so that the URDF model always meets its bounds (as eq. 18's ratios are set). A link that
-carries a known part (a gripper) is bounded by its own part.
+The rule: at least a fraction f of a link's URDF mass m_0 fills its collision hull uniformly (its casing); whatever
+else the link carries (motors, gears, cables, a tool the URDF does not know) may sit anywhere. The mass's second
+moments about its CoM are then at least those of that part about its own centroid: Σ_C ⪰ f·m_0·D, D the second
+moments per kilogram of the uniform hull (robot_id_model.hull_moments), a matrix inequality linear in the link's
+pseudo-inertia (Wensing et al. 2017). Its measure is the link's spread, λ_min(D^-½·Σ_C·D^-½)/m_0: 1 for the URDF
+mass filling the hull, 0 for a rod or a point mass; the bound is spread ≥ f. A link whose URDF inertial is less
+spread than 2f gets half the URDF's spread as its bound (none if that is not positive), so that the URDF model
+always meets its bounds (as eq. 18's ratios are set). A link that carries a known part (a gripper) is bounded by its
+own part.
 
 The hulls are the robot config's collision geometry (the vendor's meshes), else the URDF's <collision> elements.
 """
@@ -31,29 +32,32 @@ from robot_id_model.urdf_collision import urdf_collision_geometry
 
 @dataclass(frozen=True)
 class LinkSize:
-    """The size bound of one link body: Σ_C ⪰ fraction·m·D."""
+    """The size bound of one link body: Σ_C ⪰ fraction·urdf_mass_kg·D."""
 
     axes: np.ndarray
     """(3, 3) columns: the principal axes of the link's hull, in the link frame"""
     hull_moments_m2: np.ndarray
     """(3,) D's eigenvalues: the uniform hull's second moments per kilogram along `axes`"""
+    urdf_mass_kg: float
+    """m_0: the URDF's mass of the link's own body"""
     fraction: float
     """f of this link: the configured one, or half the URDF's spread where that is smaller"""
 
     @property
-    def per_kg_m2(self) -> np.ndarray:
-        """f·D (3, 3)."""
-        return self.fraction * (self.axes * self.hull_moments_m2) @ self.axes.T
+    def bound_kg_m2(self) -> np.ndarray:
+        """f·m_0·D (3, 3): the least second moments of the link body."""
+        return self.fraction * self.urdf_mass_kg * (self.axes * self.hull_moments_m2) @ self.axes.T
 
     @property
     def whitening(self) -> np.ndarray:
         """D^-½ (3, 3) [1/m]."""
         return (self.axes / np.sqrt(self.hull_moments_m2)) @ self.axes.T
 
-    def spread(self, sigma_c_kg_m2: np.ndarray, mass_kg: float) -> float:
-        """λ_min(D^-½·Σ_C·D^-½)/m of a body: 1 for the uniform hull, 0 for a rod or a point."""
+    def spread(self, sigma_c_kg_m2: np.ndarray) -> float:
+        """λ_min(D^-½·Σ_C·D^-½)/m_0 of a body's second moments: 1 for the URDF mass filling the hull, 0 for a rod
+        or a point."""
         w = self.whitening
-        return float(np.linalg.eigvalsh(w @ sigma_c_kg_m2 @ w)[0]) / mass_kg
+        return float(np.linalg.eigvalsh(w @ sigma_c_kg_m2 @ w)[0]) / self.urdf_mass_kg
 
 
 def link_hulls(collision: CollisionGeometry | None, urdf_path: str) -> tuple[dict[str, np.ndarray], str]:
@@ -95,7 +99,7 @@ def size_bounds(robot: RobotModel, hulls: dict[str, np.ndarray], fixed_inertials
             out.append(None)
             continue
         link = link_from_standard(own)
-        urdf = LinkSize(axes, values, 1.0).spread(sigma_matrix(inertia_six(link.inertia_com_kg_m2)), link.mass_kg)
+        urdf = LinkSize(axes, values, link.mass_kg, 1.0).spread(sigma_matrix(inertia_six(link.inertia_com_kg_m2)))
         f = min(fraction, 0.5 * urdf)
-        out.append(LinkSize(axes, values, f) if f > 0.0 else None)
+        out.append(LinkSize(axes, values, link.mass_kg, f) if f > 0.0 else None)
     return tuple(out)

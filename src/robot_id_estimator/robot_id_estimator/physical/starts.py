@@ -1,7 +1,7 @@
 """Starts of the multi-start that meet every constraint by construction.
 
 In µ (Xu et al. 2020, eq. 12) the bounds (eq. 16), the linear rows (eqs. 17, 18, orderings), the margin
-Σ_C − ε·tr(Σ_C)E ⪰ 0 and the size bound Σ_C − f·m·D ⪰ 0 (physical.size_bounds) are all convex, so a random point
+Σ_C − ε·tr(Σ_C)E ⪰ 0 and the size bound Σ_C − f·m_0·D ⪰ 0 (physical.size_bounds) are all convex, so a random point
 of the bounds (random mass, CoM, principal moments and rotation) is projected onto their intersection by one small
 convex program. The constraints that are not convex in µ, the margin and size bound of a link's own part when a
 known part is lumped onto it, are met by moving the start towards a feasible anchor (the convex program's solution)
@@ -59,7 +59,7 @@ class Projection:
             constraints.append(sigma - eps * half * np.eye(3) >> 0)
             size = link_size(bounds, j)
             if size is not None and lumped_part(bounds, j) is None:  # a lumped link's own part: _towards
-                constraints.append(sigma - self.mu[cols[0]] * size.per_kg_m2 >> 0)
+                constraints.append(sigma - size.bound_kg_m2 >> 0)
         objective = cp.sum_squares(cp.multiply(1.0 / span, self.mu - self.target))
         self.program = cp.Problem(cp.Minimize(objective), constraints)
 

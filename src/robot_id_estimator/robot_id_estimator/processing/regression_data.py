@@ -10,6 +10,7 @@ when there are any. Nothing later in the pipeline filters again.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -141,3 +142,23 @@ def regression_data(
         warnings=tuple(f"{rec.source}: {w}" for rec, d in zip(recordings, processed, strict=True)
                        for w in d.warnings) + tuple(torque_warnings),
     )
+
+
+def restreamed(data: RegressionData, setup: RobotSetup, robot: RobotModel, base: BaseParameters,
+               config: EstimatorConfig, progress: Progress = None) -> RegressionData:
+    """The regression of the same processed recordings and torque built again for `robot` (its Coulomb laws
+    chosen), without candidates (those were built on regression_stream.choice_samples only)."""
+    say(progress, "regressor built again with the chosen Coulomb laws")
+    nominal = base.values(nominal_parameters(robot))
+    min_speeds = min_speeds_rad_s(data.processed, config.min_speed_rad_s)
+    tau = np.split(data.tau_nm, np.cumsum([len(d.t_s) for d in data.processed])[:-1])
+    streamed = tuple(stream_recording(robot, base.independent, d, t, nominal, config.processing,
+                                      setup.torque_filter_time_constant_s, min_speeds, (), len(s.folds))
+                     for d, t, s in zip(data.processed, tau, data.streamed, strict=True))
+    return dataclasses.replace(data, streamed=streamed)
+
+
+def without_candidates(data: RegressionData) -> RegressionData:
+    """The regression as it is (its folds are those of the sign law), the candidates' columns let go."""
+    return dataclasses.replace(data, streamed=tuple(dataclasses.replace(s, candidate_folds=())
+                                                    for s in data.streamed))

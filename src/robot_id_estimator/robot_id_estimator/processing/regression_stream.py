@@ -12,9 +12,9 @@ so long logs run on CHUNK_WORKERS processes.
 
 A stream reduces each of `n_folds` contiguous time folds of the recording on its own (the recording's reduction is
 their merge), so that the parameter sets can be fitted on some folds and held out on the others
-(validation.held_out). Asked for Coulomb-law candidates (coulomb_law_choice), the folds also hold each joint's
-candidate Coulomb columns beside the regressor, filtered alike, so that any choice of laws can be fitted and held
-out afterwards without building the regressor again.
+(validation.held_out). Asked for Coulomb-law candidates (coulomb_law_choice), it also reduces the folds on
+choice_samples with each joint's candidate Coulomb columns beside the regressor, filtered alike, so that any
+choice of laws can be fitted and held out afterwards.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ import numpy as np
 import scipy.signal
 
 from robot_id_estimator.processing.model_side import torque_side
-from robot_id_estimator.processing.reduction import JointBlocks, merge, reduce_joints, select_columns
+from robot_id_estimator.processing.reduction import JointBlocks, merge, reduce_joints
 from robot_id_estimator.processing.samples import ProcessedData, ProcessingConfig
 from robot_id_model.command_line import progress_bar
 from robot_id_model.coulomb_laws import CoulombLaw
@@ -43,6 +43,15 @@ CHUNK_SAMPLES = 16_384
 FORGET = 1e-13
 """Relative size of an impulse response after the overlap: the chunks' filtered regressor equals the whole
 log's to this accuracy."""
+
+CHOICE_RATE_HZ = 250.0
+"""The candidates' columns are built at no higher a rate than this (every step-th sample): after the torque
+low-pass (6 Hz) they hold nothing faster, and at 1 kHz filtering and reducing some 260 of them per sample would be
+most of an identification's time."""
+
+CHOICE_SECONDS = 16.0
+"""...and on at most this much of the middle of every fold (80 s in all; a 10-minute log's every sample would take
+minutes). The chosen laws' columns are then built for every sample (regression_data.restreamed)."""
 
 CHUNK_WORKERS = 2
 """Processes that build chunks when a recording has more than one (memory grows with this number)."""
@@ -63,10 +72,10 @@ class StreamedRecording:
     trace_yb: np.ndarray
     """(T, n, b) filtered regressor at `trace_index`."""
     folds: tuple[JointBlocks, ...] = ()
-    """Per time fold, the JointBlocks of [Yb_j C_j τ_j]: C_j (K, m) the joint's candidate Coulomb columns (m = 0
-    when none were asked for)."""
-    trace_candidates: np.ndarray | None = None
-    """(T, n, m) the candidate Coulomb columns at `trace_index`."""
+    """Per time fold, the JointBlocks of [Yb_j τ_j]."""
+    candidate_folds: tuple[JointBlocks, ...] = ()
+    """Per time fold, the JointBlocks of [Yb_j C_j τ_j] on the samples choice_samples picks, C_j the joint's
+    candidate Coulomb columns (none asked for: empty)."""
 
 
 @cache
@@ -96,22 +105,43 @@ def _window(data: ProcessedData, start: int, stop: int) -> ProcessedData:
                    ddq_rad_s2=data.ddq_rad_s2[start:stop], tau_nm=data.tau_nm[start:stop], notes=(), warnings=())
 
 
-def _chunk(job: tuple) -> tuple[list[JointBlocks], np.ndarray, np.ndarray, np.ndarray | None]:
-    """Reduce one chunk: per fold, its filtered regressor with the candidate Coulomb columns beside it (each
-    joint's samples where it moves at least min_speed_rad_s); Yb·π_nominal, the trace rows and the candidates'
-    trace rows (None without candidates)."""
+def _chunk(job: tuple) -> tuple[list[JointBlocks], np.ndarray, np.ndarray, list[JointBlocks] | None]:
+    """Reduce one chunk: per fold, its filtered regressor (each joint's samples where it moves at least
+    min_speed_rad_s); Yb·π_nominal, the trace rows, and per fold [Yb C τ] on the chunk's choice samples (None
+    without candidates or such samples)."""
     (robot, independent, window, first, last, tau_nm, nominal, trace_rows, processing, time_constant_s,
-     min_speed_rad_s, candidates, fold_ids, n_folds) = job
+     min_speed_rad_s, candidates, fold_ids, n_folds, choice, step) = job
     raw = regressor(robot, window.q_rad, window.dq_rad_s, window.ddq_rad_s2)[..., independent]
     yb = torque_side(raw, window, processing, time_constant_s)[first:last]
     moving = np.abs(window.dq_rad_s[first:last]) >= min_speed_rad_s
-    extended, trace_candidates = yb, None
-    if candidates:
-        laws = np.stack([law.signal(window.dq_rad_s) for law in candidates], axis=-1)
-        extended = np.concatenate([yb, torque_side(laws, window, processing, time_constant_s)[first:last]], axis=2)
-        trace_candidates = extended[trace_rows, :, yb.shape[2]:]
-    folds = [reduce_joints(extended, tau_nm, moving & (fold_ids == f)[:, None]) for f in range(n_folds)]
-    return folds, yb @ nominal, yb[trace_rows], trace_candidates
+    folds = [reduce_joints(yb, tau_nm, moving & (fold_ids == f)[:, None]) for f in range(n_folds)]
+    extended = None
+    if candidates and choice.any():
+        index = np.arange((first + np.flatnonzero(choice)[0]) % step, len(window.t_s), step)  # the choice's grid
+        sub = replace(window, t_s=window.t_s[index], q_rad=window.q_rad[index], dq_rad_s=window.dq_rad_s[index],
+                      ddq_rad_s2=window.ddq_rad_s2[index], tau_nm=window.tau_nm[index])
+        laws = np.stack([law.signal(sub.dq_rad_s, sub.q_rad) for law in candidates], axis=-1)
+        kept = (index >= first) & (index < last)
+        kept[kept] = choice[index[kept] - first]
+        rows = index[kept] - first
+        columns = np.concatenate([yb[rows], torque_side(laws, sub, processing, time_constant_s)[kept]], axis=2)
+        extended = [reduce_joints(columns, tau_nm[rows], moving[rows] & (fold_ids[rows] == f)[:, None])
+                    for f in range(n_folds)]
+    return folds, yb @ nominal, yb[trace_rows], extended
+
+
+def choice_samples(k: int, n_folds: int, rate_hz: float) -> tuple[np.ndarray, int]:
+    """(K,) the samples the Coulomb-law choice is made on, and their step: every step-th sample (no faster than
+    CHOICE_RATE_HZ) of the CHOICE_SECONDS in the middle of every fold (all of a short recording). Fixed by the
+    recording alone, not by its chunks."""
+    step = max(1, int(rate_hz / CHOICE_RATE_HZ))
+    half = int(0.5 * CHOICE_SECONDS * rate_hz)
+    middles = ((np.arange(n_folds) + 0.5) * k / n_folds).astype(int)
+    index = np.arange(k)
+    near = np.zeros(k, dtype=bool)
+    for middle in middles:
+        near |= np.abs(index - middle) < half
+    return near & (index % step == 0), step
 
 
 def stream_recording(
@@ -129,7 +159,7 @@ def stream_recording(
     """The reduced regression of one processed recording: its base regressor (columns `independent`) filtered
     like the torque, reduced with the torque to explain `tau_nm` (K, n), each joint's equations only where it
     moves at least min_speed_rad_s (one for all joints, or (n,) one each); reduced per each of `n_folds`
-    contiguous time folds, extended by the Coulomb-law `candidates`' columns."""
+    contiguous time folds, and again extended by the Coulomb-law `candidates`' columns on the choice_samples."""
     k = len(data.t_s)
     stride = math.ceil(k / TRACE_POINTS)
     if data.n_periods == 0:
@@ -138,9 +168,10 @@ def stream_recording(
     else:
         windows = [(0, 0, k, k)]
     fold_ids = np.arange(k) * n_folds // k
+    choice, step = choice_samples(k, n_folds, 1.0 / float(data.t_s[1] - data.t_s[0]))
     jobs = [(robot, independent, _window(data, w0, w1), c0 - w0, c1 - w0, tau_nm[c0:c1], nominal,
              np.arange(-c0 % stride, c1 - c0, stride), processing, time_constant_s, min_speed_rad_s,
-             tuple(candidates), fold_ids[c0:c1], n_folds)
+             tuple(candidates), fold_ids[c0:c1], n_folds, choice[c0:c1], step)
             for w0, c0, c1, w1 in windows]
     bar = {"total": len(jobs), "description": "regressor chunks", "unit": "chunk"}
     if len(jobs) > 1 and (os.cpu_count() or 1) > 1:
@@ -149,12 +180,12 @@ def stream_recording(
     else:
         results = [_chunk(job) for job in progress_bar(jobs, **bar)]
     folds = tuple(merge([r[0][f] for r in results]) for f in range(n_folds))
-    n_base = len(independent)
+    extended = [r[3] for r in results if r[3] is not None]
     return StreamedRecording(
-        blocks=select_columns(merge(folds), [[*range(n_base), -1]] * data.tau_nm.shape[1]),
+        blocks=merge(folds),
         nominal_nm=np.concatenate([r[1] for r in results]),
         trace_index=np.arange(0, k, stride),
         trace_yb=np.concatenate([r[2] for r in results]),
         folds=folds,
-        trace_candidates=np.concatenate([r[3] for r in results]) if candidates else None,
+        candidate_folds=tuple(merge([e[f] for e in extended]) for f in range(n_folds)) if extended else (),
     )

@@ -229,6 +229,21 @@ RSD_TARGET_PERCENT = 40.0
 poor generalisation is too little excitation, and the seconds needed are reckoned for it."""
 
 
+def generalises_poorly(training_rms_nm: np.ndarray, held_out_rms_nm: np.ndarray,
+                       noise_nm: np.ndarray | None) -> np.ndarray:
+    """(n,) the joints whose held-out error is above OVERFIT_FACTOR × their training error or NOISE_FACTOR × the
+    noise the periods show."""
+    ratio, over_noise = _generalisation(training_rms_nm, held_out_rms_nm, noise_nm)
+    return (ratio > OVERFIT_FACTOR) | (over_noise > NOISE_FACTOR)
+
+
+def _generalisation(training_rms_nm: np.ndarray, held_out_rms_nm: np.ndarray,
+                    noise_nm: np.ndarray | None) -> tuple[np.ndarray, np.ndarray]:
+    ratio = np.asarray(held_out_rms_nm) / np.maximum(np.asarray(training_rms_nm), 1e-12)
+    over_noise = np.zeros_like(ratio) if noise_nm is None else np.asarray(held_out_rms_nm) / np.maximum(noise_nm, 1e-12)
+    return ratio, over_noise
+
+
 def poor_generalisation(training_rms_nm: np.ndarray, held_out_rms_nm: np.ndarray, noise_nm: np.ndarray | None,
                         joint_names: Sequence[str], base_rsd_percent: np.ndarray, essential_rsd_percent: np.ndarray,
                         seconds: float, condition_number: float) -> list[str]:
@@ -236,8 +251,7 @@ def poor_generalisation(training_rms_nm: np.ndarray, held_out_rms_nm: np.ndarray
     the periods show, than NOISE_FACTOR × that noise: too little excitation when some essential parameter is poorly
     determined (RSD, Xu et al. 2020, eq. 7; with the seconds of such data it needs), else a model that misses
     something the data hold."""
-    ratio = np.asarray(held_out_rms_nm) / np.maximum(np.asarray(training_rms_nm), 1e-12)
-    over_noise = np.zeros_like(ratio) if noise_nm is None else np.asarray(held_out_rms_nm) / np.maximum(noise_nm, 1e-12)
+    ratio, over_noise = _generalisation(training_rms_nm, held_out_rms_nm, noise_nm)
     joints = np.flatnonzero((ratio > OVERFIT_FACTOR) | (over_noise > NOISE_FACTOR))
     if not len(joints):
         return []
