@@ -10,6 +10,7 @@ previous one's typed result; the data flow one way. Validation on other data is 
 
 from __future__ import annotations
 
+import dataclasses
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -25,6 +26,7 @@ from robot_id_estimator.friction.coulomb_law_choice import (
     choose_coulomb_laws,
     coulomb_columns,
 )
+from robot_id_estimator.friction.sweep_choice import dropped_notes, sweeps_predicting_worse
 from robot_id_estimator.friction.sweeps import extrapolation_notes, friction_sweeps
 from robot_id_estimator.physical.problem import RetrievalError
 from robot_id_estimator.physical.retrieval import retrieve_physical
@@ -113,11 +115,38 @@ def identify(
     config = config or EstimatorConfig()
     if not recordings:
         raise DataError("no recording to identify from")
-    timer = _Timer()
     robot = setup.model(config.friction)
     _refuse_massless_links(robot, setup)
-    base = base_parameters(robot)
     sweep = _sweep_friction(sweeps, robot, setup, config, progress)
+
+    def run(friction: SweepFriction | None, used: EstimatorConfig = config) -> Identification:
+        return _identified(recordings, setup, used, robot, friction, progress, allow_outside_limits,
+                           allow_implausible_torque, check_recordings)
+
+    if sweep is None or config.coulomb_law == "sign":
+        return run(sweep)
+    say(progress, "each joint's friction sweep against the excitation's own Coulomb law, on held-out data")
+    quick = dataclasses.replace(config, physical=dataclasses.replace(config.physical, method="none"))
+    with_sweep = run(sweep, quick).held_out.rms_nm("base")
+    without = np.array(with_sweep, dtype=float)
+    for j in np.flatnonzero(~np.isnan(sweep.coefficients).any(axis=1)):  # each swept joint's left out in turn
+        one_less = dataclasses.replace(sweep, coefficients=np.where(np.arange(len(without))[:, None] == j, np.nan,
+                                                                    sweep.coefficients))
+        without[j] = run(one_less, quick).held_out.rms_nm("base")[j]
+    dropped = sweeps_predicting_worse(sweep.coefficients, with_sweep, without)
+    if not dropped.any():
+        return run(sweep)
+    return run(dataclasses.replace(sweep, coefficients=np.where(dropped[:, None], np.nan, sweep.coefficients),
+                                   notes=(*sweep.notes, *dropped_notes(robot.joint_names, dropped, with_sweep,
+                                                                        without))))
+
+
+def _identified(recordings: Sequence[Recording], setup: RobotSetup, config: EstimatorConfig, robot: RobotModel,
+                sweep: SweepFriction | None, progress: Progress, allow_outside_limits: bool,
+                allow_implausible_torque: bool, check_recordings: Sequence[Recording]) -> Identification:
+    """identify with the sweeps' friction `sweep` (or none) in place of the swept joints' linear friction."""
+    timer = _Timer()
+    base = base_parameters(robot)
     stribeck = sweep.coefficients if sweep else None
     replaced = replaced_by_stribeck(base.names, robot.joint_names, stribeck)
     fc = coulomb_columns(robot, base)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import pathlib
 
 import numpy as np
@@ -26,10 +27,11 @@ WITHOUT_PHYSICAL = EstimatorConfig(physical=PhysicalConfig(method="none"))
 """The default settings without the physical stage (seconds per identification), for tests of the other stages."""
 
 
-def write_without_physical(directory: pathlib.Path) -> pathlib.Path:
-    """WITHOUT_PHYSICAL as a config file in `directory`, for the command line and the node."""
+def write_without_physical(directory: pathlib.Path, **changes: object) -> pathlib.Path:
+    """WITHOUT_PHYSICAL (with `changes` to its fields) as a config file in `directory`, for the command line and
+    the node."""
     path = directory / "without_physical.yaml"
-    path.write_text(yaml.safe_dump(config_to_dict(WITHOUT_PHYSICAL)))
+    path.write_text(yaml.safe_dump(config_to_dict(dataclasses.replace(WITHOUT_PHYSICAL, **changes))))
     return path
 
 
