@@ -135,8 +135,8 @@ def panda() -> dict:
     figures["spread_over_hull"] = {k.link_name: None if k.spread is None else round(k.spread, 4) for k in links}
     figures["smallest_principal_moment_kg_m2"] = {k.link_name: float(f"{k.principal_moments_kg_m2[0]:.3g}")
                                                   for k in links}
-    print("   physical links' spread over their hulls (size bound 0.1): "
-          + ", ".join(f"{k.link_name} {k.spread:.3g}" for k in links if k.spread is not None))
+    spreads = ", ".join(f"{k.link_name} {k.spread:.3g} (≥ {k.size_bound:.3g})" for k in links if k.spread is not None)
+    print(f"   physical links' spread over their hulls: {spreads or 'no size bounds (spread_fraction 0, the default)'}")
     figures["warnings"] = list(result.warnings)
     figures["condition_number"] = round(result.metrics.condition_number, 2)
     figures["n_essential"] = len(result.essential.names)

@@ -12,7 +12,7 @@ from robot_id_estimator.physical.constraints import SIZE, ConstraintSet
 from robot_id_estimator.physical.lmi import retrieve_lmi
 from robot_id_estimator.physical.multistart import retrieve_multistart
 from robot_id_estimator.physical.plausibility import ACTIVE_FRACTION, grouped_active
-from robot_id_estimator.physical.problem import DEFAULT_SPREAD_FRACTION, default_bounds
+from robot_id_estimator.physical.problem import default_bounds
 from robot_id_estimator.physical.size_bounds import LinkSize, link_hulls, size_bounds
 from robot_id_estimator.pipeline import identify
 from robot_id_estimator.recordings.synthetic import urdf_with_friction
@@ -32,6 +32,8 @@ from robot_id_model.urdf_inertials import fixed_parts, lumped_known_parts
 
 WRIST = 5
 """lbr_link_6, 2.5 kg"""
+SPREAD = 0.1
+"""spread_fraction (off by default)"""
 
 
 def _sizes(name: str):
@@ -40,7 +42,7 @@ def _sizes(name: str):
     setup = RobotSetup.from_config(config)
     fixed = fixed_parts(robot, setup.urdf_text, lumped_known_parts(robot, setup.urdf_text))
     hulls, _ = link_hulls(setup.collision, setup.urdf_path)
-    return robot, hulls, fixed, size_bounds(robot, hulls, fixed, DEFAULT_SPREAD_FRACTION)
+    return robot, hulls, fixed, size_bounds(robot, hulls, fixed, SPREAD)
 
 
 def _spread(robot, pi: np.ndarray, j: int, size: LinkSize) -> float:
@@ -57,10 +59,10 @@ def test_every_shipped_urdf_model_meets_its_size_bounds(name):
     assert ConstraintSet(robot, bounds).violations(pi0) == ConstraintSet(robot, without).violations(pi0)
     fractions = [None if size is None else size.fraction for size in sizes]
     if name.startswith("iiwa"):  # KUKA's CAD inertias are 0.4-1.0 as spread as their hulls
-        assert fractions == [DEFAULT_SPREAD_FRACTION] * 7
+        assert fractions == [SPREAD] * 7
     else:  # Franka's link 4 is not consistent: no bound; link 3 is half as spread as its URDF inertial
         assert fractions[3] is None and 0.02 < fractions[2] < 0.03
-        assert all(f == DEFAULT_SPREAD_FRACTION for k, f in enumerate(fractions) if k not in (2, 3))
+        assert all(f == SPREAD for k, f in enumerate(fractions) if k not in (2, 3))
 
 
 def test_a_link_carrying_a_known_part_is_bounded_by_its_own_part():
@@ -135,9 +137,9 @@ def test_the_identification_says_where_its_size_bounds_come_from():
     setup = iiwa14_setup()
     robot = setup.model(("FV", "FC", "FO"))
     data = simulated_recording(robot, setup, urdf_with_friction(robot), 2)
-    notes = identify([data], setup, EstimatorConfig()).physical.notes
+    bounded = dataclasses.replace(EstimatorConfig(), physical=dataclasses.replace(EstimatorConfig().physical,
+                                                                                  spread_fraction=SPREAD))
+    notes = identify([data], setup, bounded).physical.notes
     note = next(n for n in notes if n.startswith("size bounds"))
     assert "lbr_link_1 0.1" in note and "collision/iiwa14.yaml" in note
-    free = identify([data], setup, dataclasses.replace(
-        EstimatorConfig(), physical=dataclasses.replace(EstimatorConfig().physical, spread_fraction=0.0)))
-    assert "no size bounds (spread_fraction 0)" in free.physical.notes
+    assert "no size bounds (spread_fraction 0)" in identify([data], setup).physical.notes  # the default

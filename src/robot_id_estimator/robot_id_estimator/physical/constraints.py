@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from robot_id_estimator.physical.problem import PhysicalBounds
+from robot_id_estimator.physical.size_bounds import SIZE_MARGIN
 from robot_id_model.parameters import friction_columns, inertial_columns
 from robot_id_model.physical import (
     consistency_violations,
@@ -181,7 +182,7 @@ class ConstraintSet:
                 out.append(f"link {self.robot.link_names[j]}: relative margin {margin:.4g} at its bound "
                            f"{self.bounds.margin:g}")
             spread, size = body_spread(self.bounds, j, pi[cols]), link_size(self.bounds, j)
-            if spread is not None and spread <= size.fraction * (1.0 + fraction):
+            if spread is not None and spread <= size.fraction * (1.0 + SIZE_MARGIN) * (1.0 + fraction):
                 out.append(f"link {self.robot.link_names[j]}: spread {spread:.4g} at its size bound "
                            f"{size.fraction:.3g} {SIZE}")
         return out

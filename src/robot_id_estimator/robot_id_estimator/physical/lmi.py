@@ -31,6 +31,7 @@ from robot_id_estimator.physical.problem import (
     residual_norm,
     retrieval_result,
 )
+from robot_id_estimator.physical.size_bounds import SIZE_MARGIN
 from robot_id_model.parameters import inertial_columns, nominal_parameters
 from robot_id_model.physical import pseudo_inertia
 from robot_id_model.robot_model import RobotModel
@@ -160,8 +161,9 @@ def _program(robot, bounds, problem, pi0, rows, regularizer, weight, epsilon) ->
         block = j_body + shift * np.diag([1.0, 1.0, 1.0, 0.0])
         constraints.append(block >> epsilon * np.eye(4))
         size = link_size(bounds, j)
-        if size is not None:  # Σ_C ⪰ f·m_0·D ⟺ J − blkdiag(f·m_0·D, 0) ⪰ 0 (Schur complement), linear in π
-            constraints.append(j_body - scipy.linalg.block_diag(size.bound_kg_m2, 0.0) >> 0)
+        if size is not None:  # Σ_C ⪰ f·m_0·D ⟺ J − blkdiag(f·m_0·D, 0) ⪰ 0 (Schur complement), linear in π;
+            # SIZE_MARGIN above it, so that the solver's tolerance does not leave a solution on it below it
+            constraints.append(j_body - scipy.linalg.block_diag((1.0 + SIZE_MARGIN) * size.bound_kg_m2, 0.0) >> 0)
     fit = cp.sum_squares(problem.r @ pi - problem.z) / max(problem.c, 1e-12)
     divergence = sum(_divergence(pi, cols, pi0[cols], regularizer) for cols in inertial_columns(robot))
     # scaled so that the unconstrained fit is about 1 (Clarabel misreads tiny objectives as unbounded problems)

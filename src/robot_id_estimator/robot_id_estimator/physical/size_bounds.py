@@ -29,6 +29,10 @@ from robot_id_model.physical import inertia_six, link_from_standard, sigma_matri
 from robot_id_model.robot_model import ModelError, RobotModel
 from robot_id_model.urdf_collision import urdf_collision_geometry
 
+SIZE_MARGIN = 1e-3
+"""The convex program imposes the size bounds this fraction above themselves (the check allows 1e-7 below: a bound
+the data pushed against came out 1e-6 below it, and the solution went to the multistart, less accurate there)."""
+
 
 @dataclass(frozen=True)
 class LinkSize:
