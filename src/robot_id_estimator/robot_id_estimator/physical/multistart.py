@@ -80,8 +80,7 @@ def _sizes(robot: RobotModel, bounds: PhysicalBounds, mu: np.ndarray) -> np.ndar
     for j, cols in enumerate(inertial_columns(robot)):
         size = link_size(bounds, j)
         if size is not None:
-            w, least = size.whitening, size.fraction * size.urdf_mass_kg
-            out.append(np.linalg.eigvalsh(w @ sigma_matrix(_body_six(bounds, mu, j, cols)) @ w)[0] / least - 1.0)
+            out.append(size.spread(sigma_matrix(_body_six(bounds, mu, j, cols))) / size.fraction - 1.0)
     return np.array(out)
 
 

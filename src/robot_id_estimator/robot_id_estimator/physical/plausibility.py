@@ -95,7 +95,7 @@ def plausibility(robot: RobotModel, bounds: PhysicalBounds, pi: np.ndarray, urdf
     cols_all = inertial_columns(robot)
     links = []
     for j, cols in enumerate(cols_all):
-        link, nominal = link_from_standard(pi[cols]), link_from_standard(pi0[cols])
+        link, nominal, size = link_from_standard(pi[cols]), link_from_standard(pi0[cols]), link_size(bounds, j)
         links.append(LinkPlausibility(
             link_name=robot.link_names[j],
             mass_kg=link.mass_kg,
@@ -109,7 +109,7 @@ def plausibility(robot: RobotModel, bounds: PhysicalBounds, pi: np.ndarray, urdf
             inertia_diag_upper_kg_m2=float(bounds.inertia_diag_upper_kg_m2[j]),
             relative_margin=relative_margin(link_from_standard(body_pi(bounds, j, pi[cols])).inertia_com_kg_m2),
             spread=body_spread(bounds, j, pi[cols]),
-            size_bound=None if link_size(bounds, j) is None else link_size(bounds, j).fraction,
+            size_bound=None if size is None else size.fraction,
         ))
     masses, nominal_masses = pi[cols_all[:, 0]], pi0[cols_all[:, 0]]
     arm = None

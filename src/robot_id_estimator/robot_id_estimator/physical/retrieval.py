@@ -49,8 +49,7 @@ def retrieve_physical(
     target_from_pi = base.beta_from_pi[target_columns]
     lumped = lumped_known_parts(robot, setup.urdf_text)
     fixed = fixed_parts(robot, setup.urdf_text, lumped)
-    hulls, hull_source = link_hulls(setup.collision, setup.urdf_path)
-    sizes = size_bounds(robot, hulls, fixed, config.spread_fraction)
+    sizes, sizes_note = _link_sizes(robot, setup, fixed, config.spread_fraction)
     bounds = default_bounds(
         robot,
         mass_factor=config.mass_factor,
@@ -82,19 +81,24 @@ def retrieve_physical(
         target=config.target,
         violations=result.violations,
         wall_time_s=result.wall_time_s,
-        notes=(*result.notes, _sizes_note(robot, sizes, hull_source, config.spread_fraction)),
+        notes=(*result.notes, sizes_note),
         plausibility=plausibility(robot, bounds, result.pi, urdf_mass_kg, setup.datasheet_mass_kg),
     )
 
 
-def _sizes_note(robot: RobotModel, sizes: tuple[LinkSize | None, ...], source: str, fraction: float) -> str:
-    """Which links have a size bound, with what fraction, and from which geometry."""
+def _link_sizes(robot: RobotModel, setup: RobotSetup, fixed: tuple[np.ndarray | None, ...],
+                fraction: float) -> tuple[tuple[LinkSize | None, ...], str]:
+    """Each link's size bound (none, and no mesh read, when `fraction` is 0: the default), and a note saying which
+    links have one, with what fraction, from which geometry."""
     if fraction <= 0.0:
-        return "no size bounds (spread_fraction 0)"
+        return (), "no size bounds (spread_fraction 0)"
+    hulls, source = link_hulls(setup.collision, setup.urdf_path)
+    sizes = size_bounds(robot, hulls, fixed, fraction)
     bounded = [f"{robot.link_names[j]} {size.fraction:.3g}" for j, size in enumerate(sizes) if size is not None]
     free = [robot.link_names[j] for j, size in enumerate(sizes) if size is None]
-    return (f"size bounds (at least this fraction of a link's URDF mass spreads over its collision hull): "
-            f"{', '.join(bounded) or 'none'}" + (f"; none for {', '.join(free)}" if free else "") + f"; {source}")
+    unbounded = f"; none for {', '.join(free)}" if free else ""
+    return sizes, (f"size bounds (at least this fraction of a link's URDF mass spreads over its collision hull): "
+                   f"{', '.join(bounded) or 'none'}{unbounded}; {source}")
 
 
 def _retrieve_checked(robot: RobotModel, w: np.ndarray, z_nm: np.ndarray, outside_sq_nm2: float,
