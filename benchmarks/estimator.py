@@ -136,7 +136,7 @@ def panda() -> dict:
     figures["smallest_principal_moment_kg_m2"] = {k.link_name: float(f"{k.principal_moments_kg_m2[0]:.3g}")
                                                   for k in links}
     spreads = ", ".join(f"{k.link_name} {k.spread:.3g} (≥ {k.size_bound:.3g})" for k in links if k.spread is not None)
-    print(f"   physical links' spread over their hulls: {spreads or 'no size bounds (spread_fraction 0, the default)'}")
+    print(f"   physical links' spread over their hulls: {spreads or 'no size bounds (spread_fraction 0)'}")
     figures["warnings"] = list(result.warnings)
     figures["condition_number"] = round(result.metrics.condition_number, 2)
     figures["n_essential"] = len(result.essential.names)

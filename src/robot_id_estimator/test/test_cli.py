@@ -181,6 +181,18 @@ def test_the_shipped_estimator_config_holds_the_defaults():
     assert load_estimator_config(shipped) == EstimatorConfig()
 
 
+def test_numbers_yaml_reads_as_strings_are_numbers_and_words_are_refused(tmp_path):
+    from robot_id_estimator.settings import ConfigError, load_estimator_config
+
+    config = tmp_path / "c.yaml"  # YAML 1.1 reads 1e-6 (no decimal point) as the string "1e-6"
+    config.write_text("physical:\n  regularizer_weight: 1e-6\n  mass_factor: [5e-1, 2]\n")
+    loaded = load_estimator_config(config).physical
+    assert loaded.regularizer_weight == 1e-6 and loaded.mass_factor == (0.5, 2)
+    config.write_text("processing:\n  torque_cutoff_hz: six\n")
+    with pytest.raises(ConfigError, match="torque_cutoff_hz must be a number, got 'six'"):
+        load_estimator_config(config)
+
+
 def test_the_period_is_detected_when_not_given(files, tmp_path):
     tmp, *_ = files
     config = write_without_physical(tmp_path)  # the period is found before the physical stage

@@ -33,7 +33,7 @@ from robot_id_model.urdf_inertials import fixed_parts, lumped_known_parts
 WRIST = 5
 """lbr_link_6, 2.5 kg"""
 SPREAD = 0.1
-"""spread_fraction (off by default)"""
+"""spread_fraction (the default)"""
 
 
 def _sizes(name: str):
@@ -137,9 +137,9 @@ def test_the_identification_says_where_its_size_bounds_come_from():
     setup = iiwa14_setup()
     robot = setup.model(("FV", "FC", "FO"))
     data = simulated_recording(robot, setup, urdf_with_friction(robot), 2)
-    bounded = dataclasses.replace(EstimatorConfig(), physical=dataclasses.replace(EstimatorConfig().physical,
-                                                                                  spread_fraction=SPREAD))
-    notes = identify([data], setup, bounded).physical.notes
+    notes = identify([data], setup).physical.notes  # the default: bounded
     note = next(n for n in notes if n.startswith("size bounds"))
     assert "lbr_link_1 0.1" in note and "collision/iiwa14.yaml" in note
-    assert "no size bounds (spread_fraction 0)" in identify([data], setup).physical.notes  # the default
+    off = dataclasses.replace(EstimatorConfig(), physical=dataclasses.replace(EstimatorConfig().physical,
+                                                                              spread_fraction=0.0))
+    assert "no size bounds (spread_fraction 0)" in identify([data], setup, off).physical.notes

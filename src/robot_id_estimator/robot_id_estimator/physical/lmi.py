@@ -27,6 +27,7 @@ from robot_id_estimator.physical.problem import (
     PhysicalBounds,
     RetrievalError,
     RetrievalResult,
+    fit_scale,
     reduce_problem,
     residual_norm,
     retrieval_result,
@@ -56,16 +57,18 @@ def retrieve_lmi(
     target_from_pi: np.ndarray,
     bounds: PhysicalBounds,
     regularizer: str = "euclidean",
-    weight: float = 1e-4,
+    weight: float = 1.0,
     epsilon: float = 1e-6,
     outside_sq_nm2: float = 0.0,
 ) -> RetrievalResult:
-    """min ‖τ − W·E·π‖² + weight·‖τ‖²·D(π, π_nominal) under every constraint of physical.constraints, and
+    """min ‖τ − W·E·π‖² + weight·r₀²·D(π, π_nominal) under every constraint of physical.constraints, and
     J_i(π) ⪰ ε·I for each link body's pseudo-inertia.
 
-    W, τ may be a reduced system, with `outside_sq_nm2` the torque's part it cannot explain
-    (physical.problem.reduce_problem). D is `euclidean` (relative squared distance) or `entropic` (the log-det
-    Bregman divergence of the pseudo-inertias, which is invariant to the choice of link frame). Solved with Clarabel.
+    r₀² is the unconstrained fit's squared residual (problem.fit_scale), so that the pull weighs the same against
+    clean and noisy data: a divergence of 1/`weight` costs as much as that residual. W, τ may be a reduced system,
+    with `outside_sq_nm2` the torque's part it cannot explain (physical.problem.reduce_problem). D is `euclidean`
+    (relative squared distance) or `entropic` (the log-det Bregman divergence of the pseudo-inertias, which is
+    invariant to the choice of link frame). Solved with Clarabel.
     The result lists every constraint it does not meet (physical.constraints.constraint_violations).
     """
     if regularizer not in ("euclidean", "entropic"):
@@ -164,11 +167,11 @@ def _program(robot, bounds, problem, pi0, rows, regularizer, weight, epsilon) ->
         if size is not None:  # Σ_C ⪰ f·m_0·D ⟺ J − blkdiag(f·m_0·D, 0) ⪰ 0 (Schur complement), linear in π;
             # SIZE_MARGIN above it, so that the solver's tolerance does not leave a solution on it below it
             constraints.append(j_body - scipy.linalg.block_diag((1.0 + SIZE_MARGIN) * size.bound_kg_m2, 0.0) >> 0)
-    fit = cp.sum_squares(problem.r @ pi - problem.z) / max(problem.c, 1e-12)
+    # the fit relative to the unconstrained one's residual, about 1 (Clarabel misreads tiny objectives as unbounded)
+    fit = cp.sum_squares(problem.r @ pi - problem.z) / fit_scale(problem)
     divergence = sum(_divergence(pi, cols, pi0[cols], regularizer) for cols in inertial_columns(robot))
-    # scaled so that the unconstrained fit is about 1 (Clarabel misreads tiny objectives as unbounded problems)
-    scale = 1.0 / max(problem.unconstrained_residual**2 / max(problem.c, 1e-12), 1e-6)
-    objective = scale * (fit + weight * divergence + penalty * (cp.sum(row_slack) + cp.sum(link_slack)))
+    # the slacks are relative to each row's scale; their penalty against an objective of about 1
+    objective = fit + weight * divergence + penalty * (cp.sum(row_slack) + cp.sum(link_slack))
     params = {"tangent": tangent, "margin": (margin_a, margin_b), "penalty": penalty,
               "slack": (row_slack, link_slack)}
     return cp.Problem(cp.Minimize(objective), constraints), pi, params

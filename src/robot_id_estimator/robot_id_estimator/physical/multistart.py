@@ -23,6 +23,7 @@ from robot_id_estimator.physical.problem import (
     PhysicalBounds,
     RetrievalError,
     RetrievalResult,
+    fit_scale,
     reduce_problem,
     residual_norm,
     retrieval_result,
@@ -121,7 +122,7 @@ def _local_solve(args: tuple) -> tuple[np.ndarray, float, int, bool]:
     free = upper > lower
     span = np.where(free, upper - lower, 1.0)  # a fixed (held) parameter stays at x = 0
     scale = np.maximum(bounds.inertia_diag_upper_kg_m2, 1e-6)
-    c_norm = problem.c if problem.c > 0 else 1.0
+    c_norm = fit_scale(problem)
     pi0 = nominal_parameters(robot)
     d_weights = weight * _euclidean_weights(robot, pi0)
 
@@ -182,7 +183,7 @@ def retrieve_multistart(
     seed: int = 0,
     workers: int | None = None,
     max_iter: int = 100,
-    weight: float = 1e-4,
+    weight: float = 1.0,
     outside_sq_nm2: float = 0.0,
 ) -> RetrievalResult:
     """Xu et al.'s (2020) retrieval: κ = `starts` starts of SLSQP in parallel processes, with the Euclidean pull of

@@ -26,12 +26,10 @@ DEFAULT_MARGIN = 0.001
 have 0.03–0.3 (Franka's link 4: −0.045, it breaks the triangle inequality). On the Gaz et al. Panda log 0.01 costs
 0.05 % of held-out RMS on joint 4 (physical/base 1.0206 against 1.0201 with 0.001 or none)."""
 
-DEFAULT_SPREAD_FRACTION = 0.0
-"""Off by default. With f > 0 at least that fraction of a link's URDF mass fills its collision hull uniformly
-(physical.size_bounds; 0.1 keeps the Gaz et al. Panda log's link 6 from coming out a point mass at no cost in its
-held-out error), but on short simulated runs the links the data push against it cost held-out accuracy: the URDF
-corpus's UR5e wrist 1.2 → 1.7 %, and the Panda hardware-mode simulation's physical set failed its check on joint 6
-in 3 of 4 runs at 0.1 and 1 of 3 at 0.05 (0 of 2 without)."""
+DEFAULT_SPREAD_FRACTION = 0.1
+"""At least this fraction of a link's URDF mass fills its collision hull uniformly (physical.size_bounds): it keeps
+the Gaz et al. Panda log's link 6 from coming out a point mass at no cost in its held-out error. (It once cost
+short simulated runs accuracy; the cause was the regulariser's weight, which then grew with the data's SNR.)"""
 
 
 class RetrievalError(RuntimeError):
@@ -164,6 +162,13 @@ def reduce_problem(w_target: np.ndarray, tau_nm: np.ndarray, target_from_pi: np.
     theta = np.linalg.lstsq(w_target, tau_nm, rcond=None)[0]
     unconstrained = float(np.sqrt(np.sum((tau_nm - w_target @ theta) ** 2) + outside_sq_nm2))
     return Problem(a.T @ a, a.T @ tau_nm, c, r, z, unconstrained)
+
+
+def fit_scale(problem: Problem) -> float:
+    """The unconstrained fit's squared residual (at least 1e-6 of the torque's, so that noise-free data keep the
+    objective well scaled): the unit of both retrievals' objectives, in which the pull towards the URDF model is
+    weighed."""
+    return max(problem.unconstrained_residual**2, 1e-6 * problem.c, 1e-300)
 
 
 def residual_norm(problem: Problem, pi: np.ndarray) -> float:

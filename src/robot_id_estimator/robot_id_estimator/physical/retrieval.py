@@ -88,7 +88,7 @@ def retrieve_physical(
 
 def _link_sizes(robot: RobotModel, setup: RobotSetup, fixed: tuple[np.ndarray | None, ...],
                 fraction: float) -> tuple[tuple[LinkSize | None, ...], str]:
-    """Each link's size bound (none, and no mesh read, when `fraction` is 0: the default), and a note saying which
+    """Each link's size bound (none, and no mesh read, when `fraction` is 0), and a note saying which
     links have one, with what fraction, from which geometry."""
     if fraction <= 0.0:
         return (), "no size bounds (spread_fraction 0)"
