@@ -94,7 +94,7 @@ def test_two_graphs_in_two_namespaces_of_one_domain_identify_two_arms_at_once(tm
     for name, run in runs.items():
         assert runners[name].returncode == 0, outputs[name][-4000:]
         identification = pathlib.Path(run.results_path) / "identification.json"
-        assert json.loads(identification.read_text())["robot"]["name"] == run.robot
+        assert json.loads(identification.read_text())["setup"]["name"] == run.robot
         errors = check_against_truth(run.robot, identification, run.truth_path, simulated=False)
         physical, urdf = errors["true model"].rms_percent_of_torque["physical"], \
             errors["true model"].rms_percent_of_torque["urdf"]

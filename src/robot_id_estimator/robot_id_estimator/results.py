@@ -1,8 +1,10 @@
 """Results that travel: the identified model (identification.json; its validation is validation/results.py).
 
-identification.json holds `robot` (what is needed to rebuild the regressor), `base`, `essential`, `friction`,
-`metrics`, `config`, `physical` (with each standard parameter's determination), `checks` (each parameter set on
-data it was not fitted to, with the held-out errors and the best set) and `warnings`. Values not estimated are null.
+identification.json is an Identification's fields as they are (output.json_values derives it from the dataclasses
+below): `setup` (what is needed to rebuild the regressor, the URDF text included), `base`, `essential`, `friction`,
+`metrics`, `config`, `physical` (with each standard parameter's determination), `held_out` (each parameter set
+predicting data it was not fitted to), `checks` (each set's verdict), `best_set` and `warnings`; values not
+estimated are null.
 """
 
 from __future__ import annotations
@@ -15,24 +17,18 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from robot_id_estimator.friction.coulomb_law_choice import CoulombLawChoice
-from robot_id_estimator.friction.stribeck_fit import STRIBECK_NAMES
 from robot_id_estimator.output.files import write_text
-from robot_id_estimator.output.json_values import (
-    dataclass_from_json,
-    dataclass_to_json,
-    json_array,
-    json_list,
-)
-from robot_id_estimator.physical.plausibility import Plausibility, plausibility_from_dict, plausibility_to_dict
+from robot_id_estimator.output.json_values import NOT_WRITTEN, dataclass_from_json, dataclass_to_json
+from robot_id_estimator.physical.plausibility import Plausibility
 from robot_id_estimator.robot_setup import RobotSetup, held_urdf
-from robot_id_estimator.settings import ConfigError, EstimatorConfig, config_from_dict, config_to_dict
+from robot_id_estimator.settings import ConfigError, EstimatorConfig
 from robot_id_estimator.validation.held_out import HeldOut
 from robot_id_estimator.validation.set_checks import RULE, SetCheck, best_set
 from robot_id_model.coulomb_laws import SIGN, CoulombLaw
 from robot_id_model.physical import LinkInertial
 from robot_id_model.robot_model import RobotModel
 
-FORMAT = "robot_id identification 2"
+FORMAT = "robot_id identification 3"
 
 
 @dataclass(frozen=True)
@@ -142,6 +138,8 @@ class Physical:
     notes: tuple[str, ...]
     plausibility: Plausibility | None = None
 
+    JSON_DERIVED = ("residual_increase_percent",)
+
     @property
     def residual_increase_percent(self) -> float:
         return 100.0 * (self.residual_norm_nm / self.unconstrained_residual_norm_nm - 1.0)
@@ -149,6 +147,7 @@ class Physical:
 
 @dataclass(frozen=True)
 class Identification:
+    JSON_DERIVED = ("best_set",)
     setup: RobotSetup
     friction_terms: tuple[str, ...]
     columns: np.ndarray
@@ -162,7 +161,8 @@ class Identification:
     friction: Friction
     metrics: Metrics
     config: EstimatorConfig
-    traces: Traces | None = None
+    traces: Traces | None = field(default=None, metadata=NOT_WRITTEN)
+    """For the report only."""
     physical: Physical | None = None
     held_out: HeldOut | None = None
     """Each parameter set's prediction of data it was not fitted to (validation/held_out.py)."""
@@ -207,105 +207,9 @@ class Identification:
         raise ValueError(f"unknown parameter set '{parameter_set}'; known: {list(self.parameter_sets)}")
 
 
-def _parameter_set(p: ParameterSet) -> dict:
-    return {"names": list(p.names), "values": json_list(p.values), "rsd_percent": json_list(p.rsd_percent)}
-
-
-def _friction_to_dict(f: Friction) -> dict:
-    friction = {
-        "parameter_set": "base (the estimates; the physical model's friction is in physical.standard)",
-        "joint_names": list(f.joint_names),
-        "viscous_nm_s_rad": json_list(f.viscous_nm_s_rad),
-        "coulomb_nm": json_list(f.coulomb_nm),
-        "offset_nm": json_list(f.offset_nm),
-        "coulomb_laws": [law.to_dict() for law in f.laws()],
-        "coulomb_law_choice": None if f.law_choice is None else f.law_choice.to_dict(),
-        "stribeck": None,
-    }
-    if f.stribeck is not None:
-        friction["stribeck"] = {
-            "coefficient_names": list(STRIBECK_NAMES),
-            "coefficients": [None if np.isnan(row).all() else json_list(row) for row in f.stribeck],
-            "rms_nm": json_list(f.stribeck_rms_nm),
-        }
-    return friction
-
-
 def identification_to_dict(result: Identification) -> dict:
-    s, m = result.setup, result.metrics
-    return {
-        "format": FORMAT,
-        "robot": {
-            "name": s.name,
-            "urdf": s.urdf_path,
-            "urdf_sha256": s.urdf_sha256,
-            "urdf_text": s.urdf_text,
-            "joint_names": list(s.joint_names),
-            "gravity_m_s2": list(s.gravity_m_s2),
-            "torque_filter_time_constant_s": s.torque_filter_time_constant_s,
-            "datasheet_mass_kg": s.datasheet_mass_kg,
-            "friction_terms": list(result.friction_terms),
-        },
-        "base": {
-            **_parameter_set(result.base),
-            "expressions": list(result.base_expressions),
-            "columns": [int(c) for c in result.columns],
-            "unidentified": dict(result.unidentified),
-        },
-        "essential": {**_parameter_set(result.essential), "eliminated": list(result.eliminated)},
-        "friction": _friction_to_dict(result.friction),
-        "metrics": dataclass_to_json(m),
-        "config": config_to_dict(result.config),
-        "physical": None if result.physical is None else _physical_to_dict(result.physical),
-        "checks": {"rule": RULE, "sets": {name: {"passed": c.passed, "failures": list(c.failures)}
-                                          for name, c in result.checks.items()},
-                   "held_out": None if result.held_out is None else result.held_out.to_dict(),
-                   "best_set": result.best_set},
-        "warnings": list(result.warnings),
-    }
-
-
-def _physical_to_dict(p: Physical) -> dict:
-    return {
-        "method": p.method,
-        "target": p.target,
-        "links": [{"link_name": name, "mass_kg": link.mass_kg, "com_m": json_list(link.com_m),
-                   "inertia_com_kg_m2": [json_list(row) for row in link.inertia_com_kg_m2]}
-                  for name, link in zip(p.link_names, p.links, strict=True)],
-        "standard": {"names": list(p.standard_names), "values": json_list(p.standard_values), "status": list(p.status),
-                     "held_at": json_list(p.held_values)},
-        "base_values": json_list(p.base_values),
-        "residual_norm_nm": p.residual_norm_nm,
-        "unconstrained_residual_norm_nm": p.unconstrained_residual_norm_nm,
-        "residual_increase_percent": p.residual_increase_percent,
-        "violations": list(p.violations),
-        "wall_time_s": p.wall_time_s,
-        "notes": list(p.notes),
-        "plausibility": plausibility_to_dict(p.plausibility),
-    }
-
-
-def _physical_from_dict(raw: dict) -> Physical:
-    return Physical(
-        method=raw["method"],
-        link_names=tuple(link["link_name"] for link in raw["links"]),
-        links=tuple(
-            LinkInertial(float(link["mass_kg"]), json_array(link["com_m"]), np.array(link["inertia_com_kg_m2"], float))
-            for link in raw["links"]
-        ),
-        standard_names=tuple(raw["standard"]["names"]),
-        standard_values=json_array(raw["standard"]["values"]),
-        status=tuple(raw["standard"]["status"]),
-        held_values=json_array(raw["standard"]["held_at"]),
-        base_values=json_array(raw["base_values"]),
-        residual_norm_nm=float(raw["residual_norm_nm"]),
-        unconstrained_residual_norm_nm=float(raw["unconstrained_residual_norm_nm"]),
-        target=raw["target"],
-        violations=tuple(raw["violations"]),
-        wall_time_s=float(raw["wall_time_s"]),
-        notes=tuple(raw["notes"]),
-        plausibility=plausibility_from_dict(raw.get("plausibility")),
-    )
+    """identification.json: the Identification's fields (output.json_values), with the format and the check rule."""
+    return {"format": FORMAT, "check_rule": RULE, **dataclass_to_json(result)}
 
 
 def identification_from_dict(raw: dict, label: str = "identification") -> Identification:
@@ -314,45 +218,13 @@ def identification_from_dict(raw: dict, label: str = "identification") -> Identi
         found = raw.get("format") if isinstance(raw, dict) else type(raw).__name__
         raise ConfigError(f"{label}: not a robot_id identification (format {found!r}, expected {FORMAT!r})")
     try:
-        r, b, e, f, m = (raw[key] for key in ("robot", "base", "essential", "friction", "metrics"))
-        stribeck = f.get("stribeck")
-        n = len(r["joint_names"])
-        friction = Friction(
-            tuple(f["joint_names"]), json_array(f["viscous_nm_s_rad"]), json_array(f["coulomb_nm"]),
-            json_array(f["offset_nm"]),
-            None if stribeck is None else np.array(
-                [json_array(c) if c is not None else np.full(len(STRIBECK_NAMES), np.nan)
-                 for c in stribeck["coefficients"]]
-            ).reshape(n, len(STRIBECK_NAMES)),
-            None if stribeck is None else json_array(stribeck["rms_nm"]),
-            tuple(CoulombLaw.from_dict(law) for law in f.get("coulomb_laws", [])),
-            CoulombLawChoice.from_dict(f.get("coulomb_law_choice")),
-        )
-        result = Identification(
-            setup=RobotSetup(r["name"], r["urdf"], tuple(r["joint_names"]), tuple(r["gravity_m_s2"]),
-                             float(r["torque_filter_time_constant_s"]), r.get("datasheet_mass_kg"),
-                             held_urdf(r)),
-            friction_terms=tuple(r["friction_terms"]),
-            columns=np.array(b["columns"], dtype=int),
-            base=ParameterSet(tuple(b["names"]), json_array(b["values"]), json_array(b["rsd_percent"])),
-            base_expressions=tuple(b["expressions"]),
-            unidentified=dict(b["unidentified"]),
-            essential=ParameterSet(tuple(e["names"]), json_array(e["values"]), json_array(e["rsd_percent"])),
-            eliminated=tuple(e["eliminated"]),
-            friction=friction,
-            metrics=dataclass_from_json(Metrics, m),
-            config=config_from_dict(raw.get("config") or {}, f"{label}: config"),
-            physical=None if raw.get("physical") is None else _physical_from_dict(raw["physical"]),
-            held_out=HeldOut.from_dict(raw["checks"].get("held_out")),
-            checks={name: SetCheck(bool(c["passed"]), tuple(c["failures"]))
-                    for name, c in raw["checks"]["sets"].items()},
-            warnings=tuple(raw["warnings"]),
-        )
+        held_urdf(raw["setup"])
+        result = dataclass_from_json(Identification, raw)
         _check_lengths(result, label)
         return result
     except (KeyError, TypeError, ValueError, AttributeError) as err:
         if isinstance(err, ConfigError):
-            raise
+            raise ConfigError(f"{label}: {err}") from None
         raise ConfigError(f"{label}: missing or malformed entry {err}") from None
 
 

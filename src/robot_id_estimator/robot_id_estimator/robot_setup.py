@@ -33,9 +33,11 @@ class RobotSetup:
     datasheet_mass_kg: float | None = None
     urdf_text: str = ""
     """The URDF as identified; left empty, it is read from urdf_path when the setup is made."""
-    collision: CollisionGeometry | None = field(default=None, compare=False, repr=False)
+    collision: CollisionGeometry | None = field(default=None, compare=False, repr=False, metadata={"json": False})
     """The robot config's collision geometry (the vendor's meshes), whose hulls bound the links' inertia
     (physical.size_bounds); None: the URDF's <collision> elements are used."""
+
+    JSON_DERIVED = ("urdf_sha256",)
 
     def __post_init__(self) -> None:
         path = pathlib.Path(self.urdf_path)

@@ -122,6 +122,14 @@ class EstimatorConfig:
     """Collision threshold = this × the largest collision-free observer residual (Xu et al. 2020, IV-F)."""
     physical: PhysicalConfig = field(default_factory=PhysicalConfig)
 
+    def to_dict(self) -> dict:
+        """In the layout of config/estimator.yaml (config_to_dict), also inside identification.json."""
+        return config_to_dict(self)
+
+    @classmethod
+    def from_dict(cls, raw: dict) -> EstimatorConfig:
+        return config_from_dict(raw)
+
     def __post_init__(self) -> None:
         wrong = []
         if self.coulomb_law not in COULOMB_LAWS:

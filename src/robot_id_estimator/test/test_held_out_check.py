@@ -81,12 +81,12 @@ def test_a_physical_set_worse_on_training_data_and_better_held_out_is_kept(unmod
     printed = capsys.readouterr().out
     saved = json.loads((out / "identification.json").read_text())
     training = {s: np.array(v) for s, v in saved["metrics"]["residual_rms_nm"].items()}
-    held = {s: np.array(v, dtype=float) for s, v in saved["checks"]["held_out"]["rms_nm"].items()}
+    held = {s: np.array(v, dtype=float) for s, v in saved["held_out"]["rms_by_set_nm"].items()}
     # the old rule on training residuals (1.25 × base + 1 % of the torque RMS) fails it on a wrist joint ...
     assert np.any(training["physical"] > 1.25 * training["base"] + 0.01 * torque_rms_nm)
     # ... while it predicts the held-out blocks better than the base set, summed over the joints
     assert held["physical"].sum() < held["base"].sum()
-    assert saved["checks"]["sets"]["physical"]["passed"] and saved["checks"]["best_set"] == "physical"
+    assert saved["checks"]["physical"]["passed"] and saved["best_set"] == "physical"
     assert (out / "identified.urdf").is_file() and not (out / "identified.rejected.urdf").exists()
     assert "the best set on held-out data" in (out / "identified.urdf").read_text()
     assert "best on held-out data: physical parameters" in printed and "held out" in printed
@@ -99,9 +99,9 @@ def test_a_second_motion_given_decides_the_check_instead_of_the_blocks(unmodelle
     out = tmp / "checked"
     assert main(["identify", "--robot", str(IIWA14), "--data", str(csv), "--check-data", str(other), "--out",
                  str(out)]) == 0
-    held_out = json.loads((out / "identification.json").read_text())["checks"]["held_out"]
+    held_out = json.loads((out / "identification.json").read_text())["held_out"]
     assert held_out["source"].startswith(f"the check recording(s) {other}, not fitted")
-    held = {s: np.array(v, dtype=float) for s, v in held_out["rms_nm"].items()}
+    held = {s: np.array(v, dtype=float) for s, v in held_out["rms_by_set_nm"].items()}
     assert held["physical"].sum() < held["base"].sum()
     assert f"fitted (training) and held out (the check recording(s) {other}" in capsys.readouterr().out
     # the check recording is not fitted: the estimate holds the samples of --data alone (one averaged period)

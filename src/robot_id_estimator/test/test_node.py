@@ -138,7 +138,7 @@ def test_service_identifies_a_bag_and_publishes_the_result(ros, bags, tmp_path):
     assert [f.coulomb_nm for f in result.friction] == pytest.approx(0.6 * np.linspace(1.0, 0.4, 7), rel=0.05)
     assert 0.0 < result.condition_number < 500.0
     assert result.output_dir == str(tmp_path / "id")
-    best = json.loads((tmp_path / "id" / "identification.json").read_text())["checks"]["best_set"]
+    best = json.loads((tmp_path / "id" / "identification.json").read_text())["best_set"]
     assert result.message.endswith(f"best on held-out data: {best}")
     assert (tmp_path / "id" / "identification.json").is_file() and (tmp_path / "id" / "report.md").is_file()
     _wait(lambda: received, 30.0)

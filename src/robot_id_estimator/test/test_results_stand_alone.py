@@ -53,11 +53,11 @@ def test_a_validation_after_the_urdf_changed_uses_the_held_one_and_says_so(ident
 def test_a_held_urdf_edited_by_hand_is_refused_and_an_older_file_reads_its_path(identified, tmp_path):
     path = identified[0]
     data = json.loads(path.read_text())
-    assert data["robot"]["urdf_text"] == identified[1].read_text()
-    edited = dict(data, robot=dict(data["robot"], urdf_text=data["robot"]["urdf_text"].replace("iiwa", "IIWA")))
+    assert data["setup"]["urdf_text"] == identified[1].read_text()
+    edited = dict(data, setup=dict(data["setup"], urdf_text=data["setup"]["urdf_text"].replace("iiwa", "IIWA")))
     (tmp_path / "edited.json").write_text(json.dumps(edited))
     with pytest.raises(ValueError, match="does not match its SHA-256"):
         read_identification(tmp_path / "edited.json")
-    older = dict(data, robot={k: v for k, v in data["robot"].items() if k not in ("urdf_text", "urdf_sha256")})
+    older = dict(data, setup={k: v for k, v in data["setup"].items() if k not in ("urdf_text", "urdf_sha256")})
     (tmp_path / "older.json").write_text(json.dumps(older))
     assert read_identification(tmp_path / "older.json").setup.urdf_text == identified[1].read_text()

@@ -144,8 +144,8 @@ def test_a_physical_set_that_fails_its_check_exits_3_and_its_urdf_is_marked_reje
     rejected = (out / "identified.rejected.urdf").read_text()
     assert rejected.startswith("<?xml") and "<!-- REJECTED by robot_id" in rejected
     saved = json.loads((out / "identification.json").read_text())
-    assert saved["checks"]["sets"]["physical"]["passed"] is False
-    assert saved["checks"]["sets"]["base"]["passed"] is True
+    assert saved["checks"]["physical"]["passed"] is False
+    assert saved["checks"]["base"]["passed"] is True
     assert any("lbr_A1" in w for w in saved["warnings"])
     assert "**FAILED**" in (out / "report.md").read_text()
 
@@ -163,7 +163,7 @@ def test_a_solver_failure_is_one_line_exit_3_with_base_and_essential_written(csv
     assert "physical parameters not retrieved: the convex program's solver failed (injected)" in err
     assert "Traceback" not in err
     saved = json.loads((out / "identification.json").read_text())
-    assert saved["physical"] is None and saved["checks"]["sets"]["physical"]["passed"] is False
+    assert saved["physical"] is None and saved["checks"]["physical"]["passed"] is False
     assert not (out / "identified.urdf").exists()
 
 

@@ -20,7 +20,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from robot_id_estimator.output.json_values import json_array, json_list
 from robot_id_estimator.processing.reduction import JointBlocks, merge, triangular_factor
 from robot_id_estimator.processing.regression_data import RegressionData
 from robot_id_model.base_parameters import BaseParameters
@@ -84,22 +83,6 @@ class CoulombLawChoice:
     interval_rad_s: np.ndarray
     """(n, 2) the chosen family's shape_scale (v_s [rad/s]; x_c [rad] for presliding) within INTERVAL_TOLERANCE of
     the best held-out error (NaN for sign)."""
-
-    def to_dict(self) -> dict:
-        return {"candidates": [law.to_dict() for law in self.candidates],
-                "held_out_rms_nm": [json_list(row) for row in self.held_out_rms_nm],
-                "chosen": [law.to_dict() for law in self.chosen],
-                "interval_rad_s": [json_list(row) for row in self.interval_rad_s]}
-
-    @classmethod
-    def from_dict(cls, raw: dict | None) -> CoulombLawChoice | None:
-        """Inverse of to_dict (None stays None)."""
-        if raw is None:
-            return None
-        return cls(tuple(CoulombLaw.from_dict(c) for c in raw["candidates"]),
-                   np.array([json_array(r) for r in raw["held_out_rms_nm"]]),
-                   tuple(CoulombLaw.from_dict(c) for c in raw["chosen"]),
-                   np.array([json_array(r) for r in raw["interval_rad_s"]]))
 
     def describe(self, joint_names: Sequence[str]) -> list[str]:
         """One line per joint: the law chosen, its held-out error, and the best of each family."""

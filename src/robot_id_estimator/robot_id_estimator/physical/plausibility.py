@@ -128,33 +128,6 @@ def plausibility(robot: RobotModel, bounds: PhysicalBounds, pi: np.ndarray, urdf
     )
 
 
-def plausibility_to_dict(p: Plausibility | None) -> dict | None:
-    if p is None:
-        return None
-    return {
-        "links": [dict(link.__dict__) for link in p.links],
-        "total_mass_kg": p.total_mass_kg,
-        "urdf_total_mass_kg": p.urdf_total_mass_kg,
-        "total_mass_bounds_kg": list(p.total_mass_bounds_kg),
-        "margin": p.margin,
-        "active_bounds": list(p.active),
-        "datasheet_mass_kg": p.datasheet_mass_kg,
-        "arm_mass_kg": p.arm_mass_kg,
-    }
-
-
-def plausibility_from_dict(raw: dict | None) -> Plausibility | None:
-    if raw is None:
-        return None
-    links = tuple(
-        LinkPlausibility(**{key: tuple(tuple(v) if isinstance(v, list) else v for v in value)
-                            if isinstance(value, list) else value for key, value in link.items()})
-        for link in raw["links"]
-    )
-    return Plausibility(links, raw["total_mass_kg"], raw["urdf_total_mass_kg"], tuple(raw["total_mass_bounds_kg"]),
-                        raw["margin"], tuple(raw["active_bounds"]), raw["datasheet_mass_kg"], raw["arm_mass_kg"])
-
-
 def _spread_cell(link: LinkPlausibility) -> str:
     if link.spread is None:
         return "no size bound"

@@ -19,7 +19,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from robot_id_estimator.estimation import least_squares as estimation
-from robot_id_estimator.output.json_values import json_array, json_list
 from robot_id_estimator.physical.problem import RetrievalError
 from robot_id_estimator.processing.reduction import JointBlocks, merge, weighted_rows
 
@@ -51,19 +50,12 @@ class HeldOut:
         rms = self.rms_nm(name)
         return float(rms.sum()) if np.isfinite(self.block_sq_nm2[name]).all(axis=1).any() else float("nan")
 
-    def to_dict(self) -> dict:
-        return {"source": self.source, "rows": [json_list(r) for r in self.block_rows],
-                "squared_error_nm2": {s: [json_list(r) for r in sq] for s, sq in self.block_sq_nm2.items()},
-                "rms_nm": {s: json_list(self.rms_nm(s)) for s in self.block_sq_nm2}, "notes": list(self.notes)}
+    @property
+    def rms_by_set_nm(self) -> dict[str, np.ndarray]:
+        """Each set's held-out RMS per joint (rms_nm of every set)."""
+        return {name: self.rms_nm(name) for name in self.block_sq_nm2}
 
-    @classmethod
-    def from_dict(cls, raw: dict | None) -> HeldOut | None:
-        """Inverse of to_dict (None stays None)."""
-        if raw is None:
-            return None
-        return cls(raw["source"], {s: np.array([json_array(r) for r in sq])
-                                   for s, sq in raw["squared_error_nm2"].items()},
-                   np.array([json_array(r) for r in raw["rows"]]), tuple(raw["notes"]))
+    JSON_DERIVED = ("rms_by_set_nm",)
 
 
 def cross_validate(folds: Sequence[Sequence[JointBlocks]], joint_weights: Sequence[np.ndarray],

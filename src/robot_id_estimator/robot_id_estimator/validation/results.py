@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import pathlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 import numpy as np
 
-from robot_id_estimator.output.json_values import json_list, json_number
+from robot_id_estimator.output.json_values import NOT_WRITTEN, dataclass_to_json
 from robot_id_estimator.results import Traces, write_json
 
-VALIDATION_FORMAT = "robot_id validation 2"
+VALIDATION_FORMAT = "robot_id validation 3"
 
 
 @dataclass(frozen=True)
@@ -37,32 +37,12 @@ class Validation:
     observer_gain_1_s: float
     collision_safety_factor: float
     notes: tuple[str, ...]
-    traces: Traces | None = None
+    traces: Traces | None = field(default=None, metadata=NOT_WRITTEN)
 
 
 def validation_to_dict(v: Validation) -> dict:
-    sets = list(v.rms_nm)
-    return {
-        "format": VALIDATION_FORMAT,
-        "joint_names": list(v.joint_names),
-        "sources": list(v.sources),
-        "rms_nm": {k: json_list(v.rms_nm[k]) for k in sets},
-        "rms_percent_of_torque": {k: json_list(v.rms_percent_of_torque[k]) for k in sets},
-        "motion": v.motion,
-        "motion_comparison": v.motion_comparison,
-        "warnings": list(v.warnings),
-        "rms_filtered_nm": {k: json_list(v.rms_filtered_nm[k]) for k in sets},
-        "total_rms_nm": {k: json_number(v.total_rms_nm[k]) for k in sets},
-        "correlation": {k: json_list(v.correlation[k]) for k in sets},
-        "torque_rms_nm": json_list(v.torque_rms_nm),
-        "momentum_observer": {
-            "gain_1_s": v.observer_gain_1_s,
-            "safety_factor": v.collision_safety_factor,
-            "max_residual_nm": {k: json_list(v.observer_max_nm[k]) for k in sets},
-            "collision_threshold_nm": {k: json_list(v.collision_threshold_nm[k]) for k in sets},
-        },
-        "notes": list(v.notes),
-    }
+    """validation.json: the Validation's fields (output.json_values) with the format."""
+    return {"format": VALIDATION_FORMAT, **dataclass_to_json(v)}
 
 
 def write_validation(v: Validation, path: str | pathlib.Path) -> pathlib.Path:
