@@ -32,9 +32,8 @@ ARMS = {  # URDF: arm joints, locked joints (fingers), the design's outcome (a c
 }
 WORST_ERROR_PERCENT = {"gen3_lite.urdf": 12.0}
 """Held-out error of identified.urdf allowed per URDF, default 2 % (the README's corpus table says why). The Gen3
-lite's 0.2 kg last link carries the 0.5 kg tool, beyond the 2× its mass the retrieval allows: 7.6 % on A5 while the
-pull towards the URDF grew with the data's SNR, 10.5–10.8 % since it is weighed against the residual (2026-11-27); a
-tool allowance on the flange link (issue 29) is what removes it."""
+lite's A5: 7.6 % while the pull towards the URDF grew with the data's SNR, 10.5–11.0 % since it is weighed against
+the residual (2026-11-27), whatever the physical settings; not yet understood (README)."""
 
 
 def test_the_corpus_is_every_urdf_with_its_source_and_licences():

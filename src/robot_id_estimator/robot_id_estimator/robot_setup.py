@@ -33,6 +33,8 @@ class RobotSetup:
     datasheet_mass_kg: float | None = None
     urdf_text: str = ""
     """The URDF as identified; left empty, it is read from urdf_path when the setup is made."""
+    rated_payload_kg: float | None = None
+    """The robot config's rated payload: how heavy a tool the URDF does not hold may be (physical bounds)."""
     collision: CollisionGeometry | None = field(default=None, compare=False, repr=False, metadata={"json": False})
     """The robot config's collision geometry (the vendor's meshes), whose hulls bound the links' inertia
     (physical.size_bounds); None: the URDF's <collision> elements are used."""
@@ -47,7 +49,8 @@ class RobotSetup:
     @classmethod
     def from_config(cls, config: RobotConfig) -> RobotSetup:
         return cls(config.robot, str(config.urdf_path), config.joint_names, config.gravity_m_s2,
-                   config.torque_filter_time_constant_s, config.datasheet_mass_kg, collision=config.collision)
+                   config.torque_filter_time_constant_s, config.datasheet_mass_kg,
+                   rated_payload_kg=config.rated_payload_kg, collision=config.collision)
 
     def with_urdf(self, path: str | pathlib.Path) -> RobotSetup:
         """The same arm described by another URDF file (read now)."""

@@ -50,6 +50,10 @@ class PhysicalConfig:
     """Bound of each inertia diagonal: factor × the URDF link's largest principal moment (eq. 16)."""
     total_mass_factor: tuple[float, float] = (0.8, 1.2)
     """Range of the total arm mass as factors of the URDF total (eq. 17)."""
+    tool_mass_kg: float | None = None
+    """A tool the URDF does not hold may hang on the last link, up to this mass (its mass bound, the total's and its
+    CoM and inertia bounds widen for it, physical.problem.default_bounds); None: the robot config's rated payload,
+    else TOOL_FRACTION of the arm's URDF mass; 0: no tool."""
     max_inertia_ratio: float | None = None
     """Largest over smallest inertia diagonal (eq. 18); None: 100 or twice the URDF model's, if larger."""
     max_off_diagonal_ratio: float | None = None
@@ -80,6 +84,8 @@ class PhysicalConfig:
             wrong.append(f"regularizer must be 'entropic' or 'euclidean', not '{self.regularizer}'")
         if not 0.0 <= self.margin < 1.0 / 3.0:
             wrong.append(f"margin must be in [0, 1/3), got {self.margin}")
+        if self.tool_mass_kg is not None and not self.tool_mass_kg >= 0.0:
+            wrong.append(f"tool_mass_kg must be 0 or more, got {self.tool_mass_kg}")
         if not 0.0 <= self.spread_fraction <= 1.0:
             wrong.append(f"spread_fraction must be in [0, 1], got {self.spread_fraction}")
         if self.starts < 1:

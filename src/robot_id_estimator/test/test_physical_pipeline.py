@@ -69,7 +69,7 @@ def test_bounds_from_the_config_bind(arm):
     total = float(pi[inertial_columns(robot)[:, 0]].sum())
     nominal_total = sum(default_bounds(robot).mass_upper_kg) / 2.0  # mass_factor (0.5, 2.0) around the URDF
     assert total == pytest.approx(nominal_total, rel=1e-9)
-    config = EstimatorConfig(physical=PhysicalConfig(total_mass_factor=(0.5, 0.9)))
+    config = EstimatorConfig(physical=PhysicalConfig(total_mass_factor=(0.5, 0.9), tool_mass_kg=0.0))  # no tool
     result = identify([data], setup, config)
     physical = result.physical
     masses = physical.standard_values[inertial_columns(robot)[:, 0]]
@@ -108,7 +108,8 @@ def test_a_method_whose_set_violates_a_constraint_is_replaced_by_the_other(arm, 
 
 def test_constraints_no_method_can_meet_fail_the_stage_loudly_with_the_amounts(arm):
     setup, _robot, _pi, data = arm
-    config = EstimatorConfig(physical=PhysicalConfig(mass_factor=(0.9, 2.0), total_mass_factor=(0.5, 0.6), starts=2))
+    config = EstimatorConfig(physical=PhysicalConfig(mass_factor=(0.9, 2.0), total_mass_factor=(0.5, 0.6), starts=2,
+                                                      tool_mass_kg=0.0))
     result = identify([data], setup, config)
     assert result.physical is None and not result.passed("physical")
     failure = result.checks["physical"].failures[0]

@@ -40,6 +40,8 @@ class RobotConfig:
     torque_filter_time_constant_s: float
     datasheet_mass_kg: float | None = None
     """The arm's mass as its datasheet states it (base included, no gripper); None: not stated."""
+    rated_payload_kg: float | None = None
+    """The load the datasheet allows on the flange (a gripper in the URDF not counted); None: not stated."""
     collision: CollisionGeometry | None = None
     """The arm's capsules, the environment and the clearance (docs/safety.md, guarantee 5); None: not checked."""
 
@@ -110,6 +112,7 @@ def load_robot_config(name_or_path: str | pathlib.Path) -> RobotConfig:
             joint_trajectory_topic=raw["topics"]["joint_trajectory"],
             torque_filter_time_constant_s=float(raw["torque_filter_time_constant_s"]),
             datasheet_mass_kg=None if raw.get("datasheet_mass_kg") is None else float(raw["datasheet_mass_kg"]),
+            rated_payload_kg=None if raw.get("rated_payload_kg") is None else float(raw["rated_payload_kg"]),
             collision=_collision(raw.get("collision"), path, float(raw["floor_z_m"])),
         )
     except (KeyError, TypeError) as err:

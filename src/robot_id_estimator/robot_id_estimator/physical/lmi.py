@@ -28,6 +28,7 @@ from robot_id_estimator.physical.problem import (
     RetrievalError,
     RetrievalResult,
     fit_scale,
+    pull_scales,
     reduce_problem,
     residual_norm,
     retrieval_result,
@@ -169,7 +170,8 @@ def _program(robot, bounds, problem, pi0, rows, regularizer, weight, epsilon) ->
             constraints.append(j_body - scipy.linalg.block_diag((1.0 + SIZE_MARGIN) * size.bound_kg_m2, 0.0) >> 0)
     # the fit relative to the unconstrained one's residual, about 1 (Clarabel misreads tiny objectives as unbounded)
     fit = cp.sum_squares(problem.r @ pi - problem.z) / fit_scale(problem)
-    divergence = sum(_divergence(pi, cols, pi0[cols], regularizer) for cols in inertial_columns(robot))
+    scales = pull_scales(robot, bounds)
+    divergence = sum(_divergence(pi, cols, pi0[cols], regularizer, scales[cols]) for cols in inertial_columns(robot))
     # the slacks are relative to each row's scale; their penalty against an objective of about 1
     objective = fit + weight * divergence + penalty * (cp.sum(row_slack) + cp.sum(link_slack))
     params = {"tangent": tangent, "margin": (margin_a, margin_b), "penalty": penalty,
@@ -190,14 +192,15 @@ def _linearise(robot: RobotModel, bounds: PhysicalBounds, rows, params: dict, po
     params["penalty"].value = penalty
 
 
-def _divergence(pi: cp.Variable, cols: np.ndarray, pi0_link: np.ndarray, regularizer: str) -> cp.Expression:
+def _divergence(pi: cp.Variable, cols: np.ndarray, pi0_link: np.ndarray, regularizer: str,
+                scales: np.ndarray) -> cp.Expression:
     """One link's distance to its nominal parameters: the log-det Bregman divergence of the pseudo-inertias (up
-    to a constant; entropic) or the relative squared distance (euclidean)."""
+    to a constant; entropic) or the squared distances over their `scales` (euclidean; problem.pull_scales)."""
     if regularizer == "entropic":
         j0_inv = np.linalg.inv(_positive_definite(pseudo_inertia(pi0_link)))
         j_link = _pseudo_inertia_expr(pi, cols)
         return -cp.log_det(j_link) + cp.trace(j0_inv @ j_link)
-    return cp.sum_squares(pi[cols] - pi0_link) / max(float(np.sum(pi0_link**2)), 1e-12)
+    return cp.sum_squares(cp.multiply(1.0 / np.sqrt(scales), pi[cols] - pi0_link))
 
 
 def _positive_definite(j: np.ndarray, floor: float = 1e-3) -> np.ndarray:

@@ -24,6 +24,7 @@ from robot_id_estimator.physical.problem import (
     RetrievalError,
     RetrievalResult,
     fit_scale,
+    pull_scales,
     reduce_problem,
     residual_norm,
     retrieval_result,
@@ -104,11 +105,11 @@ def _sizes_jacobian(robot: RobotModel, bounds: PhysicalBounds, mu: np.ndarray) -
     return np.array(rows).reshape(-1, len(mu))
 
 
-def _euclidean_weights(robot: RobotModel, pi0: np.ndarray) -> np.ndarray:
-    """Per-entry weights of D(π) = Σ_links ‖π_i − π0_i‖² / ‖π0_i‖² (inertial entries only; physical_lmi's)."""
-    weights = np.zeros(len(pi0))
-    for cols in inertial_columns(robot):
-        weights[cols] = 1.0 / max(float(np.sum(pi0[cols] ** 2)), 1e-12)
+def _euclidean_weights(robot: RobotModel, bounds: PhysicalBounds) -> np.ndarray:
+    """Per-entry weights of D(π) = Σ_links ‖π_i − π0_i‖² / scale_i (inertial entries only; problem.pull_scales)."""
+    weights = np.zeros(robot.n_params)
+    cols = inertial_columns(robot).ravel()
+    weights[cols] = 1.0 / pull_scales(robot, bounds)[cols]
     return weights
 
 
@@ -124,7 +125,7 @@ def _local_solve(args: tuple) -> tuple[np.ndarray, float, int, bool]:
     scale = np.maximum(bounds.inertia_diag_upper_kg_m2, 1e-6)
     c_norm = fit_scale(problem)
     pi0 = nominal_parameters(robot)
-    d_weights = weight * _euclidean_weights(robot, pi0)
+    d_weights = weight * _euclidean_weights(robot, bounds)
 
     def objective(x: np.ndarray) -> tuple[float, np.ndarray]:
         mu = lower + span * x

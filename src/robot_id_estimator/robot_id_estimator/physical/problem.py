@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from robot_id_model.parameters import friction_columns, inertial_columns, nominal_parameters
-from robot_id_model.physical import LinkInertial, link_from_standard
+from robot_id_model.physical import LinkInertial, link_from_standard, link_standard_parameters
 from robot_id_model.robot_model import RobotModel
 
 if TYPE_CHECKING:
@@ -25,6 +25,12 @@ DEFAULT_MARGIN = 0.001
 """Relative margin from the consistency boundary (robot_id_model.physical.relative_margin); the shipped URDF links
 have 0.03–0.3 (Franka's link 4: −0.045, it breaks the triangle inequality). On the Gaz et al. Panda log 0.01 costs
 0.05 % of held-out RMS on joint 4 (physical/base 1.0206 against 1.0201 with 0.001 or none)."""
+
+TOOL_REACH_M = 0.15
+"""A tool's CoM lies within this distance of its link's CoM (physical bounds of the last link)."""
+TOOL_FRACTION = 0.2
+"""Without a rated payload, a tool of up to this fraction of the arm's URDF mass (rated payloads: Gen3 lite 9 %,
+Panda 17 %, UR5e 24 %, iiwa7 30 %, iiwa14 47 % of the arm's mass)."""
 
 DEFAULT_SPREAD_FRACTION = 0.1
 """At least this fraction of a link's URDF mass fills its collision hull uniformly (physical.size_bounds): it keeps
@@ -60,6 +66,8 @@ class PhysicalBounds:
     link_sizes: tuple[LinkSize | None, ...] = ()
     """Per joint, the lower bound of its link body's second moments from the link's size (physical.size_bounds);
     empty or None: no such bound."""
+    tool_mass_kg: float = 0.0
+    """The heaviest tool the URDF does not hold that the last link may carry (default_bounds)."""
 
 
 def default_bounds(
@@ -75,6 +83,7 @@ def default_bounds(
     orderings: Sequence[str] = (),
     margin: float = DEFAULT_MARGIN,
     link_sizes: Sequence[LinkSize | None] = (),
+    tool_mass_kg: float = 0.0,
 ) -> PhysicalBounds:
     """Bounds around the nominal (URDF) model: masses and total mass scaled, CoM within a margin,
     inertia diagonal up to `inertia_factor` × the nominal link's largest principal moment (at least 0.01 kg m²).
@@ -82,7 +91,9 @@ def default_bounds(
     The eq. (18) ratios, unless given, are Xu et al.'s (2020) (100 and 0.1) or twice the nominal model's worst ratio,
     whichever is larger, so that the nominal model is always feasible (the iiwa CAD inertias have off-diagonal terms up
     to 0.4 of the smallest diagonal one). Friction: viscous and Coulomb in [0, 50], offset in ±50, rotor inertia in
-    [0, 5]. `margin`, `link_sizes`: PhysicalBounds'.
+    [0, 5]. `margin`, `link_sizes`: PhysicalBounds'. The last link may carry a tool the URDF does not hold, up to
+    `tool_mass_kg` with its CoM within TOOL_REACH_M of the link's: its mass bound and the total's grow by that mass,
+    its CoM bounds by TOOL_REACH_M, its inertia bound by the tool's mass × TOOL_REACH_M².
     """
     if not 0.0 <= margin < 1.0 / 3.0:
         raise ValueError(f"the consistency margin must be in [0, 1/3), got {margin}")
@@ -100,13 +111,16 @@ def default_bounds(
     upper = np.array([[limits[t][1] for t in robot.friction]] * robot.n_joints).reshape(robot.n_joints, -1)
     if friction_upper is not None:
         upper = np.broadcast_to(np.asarray(friction_upper, dtype=float), upper.shape).copy()
+    tool = np.zeros(len(mass))
+    tool[-1] = tool_mass_kg
+    reach_m = np.where(tool > 0.0, TOOL_REACH_M, 0.0)[:, None]
     return PhysicalBounds(
         mass_lower_kg=mass * mass_factor[0],
-        mass_upper_kg=mass * mass_factor[1],
-        com_lower_m=com - com_margin_m,
-        com_upper_m=com + com_margin_m,
-        inertia_diag_upper_kg_m2=np.maximum(inertia_factor * moments, 0.01),
-        total_mass_kg=(mass.sum() * total_mass_factor[0], mass.sum() * total_mass_factor[1]),
+        mass_upper_kg=mass * mass_factor[1] + tool,
+        com_lower_m=com - com_margin_m - reach_m,
+        com_upper_m=com + com_margin_m + reach_m,
+        inertia_diag_upper_kg_m2=np.maximum(inertia_factor * moments, 0.01) + tool * TOOL_REACH_M**2,
+        total_mass_kg=(mass.sum() * total_mass_factor[0], mass.sum() * total_mass_factor[1] + tool_mass_kg),
         friction_lower=lower,
         friction_upper=upper,
         max_inertia_ratio=max_inertia_ratio or max(100.0, 2.0 * inertia_ratio),
@@ -115,6 +129,7 @@ def default_bounds(
         fixed_inertials=tuple(fixed_inertials),
         margin=margin,
         link_sizes=tuple(link_sizes),
+        tool_mass_kg=tool_mass_kg,
     )
 
 
@@ -162,6 +177,20 @@ def reduce_problem(w_target: np.ndarray, tau_nm: np.ndarray, target_from_pi: np.
     theta = np.linalg.lstsq(w_target, tau_nm, rcond=None)[0]
     unconstrained = float(np.sqrt(np.sum((tau_nm - w_target @ theta) ** 2) + outside_sq_nm2))
     return Problem(a.T @ a, a.T @ tau_nm, c, r, z, unconstrained)
+
+
+def pull_scales(robot: RobotModel, bounds: PhysicalBounds) -> np.ndarray:
+    """(n_params,) each standard parameter's scale in the Euclidean pull, D = Σ (π_k − π0_k)² / scale_k: its link's
+    ‖π0_i‖²; the last link's mass and first moments also that of the tool it may carry (its mass TOOL_REACH_M off),
+    so that taking the tool costs no more than a link's own relative change. Its second moments keep their pull:
+    where the data barely see them (a joint that hardly moves) the pull is what holds them."""
+    pi0 = nominal_parameters(robot)
+    scales = np.ones(len(pi0))
+    for cols in inertial_columns(robot):
+        scales[cols] = max(float(np.sum(pi0[cols] ** 2)), 1e-12)
+    tool = LinkInertial(bounds.tool_mass_kg, np.full(3, TOOL_REACH_M / np.sqrt(3.0)), np.zeros((3, 3)))
+    scales[inertial_columns(robot)[-1][:4]] += float(np.sum(link_standard_parameters(tool)[:4] ** 2))
+    return scales
 
 
 def fit_scale(problem: Problem) -> float:

@@ -16,13 +16,20 @@ from robot_id_estimator.physical.determination import determination, hold_fricti
 from robot_id_estimator.physical.lmi import retrieve_lmi
 from robot_id_estimator.physical.multistart import retrieve_multistart
 from robot_id_estimator.physical.plausibility import plausibility
-from robot_id_estimator.physical.problem import PhysicalBounds, RetrievalError, RetrievalResult, default_bounds
+from robot_id_estimator.physical.problem import (
+    TOOL_FRACTION,
+    TOOL_REACH_M,
+    PhysicalBounds,
+    RetrievalError,
+    RetrievalResult,
+    default_bounds,
+)
 from robot_id_estimator.physical.size_bounds import LinkSize, link_hulls, size_bounds
 from robot_id_estimator.results import Physical
 from robot_id_estimator.robot_setup import RobotSetup
 from robot_id_estimator.settings import PhysicalConfig
 from robot_id_model.base_parameters import BaseParameters
-from robot_id_model.parameters import nominal_parameters, parameter_names
+from robot_id_model.parameters import inertial_columns, nominal_parameters, parameter_names
 from robot_id_model.robot_model import RobotModel
 from robot_id_model.urdf_inertials import all_link_inertials, fixed_parts, lumped_known_parts
 
@@ -50,6 +57,7 @@ def retrieve_physical(
     lumped = lumped_known_parts(robot, setup.urdf_text)
     fixed = fixed_parts(robot, setup.urdf_text, lumped)
     sizes, sizes_note = _link_sizes(robot, setup, fixed, config.spread_fraction)
+    tool_kg, tool_note = _tool_mass(robot, setup, config.tool_mass_kg)
     bounds = default_bounds(
         robot,
         mass_factor=config.mass_factor,
@@ -62,6 +70,7 @@ def retrieve_physical(
         orderings=config.orderings,
         margin=config.margin,
         link_sizes=sizes,
+        tool_mass_kg=tool_kg,
     )
     det = determination(robot, target_from_pi, nominal_parameters(robot))
     bounds = hold_friction(robot, bounds, det)
@@ -81,9 +90,25 @@ def retrieve_physical(
         target=config.target,
         violations=result.violations,
         wall_time_s=result.wall_time_s,
-        notes=(*result.notes, sizes_note),
+        notes=(*result.notes, sizes_note, tool_note),
         plausibility=plausibility(robot, bounds, result.pi, urdf_mass_kg, setup.datasheet_mass_kg),
     )
+
+
+def _tool_mass(robot: RobotModel, setup: RobotSetup, configured_kg: float | None) -> tuple[float, str]:
+    """The tool mass the last link's bounds allow for (PhysicalConfig.tool_mass_kg) and a note saying whence."""
+    if configured_kg is not None:
+        source = "physical.tool_mass_kg"
+        tool_kg = configured_kg
+    elif setup.rated_payload_kg is not None:
+        source, tool_kg = "the robot config's rated payload", setup.rated_payload_kg
+    else:
+        arm_kg = float(nominal_parameters(robot)[inertial_columns(robot)[:, 0]].sum())
+        source, tool_kg = f"{TOOL_FRACTION:g} of the arm's URDF mass (no rated payload)", TOOL_FRACTION * arm_kg
+    if tool_kg == 0.0:
+        return 0.0, f"no tool allowed for on {robot.link_names[-1]} ({source} 0)"
+    return tool_kg, (f"{robot.link_names[-1]} may carry a tool the URDF does not hold of up to {tool_kg:.3g} kg "
+                     f"({source}), its CoM within {TOOL_REACH_M:g} m of the link's")
 
 
 def _link_sizes(robot: RobotModel, setup: RobotSetup, fixed: tuple[np.ndarray | None, ...],
