@@ -27,11 +27,11 @@ def tooled():
     pi[inertial_columns(robot)[-1]] += link_standard_parameters(TOOL)
     train = simulated_recording(robot, setup, pi, 2)
     check = simulated_recording(robot, setup, pi, 1, seed=7, tau_noise_nm=0.0)
-    return dataclasses.replace(setup, rated_payload_kg=14.0), pi, train, check  # as iiwa14.yaml states it
+    return dataclasses.replace(setup, rated_payload_kg=14.0), train, check  # as iiwa14.yaml states it
 
 
 def _identified(tooled, config: EstimatorConfig):
-    setup, pi, train, check = tooled
+    setup, train, check = tooled
     result = identify([train], setup, config)
     return result, validate(result, [check], config)
 

@@ -91,9 +91,8 @@ def default_bounds(
     The eq. (18) ratios, unless given, are Xu et al.'s (2020) (100 and 0.1) or twice the nominal model's worst ratio,
     whichever is larger, so that the nominal model is always feasible (the iiwa CAD inertias have off-diagonal terms up
     to 0.4 of the smallest diagonal one). Friction: viscous and Coulomb in [0, 50], offset in ±50, rotor inertia in
-    [0, 5]. `margin`, `link_sizes`: PhysicalBounds'. The last link may carry a tool the URDF does not hold, up to
-    `tool_mass_kg` with its CoM within TOOL_REACH_M of the link's: its mass bound and the total's grow by that mass,
-    its CoM bounds by TOOL_REACH_M, its inertia bound by the tool's mass × TOOL_REACH_M².
+    [0, 5]. `margin`, `link_sizes`: PhysicalBounds'. A tool of up to `tool_mass_kg` on the last link, its CoM within
+    TOOL_REACH_M of the link's, widens that link's mass, CoM and inertia bounds and the total's for it.
     """
     if not 0.0 <= margin < 1.0 / 3.0:
         raise ValueError(f"the consistency margin must be in [0, 1/3), got {margin}")
@@ -111,9 +110,8 @@ def default_bounds(
     upper = np.array([[limits[t][1] for t in robot.friction]] * robot.n_joints).reshape(robot.n_joints, -1)
     if friction_upper is not None:
         upper = np.broadcast_to(np.asarray(friction_upper, dtype=float), upper.shape).copy()
-    tool = np.zeros(len(mass))
-    tool[-1] = tool_mass_kg
-    reach_m = np.where(tool > 0.0, TOOL_REACH_M, 0.0)[:, None]
+    tool, reach_m = np.zeros(len(mass)), np.zeros((len(mass), 1))
+    tool[-1], reach_m[-1] = tool_mass_kg, TOOL_REACH_M if tool_mass_kg > 0.0 else 0.0
     return PhysicalBounds(
         mass_lower_kg=mass * mass_factor[0],
         mass_upper_kg=mass * mass_factor[1] + tool,
