@@ -1,0 +1,1 @@
+"""Payload identification: a rigid load on a frame of the arm (samples, estimate, exports)."""

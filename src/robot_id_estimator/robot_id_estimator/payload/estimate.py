@@ -1,0 +1,161 @@
+"""The load's ten parameters from its samples (payload.samples): weighted least squares with their relative
+standard deviations (Xu et al. 2020, eq. 7), then one physically consistent body (pseudo-inertia positive
+semidefinite, Wensing et al. 2017) within a mass range and a reach, the parameters the data do not determine held
+at a point mass at the identified centre of mass. Checked on time blocks it was not fitted to.
+
+In: PayloadSamples and PayloadBounds. Out: PayloadEstimate.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import cvxpy as cp
+import numpy as np
+
+from robot_id_estimator.payload.samples import PayloadSamples
+from robot_id_model.physical import LinkInertial, link_from_standard, link_standard_parameters
+
+NAMES = ("m", "mx", "my", "mz", "Ixx", "Ixy", "Ixz", "Iyy", "Iyz", "Izz")
+"""The load's standard parameters in its frame: mass, first moments m·c, inertia about the frame's origin."""
+HELD_RSD_PERCENT = 50.0
+"""A parameter whose relative standard deviation exceeds this is not determined by the data: it is held."""
+MOMENT_RSD_PERCENT = 10.0
+"""A principal moment about the CoM whose relative standard deviation exceeds this is not determined: the excitation
+moved the load too little to tell it (moments are small differences of the parameters about the frame's origin)."""
+DRAWS = 4000
+"""Draws from the least-squares distribution that give the principal moments' standard deviations."""
+
+
+@dataclass(frozen=True)
+class PayloadBounds:
+    mass_kg: tuple[float, float]
+    """The load's mass range."""
+    reach_m: float
+    """Its centre of mass lies within this distance of the frame's origin (the tool's size)."""
+
+
+@dataclass(frozen=True)
+class PayloadEstimate:
+    values: np.ndarray
+    """(10,) the consistent load, in NAMES order."""
+    least_squares: np.ndarray
+    """(10,) the unconstrained weighted least-squares values."""
+    rsd_percent: np.ndarray
+    """(10,) relative standard deviation of each least-squares value (eq. 7; inf for a value of 0)."""
+    held: tuple[str, ...]
+    """Parameters the data do not determine (RSD above HELD_RSD_PERCENT), held at a point mass at the CoM."""
+    residual_rms_nm: np.ndarray
+    """(n,) RMS of the load's torque share the consistent load leaves, on the data it was fitted to."""
+    held_out_rms_nm: np.ndarray
+    """(n,) the same, each time block predicted by a fit on the others (cross-validation)."""
+    load_torque_rms_nm: np.ndarray
+    """(n,) RMS of the load's torque share itself: the scale of the errors."""
+    moments_rsd_percent: np.ndarray
+    """(3,) relative standard deviation of the principal moments about the CoM, ascending, from DRAWS draws of the
+    least-squares values' distribution (the values' covariance, eq. 7)."""
+
+    @property
+    def undetermined_moments(self) -> tuple[int, ...]:
+        """Indices (ascending order) of the principal moments the data do not determine (MOMENT_RSD_PERCENT)."""
+        return tuple(int(k) for k in np.flatnonzero(~(self.moments_rsd_percent <= MOMENT_RSD_PERCENT)))
+
+    @property
+    def inertial(self) -> LinkInertial:
+        """Mass, CoM and inertia about the CoM, in the load's frame."""
+        return link_from_standard(self.values)
+
+
+def estimate_payload(samples: PayloadSamples, bounds: PayloadBounds) -> PayloadEstimate:
+    """The load from `samples` (module docstring)."""
+    weights = _joint_weights(samples)
+    theta, covariance = _least_squares(samples.y, samples.tau_nm, weights)
+    covariance = covariance * samples.rsd_factor**2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        rsd = np.where(theta != 0.0, 100.0 * np.sqrt(np.diag(covariance)) / np.abs(theta), np.inf)
+    held = tuple(name for name, r in zip(NAMES, rsd, strict=True) if not r <= HELD_RSD_PERCENT)
+    values = consistent_load(samples.y, samples.tau_nm, weights, bounds, theta, held)
+    held_out = np.zeros_like(samples.tau_nm)
+    for b in np.unique(samples.blocks):
+        fit, test = samples.blocks != b, samples.blocks == b
+        theta_b, _ = _least_squares(samples.y[fit], samples.tau_nm[fit], weights)
+        values_b = consistent_load(samples.y[fit], samples.tau_nm[fit], weights, bounds, theta_b, held)
+        held_out[test] = samples.tau_nm[test] - samples.y[test] @ values_b
+    residual = samples.tau_nm - samples.y @ values
+    return PayloadEstimate(values, theta, rsd, held, _rms(residual), _rms(held_out), _rms(samples.tau_nm),
+                           _moments_rsd(theta, covariance))
+
+
+def _moments_rsd(theta: np.ndarray, covariance: np.ndarray) -> np.ndarray:
+    """(3,) RSD [%] of the principal moments about the CoM over draws of N(θ, covariance) (seeded)."""
+    draws = np.random.default_rng(0).multivariate_normal(theta, covariance, DRAWS, method="eigh")
+    draws = draws[draws[:, 0] > 0.0]
+    if len(draws) < DRAWS // 2:
+        return np.full(3, np.inf)
+    moments = np.array([np.linalg.eigvalsh(link_from_standard(d).inertia_com_kg_m2) for d in draws])
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return 100.0 * moments.std(axis=0) / np.abs(moments.mean(axis=0))
+
+
+def _rms(x: np.ndarray) -> np.ndarray:
+    return np.sqrt(np.mean(x**2, axis=0))
+
+
+def _joint_weights(samples: PayloadSamples) -> np.ndarray:
+    """(n,) 1/σ per joint: the noise of the periods where known, else the residual of an unweighted fit."""
+    if samples.noise_std_nm is not None and np.all(samples.noise_std_nm > 0.0):
+        return 1.0 / samples.noise_std_nm
+    theta, *_ = np.linalg.lstsq(samples.y.reshape(-1, 10), samples.tau_nm.ravel(), rcond=None)
+    sigma = _rms(samples.tau_nm - samples.y @ theta)
+    return 1.0 / np.maximum(sigma, 1e-6 * max(float(sigma.max()), 1e-12))
+
+
+def _least_squares(y: np.ndarray, tau_nm: np.ndarray, weights: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Weighted least squares and the values' covariance σ²(WᵀW)⁻¹ (eq. 7)."""
+    w = (y * weights[None, :, None]).reshape(-1, 10)
+    z = (tau_nm * weights).ravel()
+    theta, *_ = np.linalg.lstsq(w, z, rcond=None)
+    dof = max(len(z) - 10, 1)
+    variance = float(np.sum((z - w @ theta) ** 2)) / dof
+    return theta, variance * np.linalg.pinv(w.T @ w)
+
+
+def consistent_load(y: np.ndarray, tau_nm: np.ndarray, weights: np.ndarray, bounds: PayloadBounds,
+                    theta: np.ndarray, held: tuple[str, ...]) -> np.ndarray:
+    """min ‖W(τ − Yπ)‖² over one consistent body: J(π) ⪰ 0, mass in bounds.mass_kg, ‖h‖ ≤ reach·m, and each held
+    parameter pulled to a point mass at the least-squares CoM (convex, Clarabel)."""
+    w = (y * weights[None, :, None]).reshape(-1, 10)
+    z = (tau_nm * weights).ravel()
+    q_w, r_w = np.linalg.qr(w)
+    z_r = q_w.T @ z
+    scale = max(float(np.sum((z - w @ theta) ** 2)), 1e-9 * float(z @ z), 1e-300)
+    pi = cp.Variable(10)
+    sigma = cp.bmat([[0.5 * (-pi[4] + pi[7] + pi[9]), -pi[5], -pi[6]],
+                     [-pi[5], 0.5 * (pi[4] - pi[7] + pi[9]), -pi[8]],
+                     [-pi[6], -pi[8], 0.5 * (pi[4] + pi[7] - pi[9])]])
+    pseudo = cp.bmat([[sigma, cp.reshape(pi[1:4], (3, 1), order="F")],
+                      [cp.reshape(pi[1:4], (1, 3), order="F"), cp.reshape(pi[0], (1, 1), order="F")]])
+    constraints = [pseudo >> 0, pi[0] >= bounds.mass_kg[0], pi[0] <= bounds.mass_kg[1],
+                   cp.norm(pi[1:4]) <= bounds.reach_m * pi[0]]
+    objective = cp.sum_squares(r_w @ pi - z_r) / scale
+    if held:
+        prior = _point_mass(theta, bounds)
+        index = [NAMES.index(name) for name in held]
+        spread = np.maximum(np.abs(prior[index]), 1e-3 * max(abs(prior[0]), 1e-3))
+        objective = objective + 1e3 * cp.sum_squares(cp.multiply(1.0 / spread, pi[index] - prior[index]))
+    cp.Problem(cp.Minimize(objective), constraints).solve(solver=cp.CLARABEL)
+    if pi.value is None:
+        raise ValueError("the payload's consistent fit has no solution: check the mass range and the reach")
+    return np.asarray(pi.value)
+
+
+def _point_mass(theta: np.ndarray, bounds: PayloadBounds) -> np.ndarray:
+    """A point mass at the least-squares CoM (both clipped into the bounds)."""
+    mass = float(np.clip(theta[0], *bounds.mass_kg)) or 1e-3
+    com = theta[1:4] / theta[0] if theta[0] > 0.0 else np.zeros(3)
+    norm = float(np.linalg.norm(com))
+    if norm > bounds.reach_m:
+        com = com * bounds.reach_m / norm
+    return link_standard_parameters(LinkInertial(mass, com, np.zeros((3, 3))))
+
+
