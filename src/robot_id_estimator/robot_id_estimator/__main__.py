@@ -3,6 +3,8 @@
     python -m robot_id_estimator identify --urdf ROBOT.urdf --data FILE [--data FILE ...] --out DIR [--config YAML]
     python -m robot_id_estimator identify --robot iiwa14 --data run.csv --period 20 --out DIR
     python -m robot_id_estimator validate --result DIR/identification.json --data FILE --out DIR2
+    python -m robot_id_estimator payload --robot panda --data loaded.mcap [--arm DIR/identification.json |
+        --baseline unloaded.mcap] --out DIR3
 """
 # The input files and --out are checked before the estimation modules (scipy, pinocchio, cvxpy, matplotlib) are
 # imported: --help and a mistyped path answer at once.
@@ -56,7 +58,8 @@ def _check_inputs(args: argparse.Namespace) -> None:
     paths = [("--data", path) for path in args.data] + [("--friction-sweep", path) for path in
                                                         getattr(args, "friction_sweep", None) or []]
     paths += [("--check-data", path) for path in getattr(args, "check_data", None) or []]
-    paths += [(option, getattr(args, option[2:], None)) for option in ("--result", "--config")]
+    paths += [("--baseline", path) for path in getattr(args, "baseline", None) or []]
+    paths += [(option, getattr(args, option[2:], None)) for option in ("--result", "--config", "--arm")]
     missing = robot_source_problems(getattr(args, "robot", None), getattr(args, "urdf", None)) + missing_files(paths)
     if missing:
         raise FileNotFoundError("; ".join(missing))
@@ -213,6 +216,51 @@ def _validate(args: argparse.Namespace, say) -> int:
     return 0
 
 
+def _payload(args: argparse.Namespace, say) -> int:
+    setup = _setup(args)
+    config = _config(args)
+    out = check_writable_directory(args.out)
+    from robot_id_estimator.payload.identify_payload import identify_payload_and_write
+    from robot_id_estimator.results import read_identification
+
+    if args.arm and args.baseline:
+        raise ValueError("give --arm or --baseline, not both")
+    arm = read_identification(args.arm) if args.arm else None
+    recordings, _ = _load(args, setup, say)
+    baseline = [load_recording(path, setup.joint_names, args.period) for path in args.baseline or []]
+    written = identify_payload_and_write(recordings, setup, out, config, arm, baseline, args.frame,
+                                         _mass_range(args.mass_range), args.reach)
+    e = written.estimate
+    load = e.inertial
+    print(f"payload on {written.frame} ({written.method}): {load.mass_kg:.4g} kg, CoM "
+          + " ".join(f"{1000 * x:.1f}" for x in load.com_m) + " mm, principal moments "
+          + " ".join(f"{x:.3g}" for x in np.linalg.eigvalsh(load.inertia_com_kg_m2)) + " kg m²")
+    print("  held-out torque error [Nm] " + " ".join(f"{x:.3g}" for x in e.held_out_rms_nm) + " of the load's "
+          + " ".join(f"{x:.3g}" for x in e.load_torque_rms_nm))
+    for k in e.undetermined_moments:
+        print(f"  principal moment {k + 1} is not determined by this motion (RSD {e.moments_rsd_percent[k]:.0f} %)")
+    for note in written.notes:
+        print(f"note: {note}")
+    print("wrote " + ", ".join(str(path) for path in written.paths))
+    if not written.passed:
+        print("error: the load's model does not explain its torque on held-out data (payload.yaml: check); is the "
+              "arm model or the frame right, and is the load on?", file=sys.stderr)
+        return EXIT_CHECK_FAILED
+    return 0
+
+
+def _mass_range(text: str | None) -> tuple[float, float] | None:
+    if text is None:
+        return None
+    try:
+        low, high = (float(x) for x in text.split(","))
+    except ValueError:
+        raise ValueError(f"--mass-range needs two comma-separated masses in kg, got '{text}'") from None
+    if not 0.0 <= low <= high:
+        raise ValueError(f"--mass-range needs 0 <= LO <= HI, got '{text}'")
+    return low, high
+
+
 def _data_options(p: argparse.ArgumentParser) -> None:
     """Options on how to read the data, shared by identify and validate."""
     p.add_argument("--data", action="extend", nargs="+", required=True, metavar="FILE",
@@ -244,17 +292,7 @@ def parser() -> argparse.ArgumentParser:
 
     ident = sub.add_parser("identify", help="estimate base and essential parameters and friction",
                            formatter_class=HelpFormatter)
-    source = ident.add_mutually_exclusive_group(required=True)
-    source.add_argument("--urdf", help="URDF of the arm")
-    source.add_argument("--robot", help="robot config: a name such as iiwa14 or a YAML path (URDF, joints, "
-                                        "gravity and torque filter)")
-    ident.add_argument("--joints", nargs="+", help="arm joints base to tip, space- or comma-separated, with --urdf "
-                                                   "(default: the URDF's arm, up to the first branching)")
-    ident.add_argument("--gravity", help=f"gravity in the base frame [m/s²], comma-separated, with --urdf "
-                                         f"(default: {DEFAULT_GRAVITY})")
-    ident.add_argument("--torque-filter-time-constant", type=float, metavar="SECONDS",
-                       help="time constant of the first-order filter the robot applied to the torques [s], with "
-                            "--urdf (default: 0, none; LBR: 0.016)")
+    _robot_options(ident)
     _data_options(ident)
     ident.add_argument("--out", required=True, metavar="DIR", help="output directory")
     ident.add_argument("--config", metavar="YAML", help="estimator config (see config/estimator.yaml; "
@@ -280,7 +318,40 @@ def parser() -> argparse.ArgumentParser:
     _data_options(val)
     val.add_argument("--out", required=True, metavar="DIR", help="output directory (not the identification's)")
     val.add_argument("--config", metavar="YAML", help="estimator config (default: the identification's)")
+
+    load = sub.add_parser("payload", help="identify a load on the flange (mass, CoM, inertia) and write it for KUKA, "
+                                          "Franka, URDF and MJCF", formatter_class=HelpFormatter)
+    _robot_options(load)
+    _data_options(load)
+    load.add_argument("--out", required=True, metavar="DIR", help="output directory")
+    load.add_argument("--arm", metavar="JSON", help="identification.json of the arm without the load (default: the "
+                                                    "URDF's arm, no friction)")
+    load.add_argument("--baseline", action="extend", nargs="+", metavar="FILE",
+                      help="recordings of the same excitation without the load, one per --data: the arm's own terms "
+                           "cancel (instead of --arm)")
+    load.add_argument("--frame", help="frame the load is fixed to (default: the robot config's flange, else the "
+                                      "last arm link)")
+    load.add_argument("--mass-range", metavar="LO,HI", help="the load's mass range [kg] (default: 0 to the robot "
+                                                            "config's rated payload, else the arm's mass)")
+    load.add_argument("--reach", type=float, default=0.3, metavar="METRES",
+                      help="the load's CoM lies within this distance of the frame (default: 0.3)")
+    load.add_argument("--config", metavar="YAML", help="estimator config, for its processing (default: defaults)")
     return p
+
+
+def _robot_options(p: argparse.ArgumentParser) -> None:
+    """The arm: a robot config, or a URDF with its joints, gravity and torque filter."""
+    source = p.add_mutually_exclusive_group(required=True)
+    source.add_argument("--urdf", help="URDF of the arm")
+    source.add_argument("--robot", help="robot config: a name such as iiwa14 or a YAML path (URDF, joints, "
+                                        "gravity and torque filter)")
+    p.add_argument("--joints", nargs="+", help="arm joints base to tip, space- or comma-separated, with --urdf "
+                                               "(default: the URDF's arm, up to the first branching)")
+    p.add_argument("--gravity", help=f"gravity in the base frame [m/s²], comma-separated, with --urdf "
+                                     f"(default: {DEFAULT_GRAVITY})")
+    p.add_argument("--torque-filter-time-constant", type=float, metavar="SECONDS",
+                   help="time constant of the first-order filter the robot applied to the torques [s], with "
+                        "--urdf (default: 0, none; LBR: 0.016)")
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -289,7 +360,7 @@ def main(argv: list[str] | None = None) -> int:
     progress = _progress(time.perf_counter())
     try:
         _check_inputs(args)
-        return (_identify if args.command == "identify" else _validate)(args, progress)
+        return {"identify": _identify, "validate": _validate, "payload": _payload}[args.command](args, progress)
     except KeyboardInterrupt:
         print("error: interrupted; files written so far are complete, the rest were not written", file=sys.stderr)
         return 130

@@ -35,6 +35,8 @@ class RobotSetup:
     """The URDF as identified; left empty, it is read from urdf_path when the setup is made."""
     rated_payload_kg: float | None = None
     """The robot config's rated payload: how heavy a tool the URDF does not hold may be (physical bounds)."""
+    flange_frame: str | None = None
+    """The robot config's flange, where a payload is identified by default; None: the last arm link."""
     collision: CollisionGeometry | None = field(default=None, compare=False, repr=False, metadata={"json": False})
     """The robot config's collision geometry (the vendor's meshes), whose hulls bound the links' inertia
     (physical.size_bounds); None: the URDF's <collision> elements are used."""
@@ -50,7 +52,8 @@ class RobotSetup:
     def from_config(cls, config: RobotConfig) -> RobotSetup:
         return cls(config.robot, str(config.urdf_path), config.joint_names, config.gravity_m_s2,
                    config.torque_filter_time_constant_s, config.datasheet_mass_kg,
-                   rated_payload_kg=config.rated_payload_kg, collision=config.collision)
+                   rated_payload_kg=config.rated_payload_kg, flange_frame=config.flange_frame,
+                   collision=config.collision)
 
     def with_urdf(self, path: str | pathlib.Path) -> RobotSetup:
         """The same arm described by another URDF file (read now)."""

@@ -5,18 +5,22 @@ into link 7's body), with noise; the arm model the URDF's own."""
 import numpy as np
 import pinocchio as pin
 import pytest
-from estimator_synthetic import iiwa14_setup
+import yaml
+from estimator_synthetic import IIWA14, iiwa14_setup
 
+from robot_id_estimator.__main__ import main
 from robot_id_estimator.payload.estimate import PayloadBounds, estimate_payload
 from robot_id_estimator.payload.samples import payload_samples
 from robot_id_estimator.processing.samples import ProcessingConfig
-from robot_id_estimator.recordings.recording import DataError, Recording
-from robot_id_estimator.recordings.synthetic import random_motion
+from robot_id_estimator.recordings.recording import DataError, Recording, save_csv
+from robot_id_estimator.recordings.synthetic import periodic_recording, random_motion
 from robot_id_model.parameters import nominal_parameters
 from robot_id_model.physical import LinkInertial
 from robot_id_model.robot_model import load_robot_model
 
 PERIOD_S, RATE_HZ, PERIODS = 10.0, 200.0, 4
+TAU_S = 0.016
+"""The LBR's torque filter (iiwa14.yaml)."""
 LOADS = {
     "0.5 kg": LinkInertial(0.5, np.array([0.02, 0.0, 0.05]), np.diag([4e-4, 5e-4, 3e-4])),
     "1.5 kg, 10 cm off the axis": LinkInertial(1.5, np.array([0.1, -0.01, 0.08]), np.diag([4e-3, 6e-3, 5e-3])),
@@ -35,18 +39,17 @@ def _loaded_urdf(text: str, load: LinkInertial) -> str:
 
 
 def _recording(setup, load: LinkInertial | None, seed: int = 0) -> Recording:
-    """PERIODS periods of a random motion with the torque of the arm carrying `load` (RNEA), 0.05 Nm noise."""
+    """PERIODS periods of a random motion with the torque of the arm carrying `load` (RNEA) as the LBR publishes it
+    (its 16 ms filter), 0.05 Nm noise."""
     urdf = setup.urdf_text if load is None else _loaded_urdf(setup.urdf_text, load)
     robot = load_robot_model(urdf, setup.joint_names, friction=())
     t = np.arange(round(PERIOD_S * RATE_HZ)) / RATE_HZ
     q, dq, ddq = random_motion(robot, PERIOD_S, 5, t, seed=seed)
     data = robot.model.createData()
     tau = np.array([pin.rnea(robot.model, data, a, b, c) for a, b, c in zip(q, dq, ddq, strict=True)])
-    rng = np.random.default_rng(seed + 1)
-    k = PERIODS * len(t)
-    return Recording(robot.joint_names, np.arange(k) / RATE_HZ, np.tile(q, (PERIODS, 1)),
-                     np.tile(tau, (PERIODS, 1)) + 0.05 * rng.normal(size=(k, 7)), None, None, PERIOD_S, 5,
-                     "loaded" if load else "bare", ())
+    return periodic_recording(robot, np.zeros(robot.n_params), q, dq, ddq, PERIOD_S, PERIODS,
+                              setup.torque_filter_time_constant_s, 0.05, seed=seed + 1, harmonics=5,
+                              joint_friction=lambda _: tau)  # the whole torque, RNEA's, in place of Y·π
 
 
 @pytest.fixture(scope="module")
@@ -59,7 +62,7 @@ def arm():
 def test_each_load_is_found_from_the_arm_model(arm, name):
     setup, robot = arm
     load = LOADS[name]
-    samples = payload_samples(robot, "lbr_link_ee", [_recording(setup, load)], ProcessingConfig(), 0.0,
+    samples = payload_samples(robot, "lbr_link_ee", [_recording(setup, load)], ProcessingConfig(), TAU_S,
                               arm_pi=nominal_parameters(robot))
     estimate = estimate_payload(samples, PayloadBounds((0.0, 14.0), 0.3))
     found = estimate.inertial
@@ -74,7 +77,7 @@ def test_each_load_is_found_from_the_arm_model(arm, name):
 def test_the_baseline_method_cancels_the_arm_whatever_its_model(arm):
     setup, robot = arm
     load = LOADS["1.5 kg, 10 cm off the axis"]
-    samples = payload_samples(robot, "lbr_link_ee", [_recording(setup, load)], ProcessingConfig(), 0.0,
+    samples = payload_samples(robot, "lbr_link_ee", [_recording(setup, load)], ProcessingConfig(), TAU_S,
                               baseline=[_recording(setup, None)])
     estimate = estimate_payload(samples, PayloadBounds((0.0, 14.0), 0.3))
     assert estimate.inertial.mass_kg == pytest.approx(load.mass_kg, rel=0.02)
@@ -85,5 +88,27 @@ def test_the_baseline_method_cancels_the_arm_whatever_its_model(arm):
 def test_a_baseline_of_another_motion_is_refused(arm):
     setup, robot = arm
     with pytest.raises(DataError, match="does not follow the same motion"):
-        payload_samples(robot, "lbr_link_ee", [_recording(setup, LOADS["3 kg"])], ProcessingConfig(), 0.0,
+        payload_samples(robot, "lbr_link_ee", [_recording(setup, LOADS["3 kg"])], ProcessingConfig(), TAU_S,
                         baseline=[_recording(setup, None, seed=5)])
+
+
+def test_the_command_line_writes_every_format_and_refuses_a_load_that_is_not_there(arm, tmp_path):
+    setup, _ = arm
+    load = LOADS["1.5 kg, 10 cm off the axis"]
+    save_csv(_recording(setup, load), tmp_path / "loaded.csv")
+    assert main(["payload", "--robot", str(IIWA14), "--data", str(tmp_path / "loaded.csv"),
+                 "--out", str(tmp_path / "out")]) == 0
+    written = yaml.safe_load((tmp_path / "out" / "payload.yaml").read_text())
+    assert written["frame"] == "lbr_link_ee" and written["check"]["passed"]
+    assert written["mass_kg"] == pytest.approx(1.5, rel=0.02)
+    assert written["kuka_load_data"]["com_mm"] == pytest.approx([100.0, -10.0, 80.0], abs=5.0)
+    assert written["franka_ros2"].startswith("ros2 service call /service_server/set_load")
+    attached = load_robot_model(tmp_path / "out" / "arm_with_payload.urdf", setup.joint_names, friction=())
+    bare = setup.model(())
+    assert attached.model.inertias[7].mass == pytest.approx(bare.model.inertias[7].mass + 1.5, rel=0.02)
+    assert (tmp_path / "out" / "arm_with_payload.xml").is_file() and (tmp_path / "out" / "payload.urdf").is_file()
+    save_csv(_recording(setup, None), tmp_path / "bare.csv")
+    assert main(["payload", "--robot", str(IIWA14), "--data", str(tmp_path / "bare.csv"),
+                 "--out", str(tmp_path / "none")]) == 3
+    assert main(["payload", "--robot", str(IIWA14), "--data", str(tmp_path / "bare.csv"), "--mass-range", "2",
+                 "--out", str(tmp_path / "x")]) == 2

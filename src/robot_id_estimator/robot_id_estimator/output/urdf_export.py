@@ -27,7 +27,7 @@ def _num(x: float) -> str:
     return repr(float(x))
 
 
-def _inertial_xml(link: LinkInertial) -> str:
+def inertial_xml(link: LinkInertial) -> str:
     c = [_num(v) for v in link.com_m]
     xx, xy, xz, yy, yz, zz = (_num(v) for v in inertia_six(link.inertia_com_kg_m2))
     return (
@@ -66,7 +66,7 @@ def identified_urdf(
             for part in fixed_descendants(urdf_text, name):
                 editor.set_child("link", part, MASSLESS_INERTIAL)
         own = pi[cols] - fixed[j] if j < len(fixed) and fixed[j] is not None else pi[cols]
-        editor.set_child("link", name, _inertial_xml(link_from_standard(own)))
+        editor.set_child("link", name, inertial_xml(link_from_standard(own)))
     if friction_damping is not None:
         for joint, (viscous, coulomb) in zip(robot.joint_names, friction_damping, strict=True):
             editor.set_attributes("joint", joint, "dynamics", {"damping": _num(viscous), "friction": _num(coulomb)})

@@ -1,0 +1,132 @@
+"""The payload use case for the command line (and the graph): identify the load on a frame of the arm from
+recordings with it, against the arm's model or a baseline without it, check it on held-out time blocks, and write
+it in every format robots take (payload.exports).
+
+Out (in the output directory): payload.yaml (the load with its uncertainty, the checks, KUKA's load data, Franka's
+setLoad values and service call), payload.urdf (a fixed link holding the load) and arm_with_payload.urdf /
+arm_with_payload.xml (the arm's URDF, identified or nominal, with the load attached; MJCF where MuJoCo takes it).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import pathlib
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+import yaml
+
+from robot_id_estimator.output.files import write_text
+from robot_id_estimator.output.mjcf_export import MujocoExportError, write_mjcf
+from robot_id_estimator.output.urdf_export import identified_urdf
+from robot_id_estimator.payload.estimate import NAMES, PayloadBounds, PayloadEstimate, estimate_payload
+from robot_id_estimator.payload.exports import (
+    franka_service_call,
+    franka_set_load,
+    kuka_load_data,
+    urdf_fragment,
+    with_load,
+)
+from robot_id_estimator.payload.samples import payload_samples
+from robot_id_estimator.recordings.recording import Recording
+from robot_id_estimator.results import Identification
+from robot_id_estimator.robot_setup import RobotSetup
+from robot_id_estimator.settings import EstimatorConfig
+from robot_id_model.parameters import inertial_columns, nominal_parameters
+from robot_id_model.robot_model import RobotModel
+from robot_id_model.urdf_inertials import lumped_known_parts
+
+EXPLAINED_FRACTION = 0.5
+"""The check: on held-out time blocks the load's model must leave less than this fraction of the load's torque
+(sums over the joints of the RMS): a model that explains less has not found the load (a wrong arm model, another
+frame, no load)."""
+
+
+@dataclass(frozen=True)
+class PayloadResult:
+    frame: str
+    method: str
+    estimate: PayloadEstimate
+    passed: bool
+    paths: tuple[pathlib.Path, ...]
+    notes: tuple[str, ...]
+
+
+def identify_payload_and_write(recordings: Sequence[Recording], setup: RobotSetup, out_dir: pathlib.Path,
+                               config: EstimatorConfig, arm: Identification | None = None,
+                               baseline: Sequence[Recording] = (), frame: str | None = None,
+                               mass_range_kg: tuple[float, float] | None = None, reach_m: float = 0.3
+                               ) -> PayloadResult:
+    """The load on `frame` (default: the robot config's flange), from the identified `arm`, the URDF's arm or a
+    `baseline`; written to out_dir (module docstring)."""
+    robot, arm_pi, method, urdf_text = _arm(setup, arm, bool(baseline))
+    frame = frame or setup.flange_frame or robot.link_names[-1]
+    samples = payload_samples(robot, frame, recordings, config.processing, setup.torque_filter_time_constant_s,
+                              arm_pi=None if baseline else arm_pi, baseline=baseline)
+    bounds = PayloadBounds(mass_range_kg or (0.0, setup.rated_payload_kg or _arm_mass_kg(robot)), reach_m)
+    estimate = estimate_payload(samples, bounds)
+    passed = float(estimate.held_out_rms_nm.sum()) < EXPLAINED_FRACTION * float(estimate.load_torque_rms_nm.sum())
+    load = estimate.inertial
+    paths = [write_text(out_dir / "payload.yaml", yaml.safe_dump(_payload_yaml(frame, method, estimate, bounds,
+                                                                                passed), sort_keys=False)),
+             write_text(out_dir / "payload.urdf", f'<?xml version="1.0"?>\n<robot name="payload">\n'
+                                                  f'{urdf_fragment(load, frame)}</robot>\n'),
+             write_text(out_dir / "arm_with_payload.urdf", with_load(urdf_text, load, frame))]
+    notes = list(samples.notes)
+    try:
+        mjcf, mjcf_notes = write_mjcf(with_load(urdf_text, load, frame), pathlib.Path(setup.urdf_path).parent,
+                                      out_dir / "arm_with_payload.xml")
+        paths.append(mjcf)
+        notes.extend(mjcf_notes)
+    except MujocoExportError as err:
+        notes.append(f"arm_with_payload.xml not written: {err}")
+    return PayloadResult(frame, method, estimate, passed, tuple(paths), tuple(notes))
+
+
+def _arm_mass_kg(robot: RobotModel) -> float:
+    """The arm's URDF mass: the load's mass bound when the robot config states no rated payload."""
+    return float(nominal_parameters(robot)[inertial_columns(robot)[:, 0]].sum())
+
+
+def _arm(setup: RobotSetup, arm: Identification | None, baseline: bool
+         ) -> tuple[RobotModel, np.ndarray, str, str]:
+    """(robot model, the arm's standard parameters, the method in words, the arm's URDF text)."""
+    if baseline:
+        robot = setup.model(())
+        return robot, nominal_parameters(robot), "baseline: the same excitation without the load", setup.urdf_text
+    if arm is None:
+        robot = setup.model(())
+        return robot, nominal_parameters(robot), "arm model: the URDF's (no friction)", setup.urdf_text
+    if arm.physical is None:
+        raise ValueError("the arm's identification has no physical parameters: identify the arm with them, or give "
+                         "--baseline recordings without the load")
+    robot, pi = arm.robot_model(), arm.physical.standard_values
+    urdf = identified_urdf(arm.setup.urdf_text, robot, pi, lumped_known_parts(robot, arm.setup.urdf_text))
+    return robot, pi, "arm model: the identified arm's physical set", urdf
+
+
+def _payload_yaml(frame: str, method: str, e: PayloadEstimate, bounds: PayloadBounds, passed: bool) -> dict:
+    load, kuka = e.inertial, kuka_load_data(e.inertial)
+    moments = np.linalg.eigvalsh(load.inertia_com_kg_m2)
+    return {
+        "frame": frame,
+        "method": method,
+        "mass_kg": float(load.mass_kg),
+        "com_m": [float(x) for x in load.com_m],
+        "inertia_com_kg_m2": [[float(x) for x in row] for row in load.inertia_com_kg_m2],
+        "principal_moments_kg_m2": [float(x) for x in moments],
+        "principal_moments_rsd_percent": [float(x) for x in e.moments_rsd_percent],
+        "undetermined_principal_moments": [int(k) for k in e.undetermined_moments],
+        "parameters": {name: {"value": float(v), "least_squares": float(ls), "rsd_percent": float(r)}
+                       for name, v, ls, r in zip(NAMES, e.values, e.least_squares, e.rsd_percent, strict=True)},
+        "held": list(e.held),
+        "bounds": {"mass_kg": list(bounds.mass_kg), "reach_m": bounds.reach_m},
+        "check": {"passed": passed, "rule": f"held-out error below {EXPLAINED_FRACTION:g} of the load's torque",
+                  "held_out_rms_nm": [float(x) for x in e.held_out_rms_nm],
+                  "training_rms_nm": [float(x) for x in e.residual_rms_nm],
+                  "load_torque_rms_nm": [float(x) for x in e.load_torque_rms_nm]},
+        "kuka_load_data": dataclasses.asdict(kuka),
+        "franka_set_load": franka_set_load(load),
+        "franka_ros2": franka_service_call(load),
+    }
