@@ -58,22 +58,30 @@ def true_model_recording(robot_name: str, truth: TrueDynamics) -> Recording:
 def simulated_recording(robot_name: str, truth: TrueDynamics) -> Recording:
     """PERIODS periods (after one lead-in) of the random motion of SEED, as the true robot follows it in MuJoCo."""
     config = load_robot_config(robot_name)
+    t_s = np.arange(0.0, (PERIODS + 1) * PERIOD_S + 0.005, 0.01)
+    motion = random_motion(config.load_model(), PERIOD_S, HARMONICS, t_s % PERIOD_S, SEED)
+    return followed(robot_name, truth, t_s, motion, PERIOD_S, HARMONICS, PERIODS, f"simulated sensors, {SOURCE}")
+
+
+def followed(robot_name: str, truth: TrueDynamics, t_s: np.ndarray, motion: tuple[np.ndarray, ...], period_s: float,
+             harmonics: int, periods: int, source: str) -> Recording:
+    """`periods` periods (after one lead-in) of a periodic motion (q, dq, ddq at t_s, at least periods + 1 of them)
+    as the true robot follows it in MuJoCo under its tracking controller, at the config's state rate."""
+    config = load_robot_config(robot_name)
     nominal = config.load_model()
     rate_hz = config.state_rate_hz
-    t_s = np.arange(0.0, (PERIODS + 1) * PERIOD_S + 0.005, 0.01)
-    q, dq, ddq = random_motion(nominal, PERIOD_S, HARMONICS, t_s % PERIOD_S, SEED)
     sensors = SensorOptions(torque_filter_time_constant_s=config.torque_filter_time_constant_s)
-    sim = SimulatedRobot(config, nominal, config.urdf_path.read_text(), truth, SimSettings(rate_hz), sensors, q[0])
-    reason = sim.command(TrajectoryCommand(0.0, config.joint_names, t_s, q, dq, ddq))
+    sim = SimulatedRobot(config, nominal, config.urdf_path.read_text(), truth, SimSettings(rate_hz), sensors,
+                         motion[0][0])
+    reason = sim.command(TrajectoryCommand(0.0, config.joint_names, t_s, *motion))
     if reason:
-        raise ValueError(f"the validation motion was refused: {reason}")
-    per_period = round(PERIOD_S * rate_hz)
-    samples = [sim.advance() for _ in range((PERIODS + 1) * per_period)][per_period - 1:-1]
+        raise ValueError(f"the motion was refused: {reason}")
+    per_period = round(period_s * rate_hz)
+    samples = [sim.advance() for _ in range((periods + 1) * per_period)][per_period - 1:-1]
     t = np.array([s.t_s for s in samples])
     return Recording(config.joint_names, t - t[0], np.array([s.q_rad for s in samples]),
                      np.array([s.effort_nm for s in samples]),
-                     np.array([s.dq_rad_s for s in samples]), None, PERIOD_S, HARMONICS,
-                     f"simulated sensors, {SOURCE}", ())
+                     np.array([s.dq_rad_s for s in samples]), None, period_s, harmonics, source, ())
 
 
 def check_against_truth(robot_name: str, identification_json: str | pathlib.Path,

@@ -17,6 +17,7 @@ import numpy as np
 from scipy.spatial.transform import Rotation
 
 from robot_id_model.parameters import PIN_INDEX
+from robot_id_model.payload import frame_placement, to_joint_frame
 from robot_id_model.physical import (
     LinkInertial,
     inertia_six,
@@ -133,6 +134,16 @@ def perturbed_dynamics(robot: RobotModel, torque_limits_nm: np.ndarray,
     armature = rng.uniform(*p.armature_per_torque_kg_m2, n) * tau_max
     offset = rng.uniform(-p.offset_per_torque, p.offset_per_torque, n) * tau_max
     return TrueDynamics(links, _with_laws(friction, p, rng), armature, offset, payload, p)
+
+
+def with_payload(truth: TrueDynamics, robot: RobotModel, load: LinkInertial, frame: str) -> TrueDynamics:
+    """The same robot carrying `load` (its inertial in `frame`, the flange), lumped into the link of the joint that
+    carries the frame; `payload` says which load (robot_id_model.payload maps its parameters to that link)."""
+    joint, rotation, origin_m = frame_placement(robot, frame)
+    links = list(truth.links)
+    added = to_joint_frame(rotation, origin_m) @ link_standard_parameters(load)
+    links[joint] = link_from_standard(link_standard_parameters(links[joint]) + added)
+    return dataclasses.replace(truth, links=links, payload=load)
 
 
 def _with_laws(friction: JointFriction, p: Perturbation, rng: np.random.Generator) -> JointFriction:

@@ -123,30 +123,41 @@ def _least_squares(y: np.ndarray, tau_nm: np.ndarray, weights: np.ndarray) -> tu
 def consistent_load(y: np.ndarray, tau_nm: np.ndarray, weights: np.ndarray, bounds: PayloadBounds,
                     theta: np.ndarray, held: tuple[str, ...]) -> np.ndarray:
     """min ‖W(τ − Yπ)‖² over one consistent body: J(π) ⪰ 0, mass in bounds.mass_kg, ‖h‖ ≤ reach·m, and each held
-    parameter pulled to a point mass at the least-squares CoM (convex, Clarabel)."""
+    parameter pulled to a point mass at the least-squares CoM (convex, Clarabel). Solved in units of the load's
+    size (π = s·x, s from its mass and the reach), so that masses and inertias weigh alike."""
     w = (y * weights[None, :, None]).reshape(-1, 10)
     z = (tau_nm * weights).ravel()
-    q_w, r_w = np.linalg.qr(w)
+    mass = max(abs(float(theta[0])), 0.1 * bounds.mass_kg[1], 1e-3)
+    s = mass * bounds.reach_m ** np.array([0, 1, 1, 1, 2, 2, 2, 2, 2, 2], dtype=float)
+    q_w, r_w = np.linalg.qr(w * s)
     z_r = q_w.T @ z
     scale = max(float(np.sum((z - w @ theta) ** 2)), 1e-9 * float(z @ z), 1e-300)
-    pi = cp.Variable(10)
+    x = cp.Variable(10)
+    pi = cp.multiply(s, x)
     sigma = cp.bmat([[0.5 * (-pi[4] + pi[7] + pi[9]), -pi[5], -pi[6]],
                      [-pi[5], 0.5 * (pi[4] - pi[7] + pi[9]), -pi[8]],
                      [-pi[6], -pi[8], 0.5 * (pi[4] + pi[7] - pi[9])]])
-    pseudo = cp.bmat([[sigma, cp.reshape(pi[1:4], (3, 1), order="F")],
-                      [cp.reshape(pi[1:4], (1, 3), order="F"), cp.reshape(pi[0], (1, 1), order="F")]])
-    constraints = [pseudo >> 0, pi[0] >= bounds.mass_kg[0], pi[0] <= bounds.mass_kg[1],
+    h = cp.reshape(pi[1:4], (3, 1), order="F")
+    pseudo = cp.bmat([[sigma / bounds.reach_m**2, h / bounds.reach_m],
+                      [h.T / bounds.reach_m, cp.reshape(pi[0], (1, 1), order="F")]])
+    constraints = [(pseudo + pseudo.T) / 2 >> 0, pi[0] >= bounds.mass_kg[0], pi[0] <= bounds.mass_kg[1],
                    cp.norm(pi[1:4]) <= bounds.reach_m * pi[0]]
-    objective = cp.sum_squares(r_w @ pi - z_r) / scale
+    objective = cp.sum_squares(r_w @ x - z_r) / scale
     if held:
-        prior = _point_mass(theta, bounds)
         index = [NAMES.index(name) for name in held]
-        spread = np.maximum(np.abs(prior[index]), 1e-3 * max(abs(prior[0]), 1e-3))
-        objective = objective + 1e3 * cp.sum_squares(cp.multiply(1.0 / spread, pi[index] - prior[index]))
-    cp.Problem(cp.Minimize(objective), constraints).solve(solver=cp.CLARABEL)
-    if pi.value is None:
-        raise ValueError("the payload's consistent fit has no solution: check the mass range and the reach")
-    return np.asarray(pi.value)
+        prior = _point_mass(theta, bounds) / s
+        objective = objective + 1e3 * cp.sum_squares(x[index] - prior[index])
+    problem = cp.Problem(cp.Minimize(objective), constraints)
+    for solver in (cp.CLARABEL, cp.SCS):  # Clarabel now and then declares this always feasible problem infeasible
+        try:
+            problem.solve(solver=solver)
+        except cp.error.SolverError:
+            continue
+        if problem.status in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE):
+            break
+    if problem.status not in (cp.OPTIMAL, cp.OPTIMAL_INACCURATE) or x.value is None:
+        raise ValueError("the payload's consistent fit failed in its solver: check the mass range and the reach")
+    return s * np.asarray(x.value)
 
 
 def _point_mass(theta: np.ndarray, bounds: PayloadBounds) -> np.ndarray:

@@ -2,6 +2,9 @@
 recordings with it, against the arm's model or a baseline without it, check it on held-out time blocks, and write
 it in every format robots take (payload.exports).
 
+The arm's model: an identification of it (its best set), an identification of baseline recordings of the same
+excitation without the load, or the URDF's rigid bodies (the arm's model error then goes into the load).
+
 Out (in the output directory): payload.yaml (the load with its uncertainty, the checks, KUKA's load data, Franka's
 setLoad values and service call), payload.urdf (a fixed link holding the load) and arm_with_payload.urdf /
 arm_with_payload.xml (the arm's URDF, identified or nominal, with the load attached; MJCF where MuJoCo takes it).
@@ -28,11 +31,12 @@ from robot_id_estimator.payload.exports import (
     urdf_fragment,
     with_load,
 )
-from robot_id_estimator.payload.samples import payload_samples
+from robot_id_estimator.payload.samples import ArmModel, identified_arm, payload_samples, urdf_arm
+from robot_id_estimator.pipeline import identify
 from robot_id_estimator.recordings.recording import Recording
 from robot_id_estimator.results import Identification
 from robot_id_estimator.robot_setup import RobotSetup
-from robot_id_estimator.settings import EstimatorConfig
+from robot_id_estimator.settings import EstimatorConfig, PhysicalConfig
 from robot_id_model.parameters import inertial_columns, nominal_parameters
 from robot_id_model.robot_model import RobotModel
 from robot_id_model.urdf_inertials import lumped_known_parts
@@ -58,18 +62,21 @@ def identify_payload_and_write(recordings: Sequence[Recording], setup: RobotSetu
                                baseline: Sequence[Recording] = (), frame: str | None = None,
                                mass_range_kg: tuple[float, float] | None = None, reach_m: float = 0.3
                                ) -> PayloadResult:
-    """The load on `frame` (default: the robot config's flange), from the identified `arm`, the URDF's arm or a
-    `baseline`; written to out_dir (module docstring)."""
-    robot, arm_pi, method, urdf_text = _arm(setup, arm, bool(baseline))
-    frame = frame or setup.flange_frame or robot.link_names[-1]
-    samples = payload_samples(robot, frame, recordings, config.processing, setup.torque_filter_time_constant_s,
-                              arm_pi=None if baseline else arm_pi, baseline=baseline)
-    bounds = PayloadBounds(mass_range_kg or (0.0, setup.rated_payload_kg or _arm_mass_kg(robot)), reach_m)
+    """The load on `frame` (default: the robot config's flange), against the identified `arm`, an arm identified
+    from `baseline` recordings without the load, or the URDF's arm; written to out_dir (module docstring)."""
+    if arm is not None and baseline:
+        raise ValueError("give the arm's identification or baseline recordings, not both")
+    model = (identified_arm(arm, "the identified arm") if arm is not None else
+             baseline_arm(baseline, setup, config) if baseline else urdf_arm(setup))
+    frame = frame or setup.flange_frame or model.robot.link_names[-1]
+    samples = payload_samples(model, frame, recordings, config.processing, setup.torque_filter_time_constant_s)
+    bounds = PayloadBounds(mass_range_kg or (0.0, setup.rated_payload_kg or _arm_mass_kg(model.robot)), reach_m)
     estimate = estimate_payload(samples, bounds)
     passed = float(estimate.held_out_rms_nm.sum()) < EXPLAINED_FRACTION * float(estimate.load_torque_rms_nm.sum())
     load = estimate.inertial
-    paths = [write_text(out_dir / "payload.yaml", yaml.safe_dump(_payload_yaml(frame, method, estimate, bounds,
-                                                                                passed), sort_keys=False)),
+    urdf_text = _arm_urdf(arm, setup)
+    paths = [write_text(out_dir / "payload.yaml", yaml.safe_dump(_payload_yaml(frame, model.description, estimate,
+                                                                                bounds, passed), sort_keys=False)),
              write_text(out_dir / "payload.urdf", f'<?xml version="1.0"?>\n<robot name="payload">\n'
                                                   f'{urdf_fragment(load, frame)}</robot>\n'),
              write_text(out_dir / "arm_with_payload.urdf", with_load(urdf_text, load, frame))]
@@ -81,7 +88,14 @@ def identify_payload_and_write(recordings: Sequence[Recording], setup: RobotSetu
         notes.extend(mjcf_notes)
     except MujocoExportError as err:
         notes.append(f"arm_with_payload.xml not written: {err}")
-    return PayloadResult(frame, method, estimate, passed, tuple(paths), tuple(notes))
+    return PayloadResult(frame, model.description, estimate, passed, tuple(paths), tuple(notes))
+
+
+def baseline_arm(baseline: Sequence[Recording], setup: RobotSetup, config: EstimatorConfig) -> ArmModel:
+    """The arm identified from recordings of the same excitation without the load (base parameters and friction;
+    no physical stage): its own terms then cancel from the loaded run's torque, whatever the URDF says."""
+    result = identify(list(baseline), setup, dataclasses.replace(config, physical=PhysicalConfig(method="none")))
+    return identified_arm(result, "the arm identified from the baseline recordings")
 
 
 def _arm_mass_kg(robot: RobotModel) -> float:
@@ -89,21 +103,13 @@ def _arm_mass_kg(robot: RobotModel) -> float:
     return float(nominal_parameters(robot)[inertial_columns(robot)[:, 0]].sum())
 
 
-def _arm(setup: RobotSetup, arm: Identification | None, baseline: bool
-         ) -> tuple[RobotModel, np.ndarray, str, str]:
-    """(robot model, the arm's standard parameters, the method in words, the arm's URDF text)."""
-    if baseline:
-        robot = setup.model(())
-        return robot, nominal_parameters(robot), "baseline: the same excitation without the load", setup.urdf_text
-    if arm is None:
-        robot = setup.model(())
-        return robot, nominal_parameters(robot), "arm model: the URDF's (no friction)", setup.urdf_text
-    if arm.physical is None:
-        raise ValueError("the arm's identification has no physical parameters: identify the arm with them, or give "
-                         "--baseline recordings without the load")
-    robot, pi = arm.robot_model(), arm.physical.standard_values
-    urdf = identified_urdf(arm.setup.urdf_text, robot, pi, lumped_known_parts(robot, arm.setup.urdf_text))
-    return robot, pi, "arm model: the identified arm's physical set", urdf
+def _arm_urdf(arm: Identification | None, setup: RobotSetup) -> str:
+    """The arm's URDF the load is attached to: the identified one where the identification has a physical set."""
+    if arm is None or arm.physical is None:
+        return setup.urdf_text
+    robot = arm.robot_model()
+    return identified_urdf(arm.setup.urdf_text, robot, arm.physical.standard_values,
+                           lumped_known_parts(robot, arm.setup.urdf_text))
 
 
 def _payload_yaml(frame: str, method: str, e: PayloadEstimate, bounds: PayloadBounds, passed: bool) -> dict:
