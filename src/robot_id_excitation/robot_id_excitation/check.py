@@ -6,9 +6,9 @@ import numpy as np
 
 from robot_id_excitation.constraints import CheckReport, DesignLimits, check_samples, rest_checks
 from robot_id_excitation.criteria import CriteriaValues, evaluate_criteria
-from robot_id_excitation.regressor_sensitivity import base_regressor
+from robot_id_excitation.regressor_sensitivity import BaseColumns, base_columns, base_regressor
 from robot_id_excitation.trajectory_file import Trajectory
-from robot_id_model.base_parameters import BaseParameters, base_parameters
+from robot_id_model.base_parameters import base_parameters
 from robot_id_model.robot_model import RobotModel
 
 CHECK_STEP_S = 0.005
@@ -39,9 +39,10 @@ def trajectory_criteria(
     trajectory: Trajectory,
     samples: int = 2000,
     noise_std_nm: np.ndarray | None = None,
-    base: BaseParameters | None = None,
+    columns: BaseColumns | None = None,
 ) -> CriteriaValues:
-    """cond, log det and Hadamard of the plain base regressor (Coulomb column sign(dq)) over one period."""
-    base = base if base is not None else base_parameters(robot)
+    """cond, log det and Hadamard of the plain regressor over one period (Coulomb column sign(dq)); `columns`:
+    the base parameters' by default, or a payload's."""
+    columns = columns if columns is not None else base_columns(robot, base_parameters(robot))
     t = time_grid(trajectory.period_s, samples)
-    return evaluate_criteria(base_regressor(robot, base, *trajectory.evaluate(t)), noise_std_nm)
+    return evaluate_criteria(base_regressor(robot, columns, *trajectory.evaluate(t)), noise_std_nm)

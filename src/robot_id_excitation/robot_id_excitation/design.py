@@ -41,7 +41,8 @@ from robot_id_excitation.constraints import (
 from robot_id_excitation.design_problem import MAX_CONDITION_NUMBER, VERIFY_FACTOR, DesignOptions, DesignProblem
 from robot_id_excitation.design_refusal import static_report
 from robot_id_excitation.fourier import FourierTrajectory
-from robot_id_model.base_parameters import BaseParameters, base_parameters
+from robot_id_excitation.regressor_sensitivity import BaseColumns, base_columns
+from robot_id_model.base_parameters import base_parameters
 from robot_id_model.command_line import progress_bar, say
 from robot_id_model.robot_model import RobotModel
 
@@ -187,7 +188,10 @@ def _random_start(
         if stop():
             return None
         q0 = mid + rng.uniform(-0.5, 0.5, problem.n) * half
+        if problem.options.pose_rad is not None:
+            q0 = np.asarray(problem.options.pose_rad, dtype=float)
         z = rng.normal(size=(problem.n, problem.m))
+        z[list(problem.options.still_joints)] = 0.0
         x_dir = np.concatenate([z.ravel(), np.zeros(problem.n)])
         x_rest = np.concatenate([np.zeros(problem.n * problem.m), q0])
         if problem.max_violation(x_rest) > -START_MARGIN:
@@ -323,22 +327,27 @@ def design_excitation(
     limits: DesignLimits,
     options: DesignOptions | None = None,
     robot_name: str = "",
-    base: BaseParameters | None = None,
+    columns: BaseColumns | None = None,
     progress: Callable[[str], None] = say,
 ) -> DesignResult:
-    """Design an excitation trajectory; raises DesignError (with the binding constraints) if none is feasible,
-    DesignInterrupted (with the best feasible design so far) on Ctrl-C."""
+    """Design an excitation trajectory for the regressor `columns` (default: the base parameters'; payload_columns
+    for a load); raises DesignError (with the binding constraints) if none is feasible, DesignInterrupted (with the
+    best feasible design so far) on Ctrl-C."""
     options = options or DesignOptions()
     options.validate()
     if options.noise_std_nm is not None and len(options.noise_std_nm) != robot.n_joints:
         raise ValueError(f"noise_std_nm needs one value per joint ({robot.n_joints})")
+    if options.pose_rad is not None and len(options.pose_rad) != robot.n_joints:
+        raise ValueError(f"the pose needs one position per joint ({robot.n_joints})")
+    if any(j >= robot.n_joints for j in options.still_joints):
+        raise ValueError(f"still joints must be joint indices below {robot.n_joints}")
     started = time.monotonic()
     deadline = None if options.time_limit_s is None else started + options.time_limit_s
-    base = base if base is not None else base_parameters(robot)
-    problem = DesignProblem(robot, base, limits, options, robot_name)
+    columns = columns if columns is not None else base_columns(robot, base_parameters(robot))
+    problem = DesignProblem(robot, columns, limits, options, robot_name)
     rng = np.random.default_rng(options.seed)
     progress(f"design: {robot_name or robot.model.name}, {options.kind}, L = {options.harmonics}, "
-             f"f_f = {options.base_frequency_hz} Hz, criterion {options.criterion}, {base.n_base} base parameters "
+             f"f_f = {options.base_frequency_hz} Hz, criterion {options.criterion}, {columns.n_columns} parameters "
              f"(friction {list(robot.friction)}), {options.starts} start(s)")
     search = _Search(problem, deadline, progress)
 

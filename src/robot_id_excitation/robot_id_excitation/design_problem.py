@@ -14,8 +14,7 @@ from robot_id_excitation import criteria as crit
 from robot_id_excitation.check import check_trajectory, time_grid
 from robot_id_excitation.constraints import CheckReport, ConstraintGroup, DesignLimits, constraint_groups
 from robot_id_excitation.fourier import KINDS, Basis, FourierTrajectory, basis, rest_null_space
-from robot_id_excitation.regressor_sensitivity import base_regressor, state_sensitivity
-from robot_id_model.base_parameters import BaseParameters
+from robot_id_excitation.regressor_sensitivity import BaseColumns, base_regressor, state_sensitivity
 from robot_id_model.robot_model import RobotModel
 
 KS_RHO = 200.0
@@ -64,6 +63,10 @@ class DesignOptions:
     time_limit_s: float | None = None
     """wall time of the whole design: every phase stops at it (see design.py)"""
     tighten_rounds: int = 3
+    pose_rad: tuple[float, ...] | None = None
+    """every joint's offset held at this pose (a payload excitation from the user's pose); None: designed"""
+    still_joints: tuple[int, ...] = ()
+    """joints (indices) that keep their offset: no harmonics (a payload excitation moves the wrist)"""
 
     def validate(self, names: Mapping[str, str] | None = None) -> None:
         """Raise ValueError for the first bad option; `names` maps fields to the caller's spelling (CLI options)."""
@@ -98,6 +101,8 @@ class DesignOptions:
             ("noise_std_nm", noise is None or all(math.isfinite(v) and v > 0 for v in noise), "positive (Nm)"),
             ("time_limit_s", self.time_limit_s is None or self.time_limit_s > 0, "> 0 s"),
             ("tighten_rounds", self.tighten_rounds >= 0, ">= 0"),
+            ("pose_rad", self.pose_rad is None or all(math.isfinite(v) for v in self.pose_rad), "finite (rad)"),
+            ("still_joints", all(j >= 0 for j in self.still_joints), "joint indices from 0"),
         )
         for field, ok, need in rules:
             if not ok:
@@ -110,12 +115,14 @@ class DesignProblem:
     def __init__(
         self,
         robot: RobotModel,
-        base: BaseParameters,
+        columns: BaseColumns,
         limits: DesignLimits,
         options: DesignOptions,
         robot_name: str,
     ) -> None:
-        self.robot, self.base, self.limits, self.options, self.robot_name = robot, base, limits, options, robot_name
+        """`columns`: the regressor columns the criteria see (the base parameters', or a payload's)."""
+        self.robot, self.columns, self.limits, self.options = robot, columns, limits, options
+        self.robot_name = robot_name
         self.n = robot.n_joints
         period = 1.0 / options.base_frequency_hz
 
@@ -168,8 +175,8 @@ class DesignProblem:
 
     # -- criteria ----------------------------------------------------------------------------------------------
     def regressor(self, x: np.ndarray) -> np.ndarray:
-        return self._cached("yb", x, lambda: base_regressor(self.robot, self.base, *self.states(x, self.design_basis),
-                                                              coulomb_cell_s=self.cell_s))
+        return self._cached("yb", x, lambda: base_regressor(
+            self.robot, self.columns, *self.states(x, self.design_basis), coulomb_cell_s=self.cell_s))
 
     def criterion(self, name: str, x: np.ndarray) -> tuple[float, np.ndarray]:
         """(value, dvalue/dYb) of the criterion to minimise: log cond, D-optimality or Hadamard."""
@@ -188,7 +195,7 @@ class DesignProblem:
     def gradient(self, name: str, x: np.ndarray) -> np.ndarray:
         def compute() -> np.ndarray:
             weight = self.criterion(name, x)[1]
-            s = state_sensitivity(self.robot, self.base, *self.states(x, self.design_basis), weight,
+            s = state_sensitivity(self.robot, self.columns, *self.states(x, self.design_basis), weight,
                                   coulomb_cell_s=self.cell_s)
             return self.chain(self.design_basis, *s)
         return self._cached("grad-" + name, x, compute)
@@ -196,7 +203,7 @@ class DesignProblem:
     def criteria_values(self, x: np.ndarray, samples: int) -> crit.CriteriaValues:
         b = basis(time_grid(1.0 / self.options.base_frequency_hz, samples), self.options.base_frequency_hz,
                   self.options.harmonics, self.options.kind)
-        return crit.evaluate_criteria(base_regressor(self.robot, self.base, *self.states(x, b)), self.noise)
+        return crit.evaluate_criteria(base_regressor(self.robot, self.columns, *self.states(x, b)), self.noise)
 
     # -- constraints -------------------------------------------------------------------------------------------
     def groups(self, x: np.ndarray, partials: bool) -> list[ConstraintGroup]:
@@ -229,8 +236,13 @@ class DesignProblem:
         return self._cached("ks-grad", x, compute)
 
     def bounds(self) -> list[tuple[float, float]]:
-        """A generous box: |z| ≤ 2·dq_max of its joint, q0 inside the position limits."""
-        z = [(-2 * v, 2 * v) for v in self.limits.velocity_rad_s for _ in range(self.m)]
+        """A generous box: |z| ≤ 2·dq_max of its joint, q0 inside the position limits; a still joint's z and, with
+        a pose, every q0 held (lower = upper)."""
+        still = set(self.options.still_joints)
+        z = [(0.0, 0.0) if j in still else (-2 * v, 2 * v)
+             for j, v in enumerate(self.limits.velocity_rad_s) for _ in range(self.m)]
+        if self.options.pose_rad is not None:
+            return z + [(q, q) for q in self.options.pose_rad]
         return z + list(zip(self.limits.position_lower_rad, self.limits.position_upper_rad, strict=True))
 
     def tighten(self, report: CheckReport) -> None:

@@ -2,7 +2,8 @@
 
 `base_regressor` equals robot_id_model's `base.regressor(regressor(...))` (checked by the tests), built from the
 same pinocchio regressor and friction signals but filling only the base columns, since the design evaluates it
-thousands of times; its Coulomb column may be smoothed (below).
+thousands of times; its Coulomb column may be smoothed (below). With `payload_columns` it is a load's regressor
+(robot_id_model.payload), for a payload excitation.
 
 `state_sensitivity` returns, for a weight G shaped like Yb, S_x[k, i] = Σ G[k] ⊙ ∂Yb[k]/∂x_i for x = q, dq,
 ddq. The inertial columns are linear in ddq and quadratic in dq, so central differences with unit steps are
@@ -24,6 +25,7 @@ import numpy as np
 
 from robot_id_model.base_parameters import BaseParameters
 from robot_id_model.parameters import PIN_INDEX
+from robot_id_model.payload import frame_placement, to_joint_frame
 from robot_id_model.regressor import friction_signals, joint_torque_regressor
 from robot_id_model.robot_model import RobotModel
 
@@ -34,17 +36,20 @@ REST_SPEED_RAD_S = 1e-9
 
 @dataclass(frozen=True)
 class BaseColumns:
-    """Where each base column comes from: pinocchio's regressor or a friction signal on a joint row."""
+    """Where each design column comes from: a linear map of pinocchio's regressor, or a friction signal on a joint
+    row. The base parameters' inertial columns are single pinocchio columns; a payload's are its frame's map."""
 
     inertial: np.ndarray
-    """base-column indices that are inertial"""
-    pinocchio: np.ndarray
-    """matching column in pinocchio's (n, 10n) joint-torque regressor"""
+    """design-column indices that are inertial"""
+    pinocchio_map: np.ndarray
+    """(10n, len(inertial)): those columns are pinocchio's (n, 10n) joint-torque regressor times this"""
     friction: tuple[tuple[int, int, str], ...]
-    """(base column, joint, term) of the friction columns"""
+    """(design column, joint, term) of the friction columns"""
+    n_columns: int
 
 
 def base_columns(robot: RobotModel, base: BaseParameters) -> BaseColumns:
+    """The base parameters' columns."""
     inertial, pin_cols, friction = [], [], []
     for col, p in enumerate(base.independent):
         joint, k = divmod(int(p), robot.params_per_joint)
@@ -53,7 +58,17 @@ def base_columns(robot: RobotModel, base: BaseParameters) -> BaseColumns:
             pin_cols.append(joint * 10 + PIN_INDEX[k])
         else:
             friction.append((col, joint, robot.friction[k - 10]))
-    return BaseColumns(np.array(inertial, dtype=int), np.array(pin_cols, dtype=int), tuple(friction))
+    selection = np.zeros((10 * robot.n_joints, len(inertial)))
+    selection[pin_cols, np.arange(len(inertial))] = 1.0
+    return BaseColumns(np.array(inertial, dtype=int), selection, tuple(friction), base.n_base)
+
+
+def payload_columns(robot: RobotModel, frame: str) -> BaseColumns:
+    """The ten columns of a load on `frame` (robot_id_model.payload), for a payload excitation."""
+    joint, rotation, origin_m = frame_placement(robot, frame)
+    mapping = np.zeros((10 * robot.n_joints, 10))
+    mapping[10 * joint + PIN_INDEX] = to_joint_frame(rotation, origin_m)
+    return BaseColumns(np.arange(10), mapping, (), 10)
 
 
 def _coulomb_sign(dq_rad_s: np.ndarray) -> np.ndarray:
@@ -82,18 +97,18 @@ def _check_revolute_or_prismatic(robot: RobotModel) -> None:
 
 def base_regressor(
     robot: RobotModel,
-    base: BaseParameters,
+    cols: BaseColumns,
     q_rad: np.ndarray,
     dq_rad_s: np.ndarray,
     ddq_rad_s2: np.ndarray,
     coulomb_cell_s: float | None = None,
 ) -> np.ndarray:
-    """Yb (K, n, b) of K joint states; the Coulomb column is sign(dq) unless `coulomb_cell_s` is given."""
+    """Yb (K, n, b) of K joint states in the columns `cols`; the Coulomb column is sign(dq) unless `coulomb_cell_s`
+    is given."""
     _check_revolute_or_prismatic(robot)
-    cols = base_columns(robot, base)
     y_pin = joint_torque_regressor(robot, q_rad, dq_rad_s, ddq_rad_s2)
-    yb = np.zeros((len(q_rad), robot.n_joints, base.n_base))
-    yb[:, :, cols.inertial] = y_pin[:, :, cols.pinocchio]
+    yb = np.zeros((len(q_rad), robot.n_joints, cols.n_columns))
+    yb[:, :, cols.inertial] = y_pin @ cols.pinocchio_map
     signals = friction_signals(dq_rad_s, ddq_rad_s2, coulomb_signal(dq_rad_s, ddq_rad_s2, coulomb_cell_s))
     for col, joint, term in cols.friction:
         yb[:, joint, col] = signals[term][:, joint]
@@ -102,7 +117,7 @@ def base_regressor(
 
 def state_sensitivity(
     robot: RobotModel,
-    base: BaseParameters,
+    cols: BaseColumns,
     q_rad: np.ndarray,
     dq_rad_s: np.ndarray,
     ddq_rad_s2: np.ndarray,
@@ -111,10 +126,8 @@ def state_sensitivity(
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """S_q, S_dq, S_ddq (each (K, n)): the derivative of Σ weight ⊙ Yb with respect to each joint state."""
     _check_revolute_or_prismatic(robot)
-    cols = base_columns(robot, base)
     n = robot.n_joints
-    g_pin = np.zeros((len(q_rad), n, 10 * n))
-    g_pin[:, :, cols.pinocchio] = weight[:, :, cols.inertial]
+    g_pin = weight[:, :, cols.inertial] @ cols.pinocchio_map.T
 
     def contracted(q: np.ndarray, dq: np.ndarray, ddq: np.ndarray) -> np.ndarray:
         return np.einsum("kij,kij->k", g_pin, joint_torque_regressor(robot, q, dq, ddq))

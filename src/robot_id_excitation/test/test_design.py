@@ -17,6 +17,7 @@ from robot_id_excitation.design import (
 )
 from robot_id_excitation.design_problem import DesignOptions, DesignProblem
 from robot_id_excitation.design_refusal import always_close_hints
+from robot_id_excitation.regressor_sensitivity import base_columns
 from robot_id_model import base_parameters
 
 SMALL = DesignOptions(harmonics=3, base_frequency_hz=0.1, samples=60, constraint_samples=120, starts=1, seed=1,
@@ -81,7 +82,7 @@ def test_design_gradients_match_finite_differences(panda, panda_config, kind):
     limits = design_limits(panda_config, position_margin_rad=0.1)
     options = DesignOptions(kind=kind, harmonics=3, base_frequency_hz=0.1, samples=40, constraint_samples=50,
                             noise_std_nm=(1.0, 2.0, 1.0, 1.0, 0.3, 0.3, 0.3))
-    problem = DesignProblem(panda, base_parameters(panda), limits, options, "panda")
+    problem = DesignProblem(panda, base_columns(panda, base_parameters(panda)), limits, options, "panda")
     x = _random_start(problem, np.random.default_rng(3))
     direction = np.random.default_rng(4).normal(size=x.shape)
     h = 1e-5

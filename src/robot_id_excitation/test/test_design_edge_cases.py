@@ -18,6 +18,7 @@ from robot_id_excitation.check import check_trajectory
 from robot_id_excitation.constraints import design_limits
 from robot_id_excitation.design import _one_start, _random_start, _Search, design_excitation
 from robot_id_excitation.design_problem import DesignOptions, DesignProblem
+from robot_id_excitation.regressor_sensitivity import base_columns
 from robot_id_excitation.trajectory_file import load_trajectory, recorded_friction
 from robot_id_model.base_parameters import base_parameters
 from robot_id_model.robot_config import config_directory, description_directory
@@ -83,8 +84,8 @@ def test_grid_rule_is_enforced_by_the_library_too(panda, panda_config):
 def test_no_phase_runs_past_the_time_limit(iiwa14, iiwa14_config):
     """Deadline already passed: the random start search, SLSQP, tightening and shrinking all stop at once."""
     options = DesignOptions(harmonics=5, base_frequency_hz=0.1, samples=50, constraint_samples=100)
-    problem = DesignProblem(iiwa14, base_parameters(iiwa14), design_limits(iiwa14_config), options,
-                            "iiwa14")
+    columns = base_columns(iiwa14, base_parameters(iiwa14))
+    problem = DesignProblem(iiwa14, columns, design_limits(iiwa14_config), options, "iiwa14")
     x0 = _random_start(problem, np.random.default_rng(0))
     lines = []
     search = _Search(problem, time.monotonic() - 1.0, lines.append)
