@@ -242,6 +242,7 @@ def _payload(args: argparse.Namespace, say) -> int:
     for note in written.notes:
         print(f"note: {note}")
     print("wrote " + ", ".join(str(path) for path in written.paths))
+    _warn(written.warnings)
     if not written.passed:
         print("error: the load's model does not explain its torque on held-out data (payload.yaml: check); is the "
               "arm model or the frame right, and is the load on?", file=sys.stderr)
@@ -327,14 +328,14 @@ def parser() -> argparse.ArgumentParser:
     load.add_argument("--arm", metavar="JSON", help="identification.json of the arm without the load (default: the "
                                                     "URDF's arm, no friction)")
     load.add_argument("--baseline", action="extend", nargs="+", metavar="FILE",
-                      help="recordings of the same excitation without the load, one per --data: the arm's own terms "
-                           "cancel (instead of --arm)")
+                      help="recordings of the same excitation without the load: the arm identified from them, its "
+                           "own terms cancel (instead of --arm; default: none)")
     load.add_argument("--frame", help="frame the load is fixed to (default: the robot config's flange, else the "
                                       "last arm link)")
     load.add_argument("--mass-range", metavar="LO,HI", help="the load's mass range [kg] (default: 0 to the robot "
                                                             "config's rated payload, else the arm's mass)")
     load.add_argument("--reach", type=float, default=0.3, metavar="METRES",
-                      help="the load's CoM lies within this distance of the frame (default: 0.3)")
+                      help="the load's CoM lies within this distance of the frame [m] (default: 0.3)")
     load.add_argument("--config", metavar="YAML", help="estimator config, for its processing (default: defaults)")
     return p
 

@@ -16,6 +16,7 @@ limits from a URDF's <limit> tags and the rest from the command line. Exit statu
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import math
 import pathlib
@@ -30,6 +31,7 @@ from robot_id_excitation.design import DesignError, DesignInterrupted, DesignRes
 from robot_id_excitation.design_problem import DesignOptions
 from robot_id_excitation.fourier import KINDS, FourierTrajectory
 from robot_id_excitation.plot import plot_trajectory  # light: matplotlib is imported when a figure is drawn
+from robot_id_excitation.regressor_sensitivity import payload_columns
 from robot_id_excitation.sweeps import FrictionSweep
 from robot_id_excitation.trajectory_file import load_trajectory, recorded_friction, save_trajectory
 from robot_id_excitation.urdf_config import DEFAULT_CLEARANCE_M, urdf_robot_config
@@ -45,6 +47,7 @@ OPTION_NAMES = {
     "kind": "--kind", "criterion": "--criterion", "harmonics": "--harmonics", "base_frequency_hz": "--base-frequency",
     "samples": "--samples", "constraint_samples": "--samples", "starts": "--starts", "seed": "--seed",
     "max_iterations": "--max-iterations", "noise_std_nm": "--noise-std", "time_limit_s": "--time-limit",
+    "pose_rad": "--pose", "still_joints": "--still",
 }
 """DesignOptions fields as the command line spells them."""
 LIMIT_RULES = (
@@ -60,6 +63,15 @@ LIMIT_RULES = (
 
 def _floats(text: str) -> tuple[float, ...]:
     return tuple(float(v) for v in text.split(",") if v.strip())
+
+
+def _joint_indices(text: str | None, names: tuple[str, ...]) -> tuple[int, ...]:
+    """Indices of comma-separated joint names; ValueError naming an unknown one."""
+    wanted = _terms(text or "")
+    unknown = [name for name in wanted if name not in names]
+    if unknown:
+        raise ValueError(f"--still: no joint named {unknown}; the joints are {', '.join(names)}")
+    return tuple(names.index(name) for name in wanted)
 
 
 def _terms(text: str) -> tuple[str, ...]:
@@ -150,23 +162,23 @@ def _design_options(args: argparse.Namespace) -> DesignOptions:
         kind=args.kind, harmonics=args.harmonics, base_frequency_hz=args.base_frequency, criterion=args.criterion,
         samples=args.samples, constraint_samples=2 * args.samples, starts=args.starts, seed=args.seed,
         noise_std_nm=_floats(args.noise_std) if args.noise_std else None, time_limit_s=args.time_limit,
-        max_iterations=args.max_iterations,
+        max_iterations=args.max_iterations, pose_rad=_floats(args.pose) if args.pose else None,
     )
     options.validate(OPTION_NAMES)
     return options
 
 
 def _write_design(result: DesignResult, config: RobotConfig, robot: RobotModel, limits: DesignLimits,
-                  out: pathlib.Path) -> list[str]:
+                  out: pathlib.Path, payload: str | None = None) -> list[str]:
     """excitation.yaml (with what it was designed for), excitation.png and design.json; the summary lines."""
     options, values = result.options, result.criteria.as_dict()
     design = {"criterion": options.criterion, "samples": options.samples, "starts": options.starts,
               "seed": options.seed, "limits": limits.as_dict()}
     if result.stopped:
         design["stopped"] = result.stopped
-    block = {"criteria": values | {"friction": list(result.friction),
-                                   "note": "cond of the plain stacked base regressor over one period"},
-             "design": design}
+    note = (f"cond of a load's ten parameters on {payload} (a payload excitation) over one period" if payload
+            else "cond of the plain stacked base regressor over one period")
+    block = {"criteria": values | {"friction": list(result.friction), "note": note}, "design": design}
     path = save_trajectory(result.trajectory, out / "excitation.yaml", block)
     title = (f"{config.robot}: {options.kind}, L = {options.harmonics}, f_f = {options.base_frequency_hz} Hz, "
              f"cond {values['condition_number']:.1f}, log det {values['log_det']:.1f}")
@@ -188,13 +200,15 @@ def _design(args: argparse.Namespace) -> int:
     if options.noise_std_nm is not None and len(options.noise_std_nm) != len(config.joint_names):
         raise ValueError(f"--noise-std needs one value per joint ({len(config.joint_names)}: "
                          f"{', '.join(config.joint_names)}), got {len(options.noise_std_nm)}")
+    options = dataclasses.replace(options, still_joints=_joint_indices(args.still, config.joint_names))
     out = check_writable_directory(args.out)  # after the input checks: a refused run leaves no directory
     robot = config.load_model(_terms(args.friction))
+    columns = payload_columns(robot, args.payload) if args.payload else None
     limits = _limits(config, args)
     if limits.collision is None:
         print(_closest_approach(None, limits), file=sys.stderr)
     try:
-        result = design_excitation(robot, limits, options, config.robot)
+        result = design_excitation(robot, limits, options, config.robot, columns)
     except DesignError as err:
         print(f"error: {err}", file=sys.stderr)
         return INFEASIBLE
@@ -202,10 +216,10 @@ def _design(args: argparse.Namespace) -> int:
         if stop.result is None:
             print("interrupted before any feasible design was found: nothing written", file=sys.stderr)
             return INTERRUPTED
-        print("\n".join(_write_design(stop.result, config, robot, limits, out)))
+        print("\n".join(_write_design(stop.result, config, robot, limits, out, args.payload)))
         print("interrupted: wrote the best feasible design found so far", file=sys.stderr)
         return INTERRUPTED
-    print("\n".join(_write_design(result, config, robot, limits, out)))
+    print("\n".join(_write_design(result, config, robot, limits, out, args.payload)))
     if result.stopped:
         print(f"time limit of {options.time_limit_s:g} s reached: wrote the best feasible design found so far",
               file=sys.stderr)
@@ -299,6 +313,15 @@ def _sweep(args: argparse.Namespace) -> int:
     return 0
 
 
+def _payload_options(design: argparse.ArgumentParser) -> None:
+    design.add_argument("--payload", metavar="FRAME", help="design for a load on FRAME (its ten parameters, not the "
+                                                           "arm's), e.g. the config's flange (default: none, the arm)")
+    design.add_argument("--pose", help="hold every joint's offset at this pose [rad], comma-separated (default: "
+                                       "none, the offsets are designed)")
+    design.add_argument("--still", help="joints that stay at the pose, comma-separated names (default: none; a "
+                                        "payload excitation moves the wrist)")
+
+
 def parser() -> argparse.ArgumentParser:
     """The command line's parser: design, check and sweep."""
     p = argparse.ArgumentParser(prog="python -m robot_id_excitation", description=__doc__,
@@ -324,6 +347,7 @@ def parser() -> argparse.ArgumentParser:
     design.add_argument("--noise-std", default=None,
                         help="torque noise std per joint [Nm], comma-separated, weighting D-opt/Hadamard "
                              "(default: the same on every joint)")
+    _payload_options(design)
     design.add_argument("--out", default="excitation", help="output directory")
     _add_limit_options(design, margin_default=0.1, clearance_default=DESIGN_CLEARANCE_MARGIN_M)
 

@@ -40,9 +40,12 @@ def trajectory_criteria(
     samples: int = 2000,
     noise_std_nm: np.ndarray | None = None,
     columns: BaseColumns | None = None,
+    still_joints: tuple[int, ...] = (),
 ) -> CriteriaValues:
     """cond, log det and Hadamard of the plain regressor over one period (Coulomb column sign(dq)); `columns`:
-    the base parameters' by default, or a payload's."""
+    the base parameters' by default, or a payload's; the rows of `still_joints` left out, as the design does."""
     columns = columns if columns is not None else base_columns(robot, base_parameters(robot))
     t = time_grid(trajectory.period_s, samples)
-    return evaluate_criteria(base_regressor(robot, columns, *trajectory.evaluate(t)), noise_std_nm)
+    rows = np.ones(robot.n_joints)
+    rows[list(still_joints)] = 0.0
+    return evaluate_criteria(rows[:, None] * base_regressor(robot, columns, *trajectory.evaluate(t)), noise_std_nm)

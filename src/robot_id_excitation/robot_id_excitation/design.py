@@ -322,6 +322,17 @@ def _one_start(search: _Search, x0: np.ndarray, label: str) -> tuple[np.ndarray,
     return x, iterations
 
 
+def _check_per_joint(options: DesignOptions, n: int) -> None:
+    """ValueError unless the options are valid and their per-joint values fit the n joints."""
+    options.validate()
+    if options.noise_std_nm is not None and len(options.noise_std_nm) != n:
+        raise ValueError(f"noise_std_nm needs one value per joint ({n})")
+    if options.pose_rad is not None and len(options.pose_rad) != n:
+        raise ValueError(f"the pose needs one position per joint ({n})")
+    if any(j >= n for j in options.still_joints):
+        raise ValueError(f"still joints must be joint indices below {n}")
+
+
 def design_excitation(
     robot: RobotModel,
     limits: DesignLimits,
@@ -334,13 +345,7 @@ def design_excitation(
     for a load); raises DesignError (with the binding constraints) if none is feasible, DesignInterrupted (with the
     best feasible design so far) on Ctrl-C."""
     options = options or DesignOptions()
-    options.validate()
-    if options.noise_std_nm is not None and len(options.noise_std_nm) != robot.n_joints:
-        raise ValueError(f"noise_std_nm needs one value per joint ({robot.n_joints})")
-    if options.pose_rad is not None and len(options.pose_rad) != robot.n_joints:
-        raise ValueError(f"the pose needs one position per joint ({robot.n_joints})")
-    if any(j >= robot.n_joints for j in options.still_joints):
-        raise ValueError(f"still joints must be joint indices below {robot.n_joints}")
+    _check_per_joint(options, robot.n_joints)
     started = time.monotonic()
     deadline = None if options.time_limit_s is None else started + options.time_limit_s
     columns = columns if columns is not None else base_columns(robot, base_parameters(robot))

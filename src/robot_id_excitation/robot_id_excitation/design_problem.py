@@ -135,6 +135,8 @@ class DesignProblem:
         self.null = rest_null_space(options.harmonics) if options.kind == "fourier" else np.eye(two_l)
         self.m = self.null.shape[1]
         self.noise = None if options.noise_std_nm is None else np.asarray(options.noise_std_nm, dtype=float)
+        self.rows = np.ones(self.n)
+        self.rows[list(options.still_joints)] = 0.0  # a still joint's equations are left out of identification
         self.tightening: dict[tuple[str, str], float] = {}
         self._cache: dict[tuple[str, bytes], object] = {}
 
@@ -175,7 +177,7 @@ class DesignProblem:
 
     # -- criteria ----------------------------------------------------------------------------------------------
     def regressor(self, x: np.ndarray) -> np.ndarray:
-        return self._cached("yb", x, lambda: base_regressor(
+        return self._cached("yb", x, lambda: self.rows[:, None] * base_regressor(
             self.robot, self.columns, *self.states(x, self.design_basis), coulomb_cell_s=self.cell_s))
 
     def criterion(self, name: str, x: np.ndarray) -> tuple[float, np.ndarray]:
@@ -194,7 +196,7 @@ class DesignProblem:
 
     def gradient(self, name: str, x: np.ndarray) -> np.ndarray:
         def compute() -> np.ndarray:
-            weight = self.criterion(name, x)[1]
+            weight = self.rows[:, None] * self.criterion(name, x)[1]
             s = state_sensitivity(self.robot, self.columns, *self.states(x, self.design_basis), weight,
                                   coulomb_cell_s=self.cell_s)
             return self.chain(self.design_basis, *s)
@@ -203,7 +205,8 @@ class DesignProblem:
     def criteria_values(self, x: np.ndarray, samples: int) -> crit.CriteriaValues:
         b = basis(time_grid(1.0 / self.options.base_frequency_hz, samples), self.options.base_frequency_hz,
                   self.options.harmonics, self.options.kind)
-        return crit.evaluate_criteria(base_regressor(self.robot, self.columns, *self.states(x, b)), self.noise)
+        yb = self.rows[:, None] * base_regressor(self.robot, self.columns, *self.states(x, b))
+        return crit.evaluate_criteria(yb, self.noise)
 
     # -- constraints -------------------------------------------------------------------------------------------
     def groups(self, x: np.ndarray, partials: bool) -> list[ConstraintGroup]:

@@ -92,3 +92,22 @@ def test_sweep_command_moves_all_joints_together_from_the_excitation_start(tmp_p
     assert np.array_equal(sweep.hold_rad, load_trajectory("panda").rest_pose_rad)
     assert main(["sweep", "--robot", PANDA, "--joints", "all", "--velocities", "0.05:0.2", "--out", str(out)]) == 2
     assert "MIN:MAX:N" in capsys.readouterr().err
+
+
+def test_a_payload_excitation_moves_only_the_free_joints_about_the_given_pose(tmp_path, capsys):
+    pose = [0.0, -0.3, 0.0, -2.2, 0.0, 2.0, 0.8]
+    code = main(["design", "--robot", PANDA, "--payload", "fer_link8", "--pose", ",".join(map(str, pose)),
+                 "--still", "fer_joint1,fer_joint2,fer_joint3", "--harmonics", "3", "--base-frequency", "0.1",
+                 "--samples", "60", "--starts", "1", "--max-iterations", "80", "--velocity-scale", "0.5",
+                 "--out", str(tmp_path / "payload")])
+    assert code == 0, capsys.readouterr().err
+    trajectory = load_trajectory(tmp_path / "payload" / "excitation.yaml")
+    q, dq, _ = trajectory.evaluate(np.linspace(0.0, trajectory.period_s, 500))
+    np.testing.assert_allclose(q[:, :3], np.tile(pose[:3], (500, 1)), atol=1e-12)
+    np.testing.assert_allclose(trajectory.offsets_rad, pose)
+    assert np.all(np.abs(dq[:, 3:]).max(axis=0) > 0.1)  # the wrist moves
+    summary = json.loads((tmp_path / "payload" / "design.json").read_text())
+    assert summary["n_base"] == 10 and summary["condition_number"] < 50.0  # the load's ten parameters
+    assert main(["design", "--robot", PANDA, "--payload", "fer_link8", "--pose", ",".join(map(str, pose)),
+                 "--still", "wrist", "--out", str(tmp_path / "x")]) == 2
+    assert "--still: no joint named ['wrist']" in capsys.readouterr().err

@@ -8,12 +8,15 @@ import yaml
 
 from robot_id_excitation.check import check_trajectory, trajectory_criteria
 from robot_id_excitation.constraints import design_limits
+from robot_id_excitation.regressor_sensitivity import payload_columns
 from robot_id_excitation.trajectory_file import load_trajectory
 from robot_id_model.robot_config import config_directory, load_robot_config
 
 PACKAGE = pathlib.Path(__file__).resolve().parents[1]
 CONFIG_DIR = config_directory()
-SHIPPED = sorted(p for p in (PACKAGE / "trajectories").glob("*.yaml") if not p.stem.endswith("_friction_sweep"))
+SHIPPED = sorted(p for p in (PACKAGE / "trajectories").glob("*.yaml")
+                 if not p.stem.endswith(("_friction_sweep", "_payload")))
+PAYLOAD = sorted((PACKAGE / "trajectories").glob("*_payload.yaml"))
 
 
 def test_every_robot_config_has_a_shipped_excitation():
@@ -36,3 +39,22 @@ def test_shipped_excitation_is_safe_and_as_designed(path):
     q, dq, _ = traj.evaluate(np.linspace(0.0, traj.period_s, 2001))
     assert np.all(q >= np.array(limits["position_lower_rad"]) - 1e-9)
     assert np.all(np.abs(dq) <= np.array(limits["velocity_rad_s"]) + 1e-9)
+
+
+@pytest.mark.parametrize("path", PAYLOAD, ids=lambda p: p.stem)
+def test_shipped_payload_excitation_is_safe_short_and_moves_the_wrist_about_its_pose(path):
+    """Within the robot's limits; its cond is that of the load's ten parameters on the config's flange, recomputed;
+    30-60 s for 3-6 periods; joints 1-3 stay at the pose, which is the trajectory's offsets."""
+    config = load_robot_config(CONFIG_DIR / f"{path.stem.removesuffix('_payload')}.yaml")
+    traj = load_trajectory(path)
+    robot = config.load_model(("FV", "FC"))
+    assert check_trajectory(robot, design_limits(config), traj).feasible
+    recorded = yaml.safe_load(path.read_text())
+    criteria = trajectory_criteria(robot, traj, samples=2000,
+                                   columns=payload_columns(robot, config.flange_frame), still_joints=(0, 1, 2))
+    assert criteria.n_base == 10 and criteria.condition_number < 10
+    assert recorded["criteria"]["condition_number"] == pytest.approx(criteria.condition_number, rel=1e-3)
+    assert 30.0 <= 4 * traj.period_s <= 60.0
+    q, dq, _ = traj.evaluate(np.linspace(0.0, traj.period_s, 2001))
+    np.testing.assert_allclose(q[:, :3], np.tile(traj.offsets_rad[:3], (2001, 1)), atol=1e-12)
+    assert np.all(np.abs(dq[:, 3:]).max(axis=0) > 0.2)

@@ -62,19 +62,19 @@ def estimate_base(
     if not len(columns):
         raise DataError(f"the data identify none of the {len(names)} base parameters: "
                         + "; ".join(unidentified.values()))
-    notes = list(unidentified.values())
-    if replaced:
-        notes.append(f"{[names[j] for j in sorted(replaced)]} replaced by the Stribeck friction of the sweeps")
+    notes = ([f"{[names[j] for j in sorted(replaced)]} replaced by the Stribeck friction of the sweeps"]
+             if replaced else [])
     weights = _weights(config.method, data, ols_system, columns, config.processing)
     system = (estimation.reduce_system(*weighted_rows(data.blocks, weights.per_recording))
               if config.method == "wls" else ols_system)
+    columns, unidentified = _weighted_identifiable(system, columns, names, unidentified)
     fit = estimation.fit_columns(system, columns)
     values, rsd = np.full(len(names), np.nan), np.full(len(names), np.nan)
     values[columns], rsd[columns] = fit.values, fit.rsd_percent
     return BaseEstimate(
         columns=columns, values=values, rsd_percent=rsd, fit=fit, system=system, unidentified=unidentified,
         joint_weights=tuple(weights.per_recording),
-        notes=tuple(notes + weights.notes),
+        notes=tuple(list(unidentified.values()) + notes + weights.notes),
     )
 
 
@@ -165,3 +165,17 @@ def _weights(
     notes = [f"WLS weights per joint {np.array2string(w, precision=3)} from the {s}" for w, s in
              zip(weights, sources, strict=True)]
     return _Weights(weights, notes)
+
+
+def _weighted_identifiable(system: estimation.ReducedSystem, columns: np.ndarray, names: Sequence[str],
+                           unidentified: dict[str, str]) -> tuple[np.ndarray, dict[str, str]]:
+    """The columns the weighted system still identifies: a joint whose noise estimate is huge (it sticks, it barely
+    moves) weighs its equations near zero, and the parameters only they determine are then not identified."""
+    kept = set(estimation.identifiable_columns(system).tolist())
+    lost = [c for c in columns if c not in kept]
+    if not lost:
+        return columns, unidentified
+    reason = ("the weighted data do not identify it: the joints whose equations determine it weigh next to nothing "
+              "(their torque noise, from the periods' scatter, is huge: they stick or barely move)")
+    return (np.array([c for c in columns if c in kept], dtype=int),
+            {**unidentified, **{names[c]: f"{names[c]}: {reason}" for c in lost}})

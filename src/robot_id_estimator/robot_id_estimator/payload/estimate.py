@@ -115,7 +115,7 @@ def _least_squares(y: np.ndarray, tau_nm: np.ndarray, weights: np.ndarray) -> tu
     w = (y * weights[None, :, None]).reshape(-1, 10)
     z = (tau_nm * weights).ravel()
     theta, *_ = np.linalg.lstsq(w, z, rcond=None)
-    dof = max(len(z) - 10, 1)
+    dof = max(int(np.count_nonzero(np.any(w != 0.0, axis=1))) - 10, 1)  # rows left out are zero
     variance = float(np.sum((z - w @ theta) ** 2)) / dof
     return theta, variance * np.linalg.pinv(w.T @ w)
 

@@ -76,8 +76,10 @@ class PayloadSamples:
 
 
 def payload_samples(arm: ArmModel, frame: str, recordings: Sequence[Recording], processing: ProcessingConfig,
-                    time_constant_s: float) -> PayloadSamples:
-    """The load's samples from every recording with it, against `arm`."""
+                    time_constant_s: float, min_speed_rad_s: float = 0.02) -> PayloadSamples:
+    """The load's samples from every recording with it, against `arm`. A joint's equations where it moves slower
+    than `min_speed_rad_s` are left out (zero rows), as the estimator does: at rest its friction is anything up to
+    the breakaway torque (a joint the payload excitation keeps still has none)."""
     parts, notes, factors = [], [], []
     for i, rec in enumerate(recordings):
         data = process(rec, processing)
@@ -86,6 +88,8 @@ def payload_samples(arm: ArmModel, frame: str, recordings: Sequence[Recording], 
         y = torque_side(payload_regressor(arm.robot, frame, data.q_rad, data.dq_rad_s, data.ddq_rad_s2), data,
                         processing, time_constant_s)
         tau = data.tau_nm - torque_side(arm.torque_nm(data), data, processing, time_constant_s)
+        moving = np.abs(data.dq_rad_s) >= min_speed_rad_s
+        y, tau = y * moving[:, :, None], tau * moving
         noise = None if data.noise_var_nm2 is None or data.n_periods < 2 else np.sqrt(
             data.noise_var_nm2 / data.n_periods)
         parts.append((y, tau, noise, np.arange(len(tau)) * N_BLOCKS // len(tau) + N_BLOCKS * i))

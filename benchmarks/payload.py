@@ -1,0 +1,110 @@
+"""Payload benchmark (issue 29): the shipped Panda payload excitation (robot_id_excitation trajectories/
+panda_payload.yaml: 10 s, joints 1-3 still at the pose, the wrist moving) followed by the simulated Panda (MuJoCo,
+perturbed from its URDF) for 4 periods with each of three loads (robot_id_bringup.payload_check.LOADS: 0.5, 1.5 and
+3 kg, CoM up to 10 cm off the flange axis) and without a load; each load identified three ways:
+
+- baseline: against the arm identified from the run without the load (the two-recording method);
+- identified arm: against the arm identified from its own excitation (the shipped panda.yaml, 3 periods in MuJoCo);
+- URDF: against the URDF's arm (the perturbation's error goes into the load).
+
+Per load and method: the mass error [%], the CoM error [mm], each principal moment's error [%] with the moments the
+identification names undetermined, the held-out error over the load's torque, the identification time. First the
+payload excitation is designed again as it was for shipping (`python -m robot_id_excitation design --robot panda
+--payload fer_link8 --pose 0,-0.3,0,-2.2,0,2.0,0.8 --still fer_joint1,fer_joint2,fer_joint3 --base-frequency 0.1
+--harmonics 4 --starts 2 --velocity-scale 0.5`), timed. Ends with one JSON line.
+
+Run from the repository root:  source env.sh && python benchmarks/payload.py
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+
+import numpy as np
+
+from robot_id_bringup.payload_check import LOADS, load_errors, load_runs
+from robot_id_bringup.truth_check import followed
+from robot_id_estimator.payload.estimate import PayloadBounds, estimate_payload
+from robot_id_estimator.payload.identify_payload import baseline_arm
+from robot_id_estimator.payload.samples import ArmModel, identified_arm, payload_samples, urdf_arm
+from robot_id_estimator.pipeline import identify
+from robot_id_estimator.robot_setup import RobotSetup
+from robot_id_estimator.settings import EstimatorConfig, PhysicalConfig
+from robot_id_excitation.constraints import DESIGN_CLEARANCE_MARGIN_M, design_limits
+from robot_id_excitation.design import design_excitation
+from robot_id_excitation.design_problem import DesignOptions
+from robot_id_excitation.regressor_sensitivity import payload_columns
+from robot_id_excitation.trajectory_file import load_trajectory
+from robot_id_model.robot_config import load_robot_config
+
+ROBOT = "panda"
+POSE = (0.0, -0.3, 0.0, -2.2, 0.0, 2.0, 0.8)
+
+
+def arm_from_its_excitation(setup: RobotSetup, arm_truth) -> ArmModel:
+    """The arm identified from its shipped excitation followed for 3 periods in MuJoCo (no physical stage)."""
+    trajectory = load_trajectory(ROBOT)
+    t_s = np.arange(0.0, 4 * trajectory.period_s + 0.005, 0.01)
+    run = followed(ROBOT, arm_truth, t_s, trajectory.evaluate(t_s % trajectory.period_s), trajectory.period_s,
+                   trajectory.harmonics, 3, "the arm's excitation")
+    config = dataclasses.replace(EstimatorConfig(), physical=PhysicalConfig(method="none"))
+    return identified_arm(identify([run], setup, config), "the arm identified from its excitation")
+
+
+def one_method(setup: RobotSetup, model: ArmModel, runs, load) -> dict:
+    started = time.perf_counter()
+    samples = payload_samples(model, setup.flange_frame, [runs.loaded], EstimatorConfig().processing,
+                              setup.torque_filter_time_constant_s)
+    estimate = estimate_payload(samples, PayloadBounds((0.0, setup.rated_payload_kg), 0.3))
+    errors = load_errors(estimate, load)
+    return {"mass_percent": round(errors.mass_percent, 2), "com_mm": round(errors.com_mm, 1),
+            "moments_percent": [round(e, 1) for e in errors.moments_percent],
+            "undetermined_moments": list(errors.undetermined),
+            "held_out_over_load_torque": round(float(estimate.held_out_rms_nm.sum()
+                                                     / estimate.load_torque_rms_nm.sum()), 3),
+            "identify_s": round(time.perf_counter() - started, 2)}
+
+
+def design_seconds() -> tuple[float, float]:
+    """The shipped payload excitation designed again (its options above): wall time and cond."""
+    config = load_robot_config(ROBOT)
+    robot = config.load_model()
+    options = DesignOptions(harmonics=4, base_frequency_hz=0.1, starts=2, pose_rad=POSE,
+                            still_joints=(0, 1, 2))
+    limits = design_limits(config, 0.1, 0.5, clearance_margin_m=DESIGN_CLEARANCE_MARGIN_M)  # the CLI's defaults
+    started = time.perf_counter()
+    result = design_excitation(robot, limits, options, ROBOT, payload_columns(robot, config.flange_frame),
+                               progress=lambda _: None)
+    return time.perf_counter() - started, result.criteria.condition_number
+
+
+def main() -> None:
+    design_s, cond = design_seconds()
+    print(f"payload excitation designed in {design_s:.0f} s, cond {cond:.2f}", flush=True)
+    config = load_robot_config(ROBOT)
+    setup = RobotSetup.from_config(config)
+    trajectory = load_trajectory(f"{ROBOT}_payload")
+    rows, arm = {}, None
+    for name, load in LOADS.items():
+        started = time.perf_counter()
+        runs = load_runs(ROBOT, trajectory, load)
+        simulated_s = time.perf_counter() - started
+        arm = arm or arm_from_its_excitation(setup, runs.arm)
+        methods = {"baseline": baseline_arm([runs.bare], setup, EstimatorConfig()), "identified arm": arm,
+                   "urdf": urdf_arm(setup)}
+        rows[name] = {label: one_method(setup, model, runs, load) for label, model in methods.items()}
+        rows[name]["simulation_s"] = round(simulated_s, 1)
+        for label, f in rows[name].items():
+            if isinstance(f, dict):
+                print(f"{name:>7} {label:>15}: mass {f['mass_percent']:+6.2f} %, CoM {f['com_mm']:5.1f} mm, moments "
+                      f"{f['moments_percent']} % (undetermined {f['undetermined_moments']}), held-out/load "
+                      f"{f['held_out_over_load_torque']}", flush=True)
+    print(json.dumps({"benchmark": "payload", "robot": ROBOT, "design_s": round(design_s, 1),
+                      "design_cond": round(cond, 2), "excitation_period_s": trajectory.period_s,
+                      "excitation_s": 4 * trajectory.period_s, "loads": rows}))
+
+
+if __name__ == "__main__":
+    main()
