@@ -18,6 +18,7 @@ import numpy as np
 from robot_id_estimator.estimation.least_squares import rsd_filter_factor
 from robot_id_estimator.friction.stribeck_fit import stribeck_model_torque
 from robot_id_estimator.processing.model_side import torque_side
+from robot_id_estimator.processing.regression_data import N_FOLDS
 from robot_id_estimator.processing.samples import ProcessedData, ProcessingConfig, process
 from robot_id_estimator.recordings.recording import Recording
 from robot_id_estimator.results import Identification
@@ -26,9 +27,6 @@ from robot_id_model.parameters import nominal_parameters
 from robot_id_model.payload import payload_regressor
 from robot_id_model.regressor import regressor
 from robot_id_model.robot_model import RobotModel
-
-N_BLOCKS = 5
-"""Time blocks per recording for the cross-validated check."""
 
 
 @dataclass(frozen=True)
@@ -69,7 +67,7 @@ class PayloadSamples:
     noise_std_nm: np.ndarray | None
     """(n,) standard deviation of one averaged sample from the period-to-period scatter; None: not periodic."""
     blocks: np.ndarray
-    """(K,) the time block (of N_BLOCKS per recording) each sample belongs to, for cross-validation."""
+    """(K,) the time block (of N_FOLDS per recording, as the arm's self-check) each sample belongs to."""
     rsd_factor: float
     """How much eq. (7) understates standard deviations of low-pass filtered samples (rsd_filter_factor)."""
     notes: tuple[str, ...]
@@ -92,7 +90,7 @@ def payload_samples(arm: ArmModel, frame: str, recordings: Sequence[Recording], 
         y, tau = y * moving[:, :, None], tau * moving
         noise = None if data.noise_var_nm2 is None or data.n_periods < 2 else np.sqrt(
             data.noise_var_nm2 / data.n_periods)
-        parts.append((y, tau, noise, np.arange(len(tau)) * N_BLOCKS // len(tau) + N_BLOCKS * i))
+        parts.append((y, tau, noise, np.arange(len(tau)) * N_FOLDS // len(tau) + N_FOLDS * i))
         notes.extend(data.notes)
     noises = [p[2] for p in parts]
     noise = None if any(n is None for n in noises) else np.sqrt(np.mean(np.square(noises), axis=0))
