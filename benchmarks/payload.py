@@ -24,7 +24,7 @@ import time
 
 import numpy as np
 
-from robot_id_bringup.payload_check import LOADS, load_errors, load_runs
+from robot_id_bringup.payload_check import LOADS, band_limit, load_errors, load_runs
 from robot_id_bringup.truth_check import followed
 from robot_id_estimator.payload.estimate import PayloadBounds, estimate_payload
 from robot_id_estimator.payload.identify_payload import baseline_arm
@@ -48,7 +48,7 @@ def arm_from_its_excitation(setup: RobotSetup, arm_truth) -> ArmModel:
     trajectory = load_trajectory(ROBOT)
     t_s = np.arange(0.0, 4 * trajectory.period_s + 0.005, 0.01)
     run = followed(ROBOT, arm_truth, t_s, trajectory.evaluate(t_s % trajectory.period_s), trajectory.period_s,
-                   trajectory.harmonics, 3, "the arm's excitation")
+                   band_limit(trajectory), 3, "the arm's excitation")
     config = dataclasses.replace(EstimatorConfig(), physical=PhysicalConfig(method="none"))
     return identified_arm(identify([run], setup, config), "the arm identified from its excitation")
 

@@ -64,7 +64,7 @@ def simulated_recording(robot_name: str, truth: TrueDynamics) -> Recording:
 
 
 def followed(robot_name: str, truth: TrueDynamics, t_s: np.ndarray, motion: tuple[np.ndarray, ...], period_s: float,
-             harmonics: int, periods: int, source: str) -> Recording:
+             harmonics: int | None, periods: int, source: str) -> Recording:
     """`periods` periods (after one lead-in) of a periodic motion (q, dq, ddq at t_s, at least periods + 1 of them)
     as the true robot follows it in MuJoCo under its tracking controller, at the config's state rate."""
     config = load_robot_config(robot_name)

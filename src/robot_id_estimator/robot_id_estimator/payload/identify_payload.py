@@ -34,7 +34,6 @@ from robot_id_estimator.payload.exports import (
 from robot_id_estimator.payload.samples import (
     ArmModel,
     identified_arm,
-    payload_processing,
     payload_samples,
     urdf_arm,
 )
@@ -107,9 +106,7 @@ def identify_payload_and_write(recordings: Sequence[Recording], setup: RobotSetu
 def baseline_arm(baseline: Sequence[Recording], setup: RobotSetup, config: EstimatorConfig) -> ArmModel:
     """The arm identified from recordings of the same excitation without the load (base parameters and friction;
     no physical stage): its own terms then cancel from the loaded run's torque, whatever the URDF says."""
-    used = dataclasses.replace(config, physical=PhysicalConfig(method="none"),
-                               processing=payload_processing(config.processing))
-    result = identify(list(baseline), setup, used)
+    result = identify(list(baseline), setup, dataclasses.replace(config, physical=PhysicalConfig(method="none")))
     return identified_arm(result, "the arm identified from the baseline recordings")
 
 

@@ -10,7 +10,6 @@ recordings are never subtracted sample by sample.
 
 from __future__ import annotations
 
-import dataclasses
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -74,24 +73,12 @@ class PayloadSamples:
     notes: tuple[str, ...]
 
 
-def payload_processing(processing: ProcessingConfig) -> ProcessingConfig:
-    """`processing` differentiating periodic data up to the motion cutoff unless it says otherwise: the default,
-    the trajectory's own harmonics, misses what a modified Fourier series (the polynomial that starts it at rest)
-    and the robot's tracking add above them; on the Panda payload excitation that left accelerations 7 % off and a
-    1.5 kg load's principal moments 18 % off from noise-free data (exact with harmonics up to 6 Hz)."""
-    if processing.max_harmonic_hz is not None:
-        return processing
-    return dataclasses.replace(processing, max_harmonic_hz=processing.motion_cutoff_hz)
-
-
 def payload_samples(arm: ArmModel, frame: str, recordings: Sequence[Recording], processing: ProcessingConfig,
                     time_constant_s: float, min_speed_rad_s: float = 0.02) -> PayloadSamples:
-    """The load's samples from every recording with it (processed as payload_processing says), against `arm`. A
-    joint's equations where it moves slower than `min_speed_rad_s` are left out (zero rows), as the estimator does:
-    at rest its friction is anything up to the breakaway torque (a joint the payload excitation keeps still has
-    none)."""
+    """The load's samples from every recording with it, against `arm`. A joint's equations where it moves slower
+    than `min_speed_rad_s` are left out (zero rows), as the estimator does: at rest its friction is anything up to
+    the breakaway torque (a joint the payload excitation keeps still has none)."""
     parts, notes, factors = [], [], []
-    processing = payload_processing(processing)
     for i, rec in enumerate(recordings):
         data = process(rec, processing)
         factors.append(rsd_filter_factor(1.0 / float(data.t_s[1] - data.t_s[0]), processing.torque_cutoff_hz,
