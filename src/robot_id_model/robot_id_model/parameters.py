@@ -51,6 +51,11 @@ def nominal_parameters(robot: RobotModel) -> np.ndarray:
     return pi
 
 
+def nominal_mass_kg(robot: RobotModel) -> float:
+    """The URDF mass of the identified links (fixed children lumped in): the scale of a tool the arm may carry."""
+    return float(nominal_parameters(robot)[inertial_columns(robot)[:, 0]].sum())
+
+
 def urdf_friction(robot: RobotModel) -> np.ndarray:
     """(n, 2) each joint's <dynamics> damping [Nm·s/rad] and friction [Nm] as the URDF states them (0 if absent)."""
     model = robot.model

@@ -42,8 +42,7 @@ from robot_id_estimator.recordings.recording import Recording
 from robot_id_estimator.results import Identification
 from robot_id_estimator.robot_setup import RobotSetup
 from robot_id_estimator.settings import EstimatorConfig, PhysicalConfig
-from robot_id_model.parameters import inertial_columns, nominal_parameters
-from robot_id_model.robot_model import RobotModel
+from robot_id_model.parameters import nominal_mass_kg
 from robot_id_model.urdf_inertials import lumped_known_parts
 
 EXPLAINED_FRACTION = 0.5
@@ -81,20 +80,19 @@ def identify_payload_and_write(recordings: Sequence[Recording], setup: RobotSetu
              baseline_arm(baseline, setup, config) if baseline else urdf_arm(setup))
     frame = frame or setup.flange_frame or model.robot.link_names[-1]
     samples = payload_samples(model, frame, recordings, config.processing, setup.torque_filter_time_constant_s)
-    bounds = PayloadBounds(mass_range_kg or (0.0, setup.rated_payload_kg or _arm_mass_kg(model.robot)), reach_m)
+    bounds = PayloadBounds(mass_range_kg or (0.0, setup.rated_payload_kg or nominal_mass_kg(model.robot)), reach_m)
     estimate = estimate_payload(samples, bounds)
     passed = float(estimate.held_out_rms_nm.sum()) < EXPLAINED_FRACTION * float(estimate.load_torque_rms_nm.sum())
     load = estimate.inertial
-    urdf_text = _arm_urdf(arm, setup)
+    attached = with_load(_arm_urdf(arm, setup), load, frame)
     paths = [write_text(out_dir / "payload.yaml", yaml.safe_dump(_payload_yaml(frame, model.description, estimate,
                                                                                 bounds, passed), sort_keys=False)),
              write_text(out_dir / "payload.urdf", f'<?xml version="1.0"?>\n<robot name="payload">\n'
                                                   f'{urdf_fragment(load, frame)}</robot>\n'),
-             write_text(out_dir / "arm_with_payload.urdf", with_load(urdf_text, load, frame))]
+             write_text(out_dir / "arm_with_payload.urdf", attached)]
     notes = list(samples.notes)
     try:
-        mjcf, mjcf_notes = write_mjcf(with_load(urdf_text, load, frame), pathlib.Path(setup.urdf_path).parent,
-                                      out_dir / "arm_with_payload.xml")
+        mjcf, mjcf_notes = write_mjcf(attached, pathlib.Path(setup.urdf_path).parent, out_dir / "arm_with_payload.xml")
         paths.append(mjcf)
         notes.extend(mjcf_notes)
     except MujocoExportError as err:
@@ -108,11 +106,6 @@ def baseline_arm(baseline: Sequence[Recording], setup: RobotSetup, config: Estim
     no physical stage): its own terms then cancel from the loaded run's torque, whatever the URDF says."""
     result = identify(list(baseline), setup, dataclasses.replace(config, physical=PhysicalConfig(method="none")))
     return identified_arm(result, "the arm identified from the baseline recordings")
-
-
-def _arm_mass_kg(robot: RobotModel) -> float:
-    """The arm's URDF mass: the load's mass bound when the robot config states no rated payload."""
-    return float(nominal_parameters(robot)[inertial_columns(robot)[:, 0]].sum())
 
 
 def _arm_urdf(arm: Identification | None, setup: RobotSetup) -> str:

@@ -29,7 +29,7 @@ from robot_id_estimator.results import Physical
 from robot_id_estimator.robot_setup import RobotSetup
 from robot_id_estimator.settings import PhysicalConfig
 from robot_id_model.base_parameters import BaseParameters
-from robot_id_model.parameters import inertial_columns, nominal_parameters, parameter_names
+from robot_id_model.parameters import nominal_mass_kg, nominal_parameters, parameter_names
 from robot_id_model.robot_model import RobotModel
 from robot_id_model.urdf_inertials import all_link_inertials, fixed_parts, lumped_known_parts
 
@@ -103,8 +103,8 @@ def _tool_mass(robot: RobotModel, setup: RobotSetup, configured_kg: float | None
     elif setup.rated_payload_kg is not None:
         source, tool_kg = "the robot config's rated payload", setup.rated_payload_kg
     else:
-        arm_kg = float(nominal_parameters(robot)[inertial_columns(robot)[:, 0]].sum())
-        source, tool_kg = f"{TOOL_FRACTION:g} of the arm's URDF mass (no rated payload)", TOOL_FRACTION * arm_kg
+        source = f"{TOOL_FRACTION:g} of the arm's URDF mass (no rated payload)"
+        tool_kg = TOOL_FRACTION * nominal_mass_kg(robot)
     if tool_kg == 0.0:
         return 0.0, f"no tool allowed for on {robot.link_names[-1]} ({source} 0)"
     return tool_kg, (f"{robot.link_names[-1]} may carry a tool the URDF does not hold of up to {tool_kg:.3g} kg "
