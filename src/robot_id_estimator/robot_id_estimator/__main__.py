@@ -237,8 +237,13 @@ def _payload(args: argparse.Namespace, say) -> int:
           + " ".join(f"{x:.3g}" for x in np.linalg.eigvalsh(load.inertia_com_kg_m2)) + " kg m²")
     print("  held-out torque error [Nm] " + " ".join(f"{x:.3g}" for x in e.held_out_rms_nm) + " of the load's "
           + " ".join(f"{x:.3g}" for x in e.load_torque_rms_nm))
+    if e.arm_error is not None:
+        print(f"  the arm model's error could move the mass by up to {e.arm_error.mass_percent:.2g} %, the CoM by "
+              f"{e.arm_error.com_mm:.2g} mm, the principal moments by "
+              + " ".join(f"{x:.2g}" for x in e.arm_error.moments_percent) + " % (a worst case)")
     for k in e.undetermined_moments:
-        print(f"  principal moment {k + 1} is not determined by this motion (RSD {e.moments_rsd_percent[k]:.0f} %)")
+        bound = "" if e.arm_error is None else f", the arm's error up to {e.arm_error.moments_percent[k]:.0f} %"
+        print(f"  principal moment {k + 1} is not determined (RSD {e.moments_rsd_percent[k]:.0f} %{bound})")
     for note in written.notes:
         print(f"note: {note}")
     print("wrote " + ", ".join(str(path) for path in written.paths))

@@ -19,7 +19,7 @@ from robot_id_estimator.processing.samples import ProcessingConfig
 from robot_id_estimator.recordings.recording import Recording, save_csv
 from robot_id_estimator.recordings.synthetic import periodic_recording, random_motion
 from robot_id_estimator.settings import EstimatorConfig
-from robot_id_model.physical import LinkInertial
+from robot_id_model.physical import LinkInertial, link_from_standard
 from robot_id_model.robot_model import load_robot_model
 
 PERIOD_S, RATE_HZ, PERIODS = 10.0, 200.0, 4
@@ -92,6 +92,30 @@ def test_the_baseline_method_cancels_the_arm_whatever_its_urdf_says(arm):
     wrong = estimate_payload(payload_samples(urdf_arm(setup), "lbr_link_ee", [_recording(other, load)],
                                              ProcessingConfig(), TAU_S), PayloadBounds((0.0, 14.0), 0.3))
     assert abs(wrong.inertial.mass_kg - load.mass_kg) > 0.1  # the URDF's arm puts its error into the load
+
+
+def test_the_arm_models_error_moves_the_load_no_further_than_its_bound(arm):
+    """An arm model 2 % light on every link, told the RMS of its error on this motion: the load's least-squares
+    mass, CoM and principal moments move from what an exact arm model gives by no more than the bounds, and a moment
+    the bound cannot vouch for is named undetermined."""
+    setup = arm
+    truth = dataclasses.replace(setup, urdf_text=_scaled_masses(setup.urdf_text, 1.02))
+    recording = _recording(truth, LOADS["1.5 kg, 10 cm off the axis"])
+    exact = payload_samples(urdf_arm(truth), "lbr_link_ee", [recording], ProcessingConfig(), TAU_S)
+    error_nm = payload_samples(urdf_arm(setup), "lbr_link_ee", [recording], ProcessingConfig(), TAU_S).tau_nm \
+        - exact.tau_nm
+    rows = np.count_nonzero(np.any(exact.y != 0.0, axis=2), axis=0)
+    told = dataclasses.replace(urdf_arm(setup), error_rms_nm=np.sqrt(np.sum(error_nm**2, axis=0) / rows))
+    wrong = estimate_payload(payload_samples(told, "lbr_link_ee", [recording], ProcessingConfig(), TAU_S),
+                             PayloadBounds((0.0, 14.0), 0.3))
+    right = estimate_payload(exact, PayloadBounds((0.0, 14.0), 0.3))
+    a, b = (link_from_standard(e.least_squares) for e in (wrong, right))
+    assert 100.0 * abs(a.mass_kg / b.mass_kg - 1.0) <= wrong.arm_error.mass_percent
+    assert 1000.0 * np.linalg.norm(a.com_m - b.com_m) <= wrong.arm_error.com_mm
+    moved = 100.0 * np.abs(np.linalg.eigvalsh(a.inertia_com_kg_m2) / np.linalg.eigvalsh(b.inertia_com_kg_m2) - 1.0)
+    assert np.all(moved <= wrong.arm_error.moments_percent), (moved, wrong.arm_error)
+    assert set(wrong.undetermined_moments) >= set(np.flatnonzero(wrong.arm_error.moments_percent > 50.0))
+    assert right.arm_error is None  # the URDF's arm tells no error
 
 
 def _scaled_masses(urdf: str, factor: float) -> str:

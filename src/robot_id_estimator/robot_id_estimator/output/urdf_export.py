@@ -118,6 +118,33 @@ class ModelFiles:
         return (self.urdf, self.yaml) + ((self.mjcf,) if self.mjcf is not None else ())
 
 
+def identified_urdf_text(result: Identification) -> str:
+    """The input URDF with the physical set's inertials and the joints' identified friction (<dynamics>). Needs
+    result.physical."""
+    robot, urdf_text = result.robot_model(), result.setup.urdf_text
+    damping = None
+    if _has_dynamics(result):
+        damping = [(terms["FV"][0], terms["FC"][0]) for terms in model_friction(result).values()]
+    text = identified_urdf(urdf_text, robot, result.physical.standard_values, lumped_known_parts(robot, urdf_text),
+                           damping)
+    shaped = _shaped_laws(result)
+    if shaped and damping is not None:
+        text = _after_declaration(text, f"<!-- robot_id: Coulomb friction not sign-like ({'; '.join(shaped)}); "
+                                        f"<dynamics friction> holds its level, the law is in {YAML_NAME} -->\n")
+    return text
+
+
+def _has_dynamics(result: Identification) -> bool:
+    """Whether the joints' friction fills URDF <dynamics> (damping = viscous, friction = Coulomb)."""
+    return {"FV", "FC"} <= set(result.friction_terms)
+
+
+def _shaped_laws(result: Identification) -> list[str]:
+    """The joints whose Coulomb law is not sign-like, with it."""
+    return [f"{name}: friction·{law.formula()}" for name, law in zip(result.setup.joint_names, result.friction.laws(),
+                                                                    strict=True) if law.family != "sign"]
+
+
 def write_identified_model(result: Identification, out_dir: str | pathlib.Path) -> ModelFiles:
     """identified.urdf (input URDF with the retrieved inertials and joint friction), identified.yaml beside
     it (friction model, base parameters with their uncertainty, retrieval figures), then identified.xml (the URDF
@@ -131,19 +158,8 @@ def write_identified_model(result: Identification, out_dir: str | pathlib.Path) 
     if result.physical is None:
         raise ValueError("the identification has no physical parameters to export")
     out = pathlib.Path(out_dir)
-    setup, physical = result.setup, result.physical
-    robot = result.robot_model()
-    urdf_text = setup.urdf_text
     friction = model_friction(result)
-    damping = None
-    if {"FV", "FC"} <= set(result.friction_terms):
-        damping = [(terms["FV"][0], terms["FC"][0]) for terms in friction.values()]
-    text = identified_urdf(urdf_text, robot, physical.standard_values, lumped_known_parts(robot, urdf_text), damping)
-    shaped = [f"{name}: friction·{law.formula()}" for name, law in zip(robot.joint_names, result.friction.laws(),
-                                                                     strict=True) if law.family != "sign"]
-    if shaped and damping is not None:
-        text = _after_declaration(text, f"<!-- robot_id: Coulomb friction not sign-like ({'; '.join(shaped)}); "
-                                        f"<dynamics friction> holds its level, the law is in {YAML_NAME} -->\n")
+    text = identified_urdf_text(result)
     passed = result.passed("physical")
     (out / MJCF_NAME).unlink(missing_ok=True)
     if passed:
@@ -160,10 +176,11 @@ def write_identified_model(result: Identification, out_dir: str | pathlib.Path) 
     if not passed:
         return ModelFiles(urdf_path, yaml_path, None)
     try:
-        mjcf_path, notes = write_mjcf(text, pathlib.Path(setup.urdf_path).parent, out / MJCF_NAME)  # its meshes
+        mjcf_path, notes = write_mjcf(text, pathlib.Path(result.setup.urdf_path).parent, out / MJCF_NAME)  # its meshes
     except (MujocoExportError, OSError) as err:
         return ModelFiles(urdf_path, yaml_path, None, warnings=(f"{MJCF_NAME} not written: {err}",))
-    if shaped and damping is not None:
+    shaped = _shaped_laws(result)
+    if shaped and _has_dynamics(result):
         notes = (*notes, f"{MJCF_NAME}: MuJoCo's frictionloss holds the Coulomb level of every joint; its dry-friction "
                          "constraint is smoothed near rest by the solver (solreffriction), has no Stribeck rise and is "
                          "the same both ways (an off-centre sigmoid's two levels differ), so a simulation with it does "

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 import cvxpy as cp
 import numpy as np
 
+from robot_id_estimator.payload.arm_error import ArmErrorBounds, arm_error_bounds
 from robot_id_estimator.payload.samples import PayloadSamples
 from robot_id_model.physical import LinkInertial, link_from_standard, link_standard_parameters
 
@@ -23,6 +24,10 @@ HELD_RSD_PERCENT = 50.0
 MOMENT_RSD_PERCENT = 10.0
 """A principal moment about the CoM whose relative standard deviation exceeds this is not determined: the excitation
 moved the load too little to tell it (moments are small differences of the parameters about the frame's origin)."""
+MOMENT_BOUND_PERCENT = 50.0
+"""A principal moment the arm model's error could move by more than this (arm_error: a worst case, the error aligned
+with the moment's equations in every sample) is not determined against that arm model. On the simulated Panda the
+identified arm's errors were 0.3-0.5 of the bound (benchmarks/payload.py)."""
 DRAWS = 4000
 """Draws from the least-squares distribution that give the principal moments' standard deviations."""
 
@@ -54,11 +59,17 @@ class PayloadEstimate:
     moments_rsd_percent: np.ndarray
     """(3,) relative standard deviation of the principal moments about the CoM, ascending, from DRAWS draws of the
     least-squares values' distribution (the values' covariance, eq. 7)."""
+    arm_error: ArmErrorBounds | None
+    """How far the arm model's error could move the load (arm_error); None where it cancels or is not known."""
 
     @property
     def undetermined_moments(self) -> tuple[int, ...]:
-        """Indices (ascending order) of the principal moments the data do not determine (MOMENT_RSD_PERCENT)."""
-        return tuple(int(k) for k in np.flatnonzero(~(self.moments_rsd_percent <= MOMENT_RSD_PERCENT)))
+        """Indices (ascending order) of the principal moments the data do not determine (MOMENT_RSD_PERCENT), or
+        that the arm model's error could move by more than MOMENT_BOUND_PERCENT."""
+        determined = self.moments_rsd_percent <= MOMENT_RSD_PERCENT
+        if self.arm_error is not None:
+            determined &= self.arm_error.moments_percent <= MOMENT_BOUND_PERCENT
+        return tuple(int(k) for k in np.flatnonzero(~determined))
 
     @property
     def inertial(self) -> LinkInertial:
@@ -82,8 +93,10 @@ def estimate_payload(samples: PayloadSamples, bounds: PayloadBounds) -> PayloadE
         values_b = consistent_load(samples.y[fit], samples.tau_nm[fit], weights, bounds, theta_b, held)
         held_out[test] = samples.tau_nm[test] - samples.y[test] @ values_b
     residual = samples.tau_nm - samples.y @ values
+    arm_error = (None if samples.arm_error_rms_nm is None else
+                 arm_error_bounds(samples.y, weights, theta, samples.arm_error_rms_nm))
     return PayloadEstimate(values, theta, rsd, held, _rms(residual), _rms(held_out), _rms(samples.tau_nm),
-                           _moments_rsd(theta, covariance))
+                           _moments_rsd(theta, covariance), arm_error)
 
 
 def _moments_rsd(theta: np.ndarray, covariance: np.ndarray) -> np.ndarray:

@@ -22,7 +22,7 @@ import yaml
 
 from robot_id_estimator.output.files import write_text
 from robot_id_estimator.output.mjcf_export import MujocoExportError, write_mjcf
-from robot_id_estimator.output.urdf_export import identified_urdf
+from robot_id_estimator.output.urdf_export import identified_urdf_text
 from robot_id_estimator.payload.estimate import NAMES, PayloadBounds, PayloadEstimate, estimate_payload
 from robot_id_estimator.payload.exports import (
     franka_service_call,
@@ -43,7 +43,6 @@ from robot_id_estimator.results import Identification
 from robot_id_estimator.robot_setup import RobotSetup
 from robot_id_estimator.settings import EstimatorConfig, PhysicalConfig
 from robot_id_model.parameters import nominal_mass_kg
-from robot_id_model.urdf_inertials import lumped_known_parts
 
 EXPLAINED_FRACTION = 0.5
 """The check: on held-out time blocks the load's model must leave less than this fraction of the load's torque
@@ -109,12 +108,11 @@ def baseline_arm(baseline: Sequence[Recording], setup: RobotSetup, config: Estim
 
 
 def _arm_urdf(arm: Identification | None, setup: RobotSetup) -> str:
-    """The arm's URDF the load is attached to: the identified one where the identification has a physical set."""
-    if arm is None or arm.physical is None:
+    """The arm's URDF the load is attached to: the identified one (identified.urdf) where the identification has a
+    physical set that passed its check, else the URDF's."""
+    if arm is None or arm.physical is None or not arm.passed("physical"):
         return setup.urdf_text
-    robot = arm.robot_model()
-    return identified_urdf(arm.setup.urdf_text, robot, arm.physical.standard_values,
-                           lumped_known_parts(robot, arm.setup.urdf_text))
+    return identified_urdf_text(arm)
 
 
 def _payload_yaml(frame: str, method: str, e: PayloadEstimate, bounds: PayloadBounds, passed: bool) -> dict:
@@ -129,6 +127,10 @@ def _payload_yaml(frame: str, method: str, e: PayloadEstimate, bounds: PayloadBo
         "principal_moments_kg_m2": [float(x) for x in moments],
         "principal_moments_rsd_percent": [float(x) for x in e.moments_rsd_percent],
         "undetermined_principal_moments": [int(k) for k in e.undetermined_moments],
+        "arm_error_bounds": None if e.arm_error is None else {
+            "rule": "the largest change the arm model's held-out error could make (a worst case)",
+            "mass_percent": float(e.arm_error.mass_percent), "com_mm": float(e.arm_error.com_mm),
+            "principal_moments_percent": [float(x) for x in e.arm_error.moments_percent]},
         "parameters": {name: {"value": float(v), "least_squares": float(ls), "rsd_percent": float(r)}
                        for name, v, ls, r in zip(NAMES, e.values, e.least_squares, e.rsd_percent, strict=True)},
         "held": list(e.held),

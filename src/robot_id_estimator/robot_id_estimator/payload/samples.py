@@ -38,6 +38,9 @@ class ArmModel:
     values: np.ndarray
     description: str
     stribeck: np.ndarray | None = None
+    error_rms_nm: np.ndarray | None = None
+    """(n,) its RMS error on motions it was not fitted to (an identification's held-out check); None where its error
+    cancels (identified from a baseline of the same motion) or is not known (the URDF's)."""
 
     def torque_nm(self, data: ProcessedData) -> np.ndarray:
         y = regressor(self.robot, data.q_rad, data.dq_rad_s, data.ddq_rad_s2)[..., self.columns]
@@ -46,8 +49,9 @@ class ArmModel:
 
 def identified_arm(result: Identification, description: str) -> ArmModel:
     """The arm as an identification has it: its best set on held-out data, with its friction."""
-    return ArmModel(result.robot_model(), result.columns, result.parameter_values(result.best_set),
-                    f"{description} ({result.best_set} set)", result.friction.stribeck)
+    best = result.best_set
+    return ArmModel(result.robot_model(), result.columns, result.parameter_values(best), f"{description} ({best} set)",
+                    result.friction.stribeck, result.held_out.rms_nm(best) if result.held_out is not None else None)
 
 
 def urdf_arm(setup: RobotSetup) -> ArmModel:
@@ -70,6 +74,8 @@ class PayloadSamples:
     """(K,) the time block (of N_FOLDS per recording, as the arm's self-check) each sample belongs to."""
     rsd_factor: float
     """How much eq. (7) understates standard deviations of low-pass filtered samples (rsd_filter_factor)."""
+    arm_error_rms_nm: np.ndarray | None
+    """(n,) the arm model's error on motions it was not fitted to (ArmModel.error_rms_nm)."""
     notes: tuple[str, ...]
 
 
@@ -95,4 +101,4 @@ def payload_samples(arm: ArmModel, frame: str, recordings: Sequence[Recording], 
     noises = [p[2] for p in parts]
     noise = None if any(n is None for n in noises) else np.sqrt(np.mean(np.square(noises), axis=0))
     return PayloadSamples(np.concatenate([p[0] for p in parts]), np.concatenate([p[1] for p in parts]), noise,
-                          np.concatenate([p[3] for p in parts]), max(factors), tuple(notes))
+                          np.concatenate([p[3] for p in parts]), max(factors), arm.error_rms_nm, tuple(notes))
