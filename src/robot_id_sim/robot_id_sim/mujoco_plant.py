@@ -115,6 +115,10 @@ class MujocoPlant:
         self.ddq_rad_s2 = np.zeros(len(self.dof))
         self.presliding_state = np.zeros(len(self.dof))
 
+    def gravity_nm(self) -> np.ndarray:
+        """The true gravity torques at the present pose (MuJoCo's bias force; at rest nothing else)."""
+        return self.data.qfrc_bias[self.dof].copy()
+
     def block(self, joint: int) -> None:
         """Block joint number `joint` (in joint_names order) where it is, for good (see the module docstring)."""
         self.blocked[joint] = True

@@ -47,10 +47,17 @@ from robot_id_msgs.msg import RecordingStatus
 from robot_id_sim.mujoco_plant import PlantError
 from robot_id_sim.node_parameters import CLOCKS, TRUE_DYNAMICS, parameters
 from robot_id_sim.pacing import Pacer
+from robot_id_sim.seeded_load import seeded_load
 from robot_id_sim.sensors import Measurement, SensorOptions
 from robot_id_sim.simulated_robot import SimSettings, SimulatedRobot
 from robot_id_sim.trajectory_cdr import trajectory_command_from_cdr
-from robot_id_sim.true_dynamics import TRUTH_FRICTION, Perturbation, perturbed_dynamics, urdf_dynamics
+from robot_id_sim.true_dynamics import (
+    TRUTH_FRICTION,
+    Perturbation,
+    perturbed_dynamics,
+    urdf_dynamics,
+    with_payload,
+)
 from robot_id_sim.true_friction import FRICTION_LAWS
 from robot_id_sim.truth_file import write_truth
 from robot_id_sim.wall_clock import WallClockLoop
@@ -110,6 +117,10 @@ class SimNode(Node):
         else:
             truth = urdf_dynamics(truth_model)
             source = f"{urdf_path} as it is"
+        if p["load_seed"] >= 0:
+            load = seeded_load(p["load_seed"], config.rated_payload_kg or 0.0)
+            truth = with_payload(truth, truth_model, load, config.flange_frame)
+            source += f", carrying the load of seed {p['load_seed']} ({load.mass_kg:.3g} kg) on {config.flange_frame}"
         filter_s = p["torque_filter_time_constant_s"]
         sensors = SensorOptions(
             torque_noise_nm=tuple(p["torque_noise_nm"]), encoder_noise_rad=p["encoder_noise_rad"],

@@ -29,6 +29,9 @@ def parameters() -> ParameterTable:
             "perturbed: each joint's friction law drawn (seeded) from these: stribeck (Luo et al. 2024 eq. 7), "
             "sigmoid (Gaz et al. 2019, smooth and off-centre), tanh (the estimator's smooth law)",
             constraints="each one of " + ", ".join(FRICTION_LAWS))),
+        "load_seed": (-1, descriptor(
+            "a load on the flange drawn from this seed (0.5-3 kg box, CoM up to 10 cm off the flange axis; "
+            "seeded_load), in the truth file as `load`; another seed swaps it; -1: no load", ints=(-1, 2**31 - 1))),
         "truth_file": ("", descriptor("write the true parameters to this YAML file (empty: do not)")),
         "state_rate_hz": (0.0, descriptor("joint states per second (0: the robot config's)",
                                            floats=(0.0, 10_000.0))),

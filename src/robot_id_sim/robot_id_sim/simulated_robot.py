@@ -40,13 +40,26 @@ class SimSettings:
         return problems
 
 
+INTEGRAL_BAND_RAD = 0.05
+"""The tracking controller integrates a joint's error only while it is below this (a load the nominal model misses
+sags a wrist joint by about 0.02 rad), as position loops separate their integral from large errors."""
+MOVING_RAD_S = 1e-3
+"""... and only while the joint is commanded to move: held at rest in static friction, an integral winds up until
+the joint breaks loose, again and again (hunting), where a robot rests."""
+
+
 class TrackingController:
-    """PD with the nominal model's feed-forward, in computed-torque form:
-    τ = (M̂(q) + Ia)·(ddq_d + ω²·e + 2ζω·de) + ĥ(q, dq), e = q_d − q, saturated at the torque limits.
+    """PID with the nominal model's feed-forward, in computed-torque form:
+    τ = (M̂(q) + Ia)·(ddq_d + ω²·e + 2ζω·de + ω³/10·∫e dt) + ĥ(q, dq), e = q_d − q, saturated at the torque limits.
 
     M̂, ĥ are the nominal URDF's (the controller does not know the true links, payload or friction); Ia is the
     rotor inertia, which a drive is tuned for. Scaling the gains by the whole mass matrix keeps the loop stable
-    where decentralised gains are not (Panda with joints 1 and 3 aligned: the inverse mass matrix is large)."""
+    where decentralised gains are not (Panda with joints 1 and 3 aligned: the inverse mass matrix is large). The
+    integral, a pole at ω/10 beside the PD pair's, holds a pose under a load the model does not know, as a robot's
+    position loop does (without it a 2.8 kg load on the simulated iiwa14's flange left joint 6 0.023 rad below its
+    start pose); it integrates only near the desired motion (INTEGRAL_BAND_RAD), while it moves (MOVING_RAD_S) and
+    with the torque not saturated, so that a fault (a blocked joint, a leap of the trajectory) does not wind it up and
+    static friction does not make it hunt; it starts settled (settle)."""
 
     def __init__(self, nominal: RobotModel, armature_kg_m2: np.ndarray, bandwidth_hz: float, damping: float,
                  torque_limits_nm: np.ndarray) -> None:
@@ -54,14 +67,31 @@ class TrackingController:
         self.configuration = nominal.configuration
         self.armature_kg_m2 = np.asarray(armature_kg_m2, dtype=float)
         omega = 2.0 * math.pi * bandwidth_hz
-        self.kp, self.kd = omega**2, 2.0 * damping * omega
+        self.kp, self.kd, self.ki = omega**2, 2.0 * damping * omega, omega**3 / 10.0
         self.torque_limits_nm = np.asarray(torque_limits_nm, dtype=float)
+        self.error_integral_rad_s = np.zeros(nominal.model.nv)
 
-    def torque_nm(self, q_rad: np.ndarray, dq_rad_s: np.ndarray, desired: tuple[np.ndarray, ...]) -> np.ndarray:
+    def settle(self, q_rad: np.ndarray, gravity_nm: np.ndarray) -> None:
+        """Start as a loop that has held `q_rad` at rest for a while: its integral holds what the nominal model's
+        gravity misses of the true `gravity_nm` there."""
+        mass = pin.crba(self.model, self.data, self.configuration(q_rad))
+        mass = np.triu(mass) + np.triu(mass, 1).T + np.diag(self.armature_kg_m2)
+        nominal = pin.computeGeneralizedGravity(self.model, self.data, self.configuration(q_rad))
+        self.error_integral_rad_s = np.linalg.solve(mass, gravity_nm - nominal) / self.ki
+
+    def torque_nm(self, q_rad: np.ndarray, dq_rad_s: np.ndarray, desired: tuple[np.ndarray, ...],
+                  dt_s: float) -> np.ndarray:
+        """The drive torque at this state; the error's integral advanced by `dt_s` where the drive is not
+        saturated."""
         q_d, dq_d, ddq_d = desired
-        ddq_ref = ddq_d + self.kp * (q_d - q_rad) + self.kd * (dq_d - dq_rad_s)
+        error_rad = q_d - q_rad
+        ddq_ref = (ddq_d + self.kp * error_rad + self.kd * (dq_d - dq_rad_s)
+                   + self.ki * (self.error_integral_rad_s + error_rad * dt_s))
         tau = pin.rnea(self.model, self.data, self.configuration(q_rad), dq_rad_s, ddq_ref)
         tau = tau + self.armature_kg_m2 * ddq_ref
+        near = ((np.abs(tau) < self.torque_limits_nm) & (np.abs(error_rad) < INTEGRAL_BAND_RAD)
+                & (np.abs(dq_d) > MOVING_RAD_S))
+        self.error_integral_rad_s = self.error_integral_rad_s + np.where(near, error_rad * dt_s, 0.0)
         return np.clip(tau, -self.torque_limits_nm, self.torque_limits_nm)
 
 
@@ -84,9 +114,10 @@ class SimulatedRobot:
         self.follower.hold(q0_rad)
         self.controller = TrackingController(nominal, truth.armature_kg_m2, settings.tracking_bandwidth_hz,
                                              settings.tracking_damping, limits.torque_nm)
+        self.controller.settle(q0_rad, self.plant.gravity_nm())
         self.sensors = Sensors(sensors, truth.torque_offset_nm, self.dt_s / self.substeps)
         self.samples = 0
-        self.tau_drive_nm = self._control(0.0)
+        self.tau_drive_nm = self._control(0.0, 0.0)
         self.sensors.sense_torque(self.tau_drive_nm)
 
     @property
@@ -117,12 +148,12 @@ class SimulatedRobot:
         t0 = self.t_s
         for k in range(1, self.substeps + 1):
             self.plant.step(self.tau_drive_nm)
-            self.tau_drive_nm = self._control(t0 + k * self.dt_s / self.substeps)
+            self.tau_drive_nm = self._control(t0 + k * self.dt_s / self.substeps, self.dt_s / self.substeps)
             self.sensors.sense_torque(self.tau_drive_nm)
         self.samples += 1
         return self.sensors.measure(self.t_s, self.plant.q_rad, self.plant.dq_rad_s)
 
-    def _control(self, t_s: float) -> np.ndarray:
-        """The drive torque from now until the next physics step, computed at the present state: with that state
-        it is what the joint torque sensors read (link side, gravity included)."""
-        return self.controller.torque_nm(self.plant.q_rad, self.plant.dq_rad_s, self.follower.desired(t_s))
+    def _control(self, t_s: float, dt_s: float) -> np.ndarray:
+        """The drive torque from now until the next physics step (`dt_s` after the last), computed at the present
+        state: with that state it is what the joint torque sensors read (link side, gravity included)."""
+        return self.controller.torque_nm(self.plant.q_rad, self.plant.dq_rad_s, self.follower.desired(t_s), dt_s)

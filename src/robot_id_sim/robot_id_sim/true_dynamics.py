@@ -69,6 +69,9 @@ class TrueDynamics:
     torque_offset_nm: np.ndarray
     payload: LinkInertial | None = None
     perturbation: Perturbation | None = field(default=None)
+    load: LinkInertial | None = None
+    """A load carried on the flange besides (seeded_load, swapped between runs), already in its link; in the flange
+    frame."""
 
     def standard_parameters(self, robot: RobotModel) -> np.ndarray:
         """π of the identification model (robot.friction terms from TRUTH_FRICTION): FV = fv1, FC = fc (the
@@ -138,12 +141,12 @@ def perturbed_dynamics(robot: RobotModel, torque_limits_nm: np.ndarray,
 
 def with_payload(truth: TrueDynamics, robot: RobotModel, load: LinkInertial, frame: str) -> TrueDynamics:
     """The same robot carrying `load` (its inertial in `frame`, the flange), lumped into the link of the joint that
-    carries the frame; `payload` says which load (robot_id_model.payload maps its parameters to that link)."""
+    carries the frame (robot_id_model.payload maps its parameters to that link); `load` says which."""
     joint, rotation, origin_m = frame_placement(robot, frame)
     links = list(truth.links)
     added = to_joint_frame(rotation, origin_m) @ link_standard_parameters(load)
     links[joint] = link_from_standard(link_standard_parameters(links[joint]) + added)
-    return dataclasses.replace(truth, links=links, payload=load)
+    return dataclasses.replace(truth, links=links, load=load)
 
 
 def _with_laws(friction: JointFriction, p: Perturbation, rng: np.random.Generator) -> JointFriction:

@@ -1,6 +1,7 @@
 """The truth file: what the simulated robot really is, for tests and the demo to compare identification against.
 
-YAML with the physical parameters per link (payload included in the last one, and listed on its own), the
+YAML with the physical parameters per link (payload included in the last one, and listed on its own; a load on the
+flange, seeded_load, likewise in its link and listed as `load` in the flange frame), the
 friction per joint (its law, true_friction, and the coefficients of Luo et al. 2024, eq. 7, it uses), armature and
 sensor offset per joint, the sensor settings, and the standard
 and base parameters of the identification model with friction terms FV, FC, FO, IA (Xu et al. 2020, eqs. 3, 6).
@@ -57,6 +58,7 @@ def truth_dict(robot: RobotModel, truth: TrueDynamics, source: str, sensors: Sen
         "perturbation": None if truth.perturbation is None else dataclasses.asdict(truth.perturbation),
         "links": [{"link": name, **_link(link)} for name, link in zip(robot.link_names, truth.links, strict=True)],
         "payload": None if truth.payload is None else _link(truth.payload),
+        "load": None if truth.load is None else _link(truth.load),
         "joints": joints,
         "sensors": {k: (list(v) if isinstance(v, tuple) else v) for k, v in dataclasses.asdict(sensors).items()},
         "identification_model": {
@@ -81,16 +83,17 @@ def load_truth(path: str | pathlib.Path) -> TrueDynamics:
     raw = yaml.safe_load(pathlib.Path(path).read_text())
     if raw.get("format") != FORMAT:
         raise ValueError(f"{path}: not a truth file of format {FORMAT}")
-    links = [LinkInertial(e["mass_kg"], np.array(e["com_m"]), np.array(e["inertia_com_kg_m2"]))
-             for e in raw["links"]]
+    links = [_inertial(e) for e in raw["links"]]
     column = {f: np.array([j[FRICTION_UNITS[f]] for j in raw["joints"]]) for f in FRICTION_FIELDS}
-    payload = raw["payload"]
+    payload, load = raw["payload"], raw.get("load")
     friction = JointFriction(**column, law=tuple(j.get("friction_law", "stribeck") for j in raw["joints"]),
                              shift_rad_s=np.array([j.get("shift_rad_s", 0.0) for j in raw["joints"]]),
                              presliding_rad=np.array([j.get("presliding_rad", 0.0) for j in raw["joints"]]))
     return TrueDynamics(
         links, friction, np.array([j["armature_kg_m2"] for j in raw["joints"]]),
         np.array([j["torque_offset_nm"] for j in raw["joints"]]),
-        None if payload is None else LinkInertial(payload["mass_kg"], np.array(payload["com_m"]),
-                                                  np.array(payload["inertia_com_kg_m2"])),
-    )
+        None if payload is None else _inertial(payload), load=None if load is None else _inertial(load))
+
+
+def _inertial(entry: dict) -> LinkInertial:
+    return LinkInertial(entry["mass_kg"], np.array(entry["com_m"]), np.array(entry["inertia_com_kg_m2"]))

@@ -10,9 +10,11 @@ import pytest
 from robot_id_excitation.trajectory_file import load_trajectory
 from robot_id_model.regressor import regressor
 from robot_id_model.robot_config import load_robot_config
+from robot_id_sim.seeded_load import seeded_load
 from robot_id_sim.sensors import SensorOptions
 from robot_id_sim.simulated_robot import MAX_FUTURE_S, SimSettings, SimulatedRobot, TrackingController
 from robot_id_sim.trajectory_follower import TrajectoryCommand
+from robot_id_sim.true_dynamics import with_payload
 
 SIM_DURATION_S = 3.0
 """Sim time of each tracking run: the shipped excitations start at rest and within 3 s every joint has sped up
@@ -190,16 +192,40 @@ def test_the_controller_saturates_at_the_torque_limits(arm):
     cfg = shipped.config
     controller = TrackingController(cfg.load_model(), shipped.truth.armature_kg_m2, 15.0, 1.0, cfg.limits.torque_nm)
     q = np.zeros(7)
-    tau = controller.torque_nm(q, q, (np.full(7, 2.0), np.zeros(7), np.zeros(7)))
+    tau = controller.torque_nm(q, q, (np.full(7, 2.0), np.zeros(7), np.zeros(7)), 0.0)
     np.testing.assert_array_equal(np.abs(tau), cfg.limits.torque_nm)
-    # a small error e at rest: τ = (M̂(q) + Ia)·ω²·e + ĝ(q), ω = 2π·15 Hz (computed-torque PD)
+    # a small error e at rest, nothing integrated yet: τ = (M̂(q) + Ia)·ω²·e + ĝ(q), ω = 2π·15 Hz (computed torque)
     error = np.linspace(-1e-3, 1e-3, 7)
     nominal = cfg.load_model()
     mass = pin.crba(nominal.model, nominal.model.createData(), q)
     mass = np.triu(mass) + np.triu(mass, 1).T
     expected = ((mass + np.diag(shipped.truth.armature_kg_m2)) @ ((2 * np.pi * 15.0) ** 2 * error)
-                + controller.torque_nm(q, q, (q, q, q)))
-    np.testing.assert_allclose(controller.torque_nm(q, q, (error, q, q)), expected, rtol=1e-9, atol=1e-9)
+                + controller.torque_nm(q, q, (q, q, q), 0.0))
+    np.testing.assert_allclose(controller.torque_nm(q, q, (error, q, q), 0.0), expected, rtol=1e-9, atol=1e-9)
+
+
+def test_the_arm_reaches_a_pose_under_a_load_its_controller_does_not_know(arm):
+    """The seeded 2.8 kg load on the iiwa14's flange, not in the controller's model: 1 s after a 2 s move the arm is
+    within 5 mrad of the goal (measured 3.2: the integral rests once the joints do; with the PD alone joint 6 stayed
+    23 mrad low, more than the excitation node's 17 mrad start-pose tolerance), and it starts settled where it was
+    put."""
+    shipped = arm("iiwa14")
+    cfg = shipped.config
+    load = seeded_load(1, cfg.rated_payload_kg)
+    truth = with_payload(shipped.truth, cfg.load_model(), load, cfg.flange_frame)
+    q0 = np.array([0.3, 0.5, 0.0, -1.2, 0.0, 0.8, 0.0])
+    sim = SimulatedRobot(cfg, cfg.load_model(), cfg.urdf_path.read_text(), truth, SimSettings(cfg.state_rate_hz),
+                         SensorOptions(), q0)
+    assert load.mass_kg > 2.5 and np.abs(sim.tracking_error_rad()).max() < 1e-6
+    t_s = np.linspace(0.0, 2.0, 201)
+    tau = t_s / 2.0  # a cubic from rest to rest in 2 s
+    s_, ds, dds = 3 * tau**2 - 2 * tau**3, 3 * tau - 3 * tau**2, 1.5 - 3 * tau
+    step = np.array([0.2, -0.3, 0.2, 0.3, -0.3, 0.4, 0.3])
+    assert sim.command(TrajectoryCommand(0.0, cfg.joint_names, t_s, q0 + np.outer(s_, step), np.outer(ds, step),
+                                         np.outer(dds, step))) is None
+    for _ in range(round(3.0 * cfg.state_rate_hz)):
+        sim.advance()
+    assert np.abs(sim.plant.q_rad - (q0 + step)).max() < 5e-3
 
 
 def test_a_blocked_joint_stops_at_once_and_moves_no_more(arm):
