@@ -7,6 +7,10 @@ perturbed from its URDF) for 4 periods with each of three loads (robot_id_bringu
 - identified arm: against the arm identified from its own excitation (the shipped panda.yaml, 3 periods in MuJoCo);
 - URDF: against the URDF's arm (the perturbation's error goes into the load).
 
+Per load and method also: the identified arm with the load on its flange predicting truth_check's random motion
+(torque from the true dynamics) with the true load, against the identified arm alone predicting it without the load
+(sums over the joints of the RMS error).
+
 Per load and method: the mass error [%], the CoM error [mm], each principal moment's error [%] with the moments the
 identification names undetermined, the held-out error over the load's torque, the identification time. First the
 payload excitation is designed again as it was for shipping (`python -m robot_id_excitation design --robot panda
@@ -24,7 +28,7 @@ import time
 
 import numpy as np
 
-from robot_id_bringup.payload_check import LOADS, band_limit, load_errors, load_runs
+from robot_id_bringup.payload_check import LOADS, band_limit, load_errors, load_runs, prediction_errors
 from robot_id_bringup.truth_check import followed
 from robot_id_estimator.payload.estimate import PayloadBounds, estimate_payload
 from robot_id_estimator.payload.identify_payload import baseline_arm
@@ -53,18 +57,26 @@ def arm_from_its_excitation(setup: RobotSetup, arm_truth) -> ArmModel:
     return identified_arm(identify([run], setup, config), "the arm identified from its excitation")
 
 
-def one_method(setup: RobotSetup, model: ArmModel, runs, load) -> dict:
+def one_method(setup: RobotSetup, model: ArmModel, runs, load, arm: ArmModel) -> dict:
+    """The load identified against `model`; its errors, and the identified `arm` with it on the unseen motion."""
     started = time.perf_counter()
     samples = payload_samples(model, setup.flange_frame, [runs.loaded], EstimatorConfig().processing,
                               setup.torque_filter_time_constant_s)
     estimate = estimate_payload(samples, PayloadBounds((0.0, setup.rated_payload_kg), 0.3))
+    identify_s = time.perf_counter() - started
     errors = load_errors(estimate, load)
+    predicted = prediction_errors(ROBOT, arm, estimate.values, runs.arm, load)
+    bounds = estimate.arm_error
     return {"mass_percent": round(errors.mass_percent, 2), "com_mm": round(errors.com_mm, 1),
             "moments_percent": [round(e, 1) for e in errors.moments_percent],
             "undetermined_moments": list(errors.undetermined),
+            "arm_error_bound_moments_percent": None if bounds is None else [round(float(b), 1)
+                                                                           for b in bounds.moments_percent],
             "held_out_over_load_torque": round(float(estimate.held_out_rms_nm.sum()
                                                      / estimate.load_torque_rms_nm.sum()), 3),
-            "identify_s": round(time.perf_counter() - started, 2)}
+            "unseen_arm_only_nm": round(float(predicted.arm_only_nm.sum()), 3),
+            "unseen_arm_and_load_nm": round(float(predicted.arm_and_load_nm.sum()), 3),
+            "identify_s": round(identify_s, 2)}
 
 
 def design_seconds() -> tuple[float, float]:
@@ -94,13 +106,15 @@ def main() -> None:
         arm = arm or arm_from_its_excitation(setup, runs.arm)
         methods = {"baseline": baseline_arm([runs.bare], setup, EstimatorConfig()), "identified arm": arm,
                    "urdf": urdf_arm(setup)}
-        rows[name] = {label: one_method(setup, model, runs, load) for label, model in methods.items()}
+        rows[name] = {label: one_method(setup, model, runs, load, arm) for label, model in methods.items()}
         rows[name]["simulation_s"] = round(simulated_s, 1)
         for label, f in rows[name].items():
             if isinstance(f, dict):
                 print(f"{name:>7} {label:>15}: mass {f['mass_percent']:+6.2f} %, CoM {f['com_mm']:5.1f} mm, moments "
-                      f"{f['moments_percent']} % (undetermined {f['undetermined_moments']}), held-out/load "
-                      f"{f['held_out_over_load_torque']}", flush=True)
+                      f"{f['moments_percent']} % (undetermined {f['undetermined_moments']}, arm-error bound "
+                      f"{f['arm_error_bound_moments_percent']}), held-out/load {f['held_out_over_load_torque']}; "
+                      f"unseen motion, sum of RMS: identified arm {f['unseen_arm_only_nm']} Nm without the load, "
+                      f"with this load on it {f['unseen_arm_and_load_nm']} Nm", flush=True)
     print(json.dumps({"benchmark": "payload", "robot": ROBOT, "design_s": round(design_s, 1),
                       "design_cond": round(cond, 2), "excitation_period_s": trajectory.period_s,
                       "excitation_s": 4 * trajectory.period_s, "loads": rows}))

@@ -10,6 +10,11 @@ and parameters, for each mode. launch/identify.launch.py and the runner (runner.
 - replay: the estimator alone, asked to identify an existing bag (results in <output_dir>/<bag name>_identification,
   as a recording run's are in <output_dir>/bag_identification).
 
+A payload run (`payload`) runs the payload excitation shipped for the robot (e.g. `panda_payload`) and the estimator
+identifies the load on the flange, against the identified arm (`payload_arm`), against the bags of the same
+excitation without the load (`payload_baselines`, recorded by a run with `record_only`) or against the URDF. In sim
+mode `sim_load_seed` puts a seeded load on the simulated flange.
+
 A run whose trajectory is a friction sweep (robot_id_excitation.sweeps, e.g. the shipped `iiwa14_friction_sweep`)
 only records: its bag is given to a later run's estimator (`friction_sweeps`), which fits the Stribeck friction of
 Luo et al. 2024 to it and identifies the rigid-body parameters from the torque without that friction.
@@ -61,6 +66,11 @@ class Run:
     confirm: bool = False     # hardware: the excitation node may move at once (the runner asks instead)
     namespace: str = ""       # the graph's namespace: one arm's graph each, several in one ROS domain
     sim_friction_laws: tuple[str, ...] = ()  # sim: the laws the true joints' friction is drawn from (empty: stribeck)
+    payload: bool = False     # run the payload excitation and identify the load on the flange, not the arm
+    payload_arm: str = ""     # payload: identification.json of the arm without the load (empty: the URDF's arm)
+    payload_baselines: tuple[str, ...] = ()  # payload: bags of the payload excitation without the load
+    record_only: bool = False  # record the trajectory and identify nothing (e.g. a payload run's baseline)
+    sim_load_seed: int = -1   # sim: the simulator carries the load of this seed on its flange (-1: none)
 
     def problems(self) -> list[str]:
         """What is wrong with the request, one line each."""
@@ -83,6 +93,24 @@ class Run:
                             "underscores, not starting with a digit, separated by /")
         if self.mode != "hardware" and self.confirm:
             problems.append(f"confirm lets the arm move in mode hardware; mode {self.mode} moves no robot")
+        return problems + self._payload_problems()
+
+    def _payload_problems(self) -> list[str]:
+        problems = []
+        if (self.payload_arm or self.payload_baselines) and not self.payload:
+            problems.append("an arm (--arm) and baseline bags (--baseline) are for a payload run (--payload)")
+        if self.payload_arm and self.payload_baselines:
+            problems.append("a payload is identified against the identified arm (--arm) or baseline recordings "
+                            "without the load (--baseline), not both")
+        if self.record_only and self.mode == "replay":
+            problems.append("mode replay identifies a bag; it records nothing (--record-only)")
+        if self.record_only and (self.payload_arm or self.payload_baselines or self.friction_sweeps):
+            problems.append("a run that only records identifies nothing: give --arm, --baseline and "
+                            "--friction-sweep to the run that identifies")
+        if self.payload and self.friction_sweeps:
+            problems.append("--friction-sweep is for an arm's identification, not a payload's")
+        if self.sim_load_seed >= 0 and self.mode != "sim":
+            problems.append(f"a simulated load (--sim-load) is for mode sim, not {self.mode}")
         return problems
 
     @cached_property
@@ -100,6 +128,17 @@ class Run:
             return False
 
     @property
+    def records_only(self) -> bool:
+        """The run records its trajectory and identifies nothing (a friction sweep, or asked to)."""
+        return self.record_only or self.records_sweep
+
+    @property
+    def trajectory_name(self) -> str:
+        """The trajectory to run: the one given, else the payload excitation or the excitation shipped for the
+        robot."""
+        return self.trajectory or (f"{self.robot}_payload" if self.payload else self.robot)
+
+    @property
     def excitation_periods(self) -> int:
         return self.periods or (SWEEP_PERIODS if self.records_sweep else DEFAULT_PERIODS)
 
@@ -109,9 +148,11 @@ class Run:
 
     @property
     def results_path(self) -> str:
-        """Where the estimator writes identification.json, the report and identified.urdf: <bag name>_identification
-        in the output directory (beside the bag of a recording run)."""
-        return str(pathlib.Path(self.output_dir) / f"{pathlib.Path(self.bag_path).name}_identification")
+        """Where the estimator writes identification.json, the report and identified.urdf (payload.yaml ... of a
+        payload run): <bag name>_identification (_payload) in the output directory, beside the bag of a recording
+        run."""
+        kind = "payload" if self.payload else "identification"
+        return str(pathlib.Path(self.output_dir) / f"{pathlib.Path(self.bag_path).name}_{kind}")
 
     @property
     def namespace_path(self) -> str:
@@ -135,7 +176,8 @@ def identify_graph(run: Run) -> list[NodeSpec]:
     sim_time = run.mode == "sim"
     estimator = NodeSpec("robot_id_estimator", "estimator_node", "estimator",  # results beside the bag
                          {"robot": run.robot, "use_sim_time": sim_time}
-                         | ({"friction_sweep_bags": list(run.friction_sweeps)} if run.friction_sweeps else {}))
+                         | ({"friction_sweep_bags": list(run.friction_sweeps)} if run.friction_sweeps else {})
+                         | (_payload_parameters(run) if run.payload else {}))
     if run.mode == "replay":
         return [_in_namespace(estimator, run)]
     nodes = []
@@ -143,17 +185,24 @@ def identify_graph(run: Run) -> list[NodeSpec]:
         nodes.append(NodeSpec("robot_id_sim", "sim_node", "robot_id_sim", {
             "robot": run.robot, "real_time_factor": 0.0, "lockstep_subscribers": [RECORDER_NAME, EXCITATION_NAME],
             "truth_file": run.truth_path}
-            | ({"friction_laws": list(run.sim_friction_laws)} if run.sim_friction_laws else {})))
+            | ({"friction_laws": list(run.sim_friction_laws)} if run.sim_friction_laws else {})
+            | ({"load_seed": run.sim_load_seed} if run.sim_load_seed >= 0 else {})))
     nodes.append(NodeSpec("robot_id_recorder", "recorder_node", RECORDER_NAME, {
         "robot": run.robot, "bag_path": run.bag_path, "ack_name": RECORDER_NAME if sim_time else "",
         "use_sim_time": sim_time} | ({"realtime_priority": RECORDER_PRIORITY} if run.mode == "hardware" else {})))
     nodes.append(NodeSpec("robot_id_excitation", "excitation_node", EXCITATION_NAME, {
-        "robot": run.robot, "trajectory_file": run.trajectory or run.robot, "num_periods": run.excitation_periods,
+        "robot": run.robot, "trajectory_file": run.trajectory_name, "num_periods": run.excitation_periods,
         "mode": run.mode, "use_sim_time": sim_time, "ack_name": EXCITATION_NAME if sim_time else ""}
         | ({"confirm": run.confirm, "realtime_priority": EXCITATION_PRIORITY} if run.mode == "hardware" else {})))
-    if not run.records_sweep:
+    if not run.records_only:
         nodes.append(estimator)
     return [_in_namespace(spec, run) for spec in nodes]
+
+
+def _payload_parameters(run: Run) -> dict[str, object]:
+    """The estimator's parameters of a payload run."""
+    return ({"payload": True} | ({"payload_arm": run.payload_arm} if run.payload_arm else {})
+            | ({"payload_baseline_bags": list(run.payload_baselines)} if run.payload_baselines else {}))
 
 
 def _in_namespace(spec: NodeSpec, run: Run) -> NodeSpec:

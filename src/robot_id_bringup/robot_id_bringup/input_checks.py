@@ -59,7 +59,7 @@ def trajectory_problems(run: Run, config: RobotConfig) -> list[str]:
     if not run.trajectory and pathlib.Path(run.robot).suffix:
         return ["--trajectory: a robot config given as a file needs its trajectory (a file, or a shipped name such "
                 "as iiwa14)"]
-    name = run.trajectory or run.robot
+    name = run.trajectory_name
     try:
         trajectory = load_trajectory(name)
     except (OSError, ValueError) as err:
@@ -96,6 +96,9 @@ def input_problems(run: Run) -> list[str]:
     elif run.mode != "replay" and pathlib.Path(run.bag_path).exists():
         problems.append(f"--out {run.output_dir} already holds a recording ({run.bag_path}): choose a new --out")
     problems += [bag_problem(bag, "friction sweep bag") for bag in run.friction_sweeps]
+    problems += [bag_problem(bag, "payload baseline bag") for bag in run.payload_baselines]
+    if run.payload_arm and not pathlib.Path(run.payload_arm).is_file():
+        problems.append(f"--arm: no identification at {run.payload_arm}")
     if run.friction_sweeps and run.records_sweep:
         problems.append("a friction-sweep run only records; give --friction-sweep to the identification run after it")
     return [p for p in problems if p]

@@ -5,6 +5,10 @@ compared with the load the simulator carried.
 
 The loads: 0.5, 1.5 and 3 kg with their CoM up to 10 cm off the flange axis and inertias of solid boxes turned off
 the flange's axes.
+
+The arm with the identified load is also checked on a motion neither was identified on (truth_check's random
+motion, torque from the true dynamics): it should predict the loaded arm as well as the arm model alone predicts the
+arm without the load.
 """
 
 from __future__ import annotations
@@ -14,22 +18,22 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.spatial.transform import Rotation
 
-from robot_id_bringup.truth_check import followed
+from robot_id_bringup.truth_check import followed, true_model_recording
 from robot_id_estimator.payload.estimate import PayloadEstimate
+from robot_id_estimator.payload.samples import ArmModel, payload_samples
 from robot_id_estimator.recordings.recording import Recording
+from robot_id_estimator.settings import EstimatorConfig
 from robot_id_excitation.fourier import FourierTrajectory
 from robot_id_model.physical import LinkInertial
 from robot_id_model.robot_config import load_robot_config
+from robot_id_sim.seeded_load import solid_box
 from robot_id_sim.true_dynamics import Perturbation, TrueDynamics, perturbed_dynamics, with_payload
 
 
 def _box(mass_kg: float, size_m: tuple[float, float, float], com_m: tuple[float, float, float],
          turn_deg: tuple[float, float, float]) -> LinkInertial:
     """A solid box of `size_m`, its axes turned by `turn_deg` (xyz Euler) from the flange's."""
-    a, b, c = size_m
-    moments = mass_kg / 12.0 * np.array([b * b + c * c, a * a + c * c, a * a + b * b])
-    rotation = Rotation.from_euler("xyz", turn_deg, degrees=True).as_matrix()
-    return LinkInertial(mass_kg, np.array(com_m), rotation @ np.diag(moments) @ rotation.T)
+    return solid_box(mass_kg, size_m, np.array(com_m), Rotation.from_euler("xyz", turn_deg, degrees=True).as_matrix())
 
 
 LOADS = {
@@ -85,3 +89,27 @@ def load_errors(estimate: PayloadEstimate, load: LinkInertial) -> LoadErrors:
     return LoadErrors(100.0 * (found.mass_kg / load.mass_kg - 1.0),
                       1000.0 * float(np.linalg.norm(found.com_m - load.com_m)),
                       tuple(float(100.0 * m) for m in moments), estimate.undetermined_moments)
+
+
+@dataclass(frozen=True)
+class PredictionErrors:
+    """RMS torque errors per joint on truth_check's unseen motion."""
+
+    arm_only_nm: np.ndarray
+    """(n,) the arm model alone, predicting the arm without the load."""
+    arm_and_load_nm: np.ndarray
+    """(n,) the arm model with the identified load on its flange, predicting the arm carrying the true load."""
+
+
+def prediction_errors(robot_name: str, arm: ArmModel, load_values: np.ndarray, bare: TrueDynamics,
+                      load: LinkInertial) -> PredictionErrors:
+    """How well `arm` alone and `arm` with the load of `load_values` (NAMES order, flange frame) predict the unseen
+    motion without and with the true `load` (bare: the true arm without it)."""
+    config = load_robot_config(robot_name)
+    loaded = with_payload(bare, config.load_model(), load, config.flange_frame)
+    processing = EstimatorConfig().processing
+    without, carrying = (payload_samples(arm, config.flange_frame, [true_model_recording(robot_name, truth)],
+                                         processing, config.torque_filter_time_constant_s, min_speed_rad_s=0.0)
+                         for truth in (bare, loaded))
+    return PredictionErrors(np.sqrt(np.mean(without.tau_nm**2, axis=0)),
+                            np.sqrt(np.mean((carrying.tau_nm - carrying.y @ load_values) ** 2, axis=0)))

@@ -97,8 +97,8 @@ class RunMonitor:
         self._confirm_asked_at = self._confirm_future = None
 
     def graph_up(self) -> bool:
-        """Every node of the graph has started: the estimator offers its service (a friction sweep has none)."""
-        return self.run.records_sweep or self.estimator.service_is_ready()
+        """Every node of the graph has started: the estimator offers its service (a run that only records has none)."""
+        return self.run.records_only or self.estimator.service_is_ready()
 
     def take_excitation_updates(self) -> list[ExcitationStatus]:
         """The excitation node's states received since the last call, oldest first."""
@@ -122,7 +122,7 @@ class RunMonitor:
             console(f"robot_id: recording: {msg.samples_recorded} joint states, waiting for the first period "
                     f"({elapsed:.0f} s)")
             return
-        state = ("recorded" if self.run.records_sweep else "recorded, identifying") if msg.finished else "recording"
+        state = ("recorded" if self.run.records_only else "recorded, identifying") if msg.finished else "recording"
         console(f"robot_id: {state}: {msg.periods_recorded}/{msg.periods_expected} periods, "
                 f"{msg.samples_recorded} joint states, {msg.samples_missing} missing, {msg.periods_flagged} periods "
                 f"flagged ({elapsed:.0f} s{left})")

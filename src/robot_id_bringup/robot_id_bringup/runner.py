@@ -213,19 +213,23 @@ def _outcome(run: Run, children: list[Child], monitor: RunMonitor, confirmation:
     if confirmation is not None and confirmation.refusal:
         console(f"robot_id: error: {confirmation.refusal}: stopping every node; nothing moved", sys.stderr)
         return 1
-    if run.records_sweep and monitor.status is not None and monitor.status.finished:
-        return _sweep_recorded(monitor.status)
+    if run.records_only and monitor.status is not None and monitor.status.finished:
+        return _recorded(run, monitor.status)
     return None
 
 
-def _sweep_recorded(status) -> int:
-    """0 when the friction sweep is in the bag whole, else 1 with the reason (the Stribeck fit needs every pass)."""
+def _recorded(run: Run, status) -> int:
+    """A run that only records: 0 when its trajectory is in the bag whole, else 1 with the reason (the Stribeck fit
+    needs every pass of a sweep, a baseline every period of the loaded run)."""
+    what = "friction sweep" if run.records_sweep else "trajectory"
     if status.periods_flagged or status.periods_recorded < status.periods_expected:
-        console(f"robot_id: error: the friction sweep in {status.bag_path} is incomplete ({status.periods_recorded}/"
+        console(f"robot_id: error: the {what} in {status.bag_path} is incomplete ({status.periods_recorded}/"
                 f"{status.periods_expected} recorded, {status.periods_flagged} flagged): record it again", sys.stderr)
         return 1
-    console(f"robot_id: friction sweep recorded in {status.bag_path}; identify with --friction-sweep "
-            f"{status.bag_path}")
+    use = (f"identify with --friction-sweep {status.bag_path}" if run.records_sweep else
+           f"identify a load against it with --payload --baseline {status.bag_path}" if run.payload else
+           f"identify it with --mode replay --bag {status.bag_path}")
+    console(f"robot_id: {what} recorded in {status.bag_path}; {use}")
     return 0
 
 
@@ -247,6 +251,20 @@ def identify_parser() -> argparse.ArgumentParser:
     parser.add_argument("--friction-sweep", action="append", default=[], metavar="BAG",
                         help="bag of a friction-sweep run: the estimator fits Stribeck friction to it (repeatable; "
                              "default: none)")
+    parser.add_argument("--payload", action="store_true",
+                        help="run the payload excitation shipped for the robot (or --trajectory) and identify the "
+                             "load on the flange, not the arm (default: the arm)")
+    parser.add_argument("--arm", default="", metavar="JSON",
+                        help="--payload: identification.json of the arm without the load (default: the URDF's arm, "
+                             "whose error goes into the load; or --baseline)")
+    parser.add_argument("--baseline", action="append", default=[], metavar="BAG",
+                        help="--payload: bag of the same payload excitation without the load, recorded with "
+                             "--payload --record-only: the arm's own terms cancel (repeatable; default: none)")
+    parser.add_argument("--record-only", action="store_true",
+                        help="record the trajectory and identify nothing, e.g. a payload baseline (default: identify)")
+    parser.add_argument("--sim-load", type=int, default=-1, metavar="SEED",
+                        help="mode sim: the simulated arm carries the load of this seed on its flange (0.5-3 kg, CoM "
+                             "up to 10 cm off the axis; another seed swaps it; default: -1, no load)")
     parser.add_argument("--namespace", default="", metavar="NS",
                         help="the graph's namespace: one arm's graph each, several in one ROS domain (default: none; "
                              "on sim time each namespace has its own clock)")
@@ -263,7 +281,8 @@ def identify(argv: Sequence[str]) -> int:
     args = identify_parser().parse_args(argv)
     out = args.out or time.strftime(f"results/{pathlib.Path(args.robot).stem}_%Y%m%d_%H%M%S")
     run = Run(args.robot, args.mode, out, args.periods, args.trajectory, args.bag, tuple(args.friction_sweep),
-              namespace=args.namespace)
+              namespace=args.namespace, payload=args.payload, payload_arm=args.arm,
+              payload_baselines=tuple(args.baseline), record_only=args.record_only, sim_load_seed=args.sim_load)
     problems = run.problems() + option_problems(run, args.timeout, args.yes)
     problems += input_problems(run) if not problems else []
     if problems:

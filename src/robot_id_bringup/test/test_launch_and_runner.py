@@ -80,14 +80,19 @@ def _launched(monkeypatch, **arguments: str) -> list[dict]:
     {"friction_sweep": "/data/sweep/bag,/data/sweep2/bag"}, {"trajectory": "iiwa14_friction_sweep"},
     {"namespace": "left"}, {"namespace": "lab/arm_2", "mode": "hardware"},
     {"robot": "panda", "mode": "hardware", "confirm": "true"},
+    {"robot": "panda", "payload": "true", "sim_load": "3", "baseline": "/data/bare/bag"},
+    {"payload": "true", "record_only": "true"}, {"payload": "true", "arm": "/data/arm/identification.json"},
 ])
 def test_the_launch_file_and_the_runner_start_the_same_nodes(monkeypatch, arguments):
     nodes = _launched(monkeypatch, **arguments)
     values = {"robot": "iiwa14", "mode": "sim", "output_dir": "results/run", "periods": "0", "trajectory": "",
-              "bag": "", "friction_sweep": "", "confirm": "false", "namespace": ""} | arguments
+              "bag": "", "friction_sweep": "", "confirm": "false", "namespace": "", "payload": "false", "arm": "",
+              "baseline": "", "record_only": "false", "sim_load": "-1"} | arguments
     run = Run(values["robot"], values["mode"], values["output_dir"], int(values["periods"]), values["trajectory"],
               values["bag"], tuple(b for b in values["friction_sweep"].split(",") if b), values["confirm"] == "true",
-              values["namespace"])
+              values["namespace"], payload=values["payload"] == "true", payload_arm=values["arm"],
+              payload_baselines=tuple(b for b in values["baseline"].split(",") if b),
+              record_only=values["record_only"] == "true", sim_load_seed=int(values["sim_load"]))
     specs = identify_graph(run)
     assert [(n["package"], n["executable"], n["name"]) for n in nodes] == [
         (s.package, s.executable, s.name) for s in specs]
@@ -110,6 +115,34 @@ def test_a_friction_sweep_run_records_only_and_its_bag_goes_to_the_next_runs_est
     assert main["estimator"].parameters["friction_sweep_bags"] == ["out/sweep/bag"]
     assert main["excitation"].parameters["num_periods"] == DEFAULT_PERIODS
     assert "friction_sweep_bags" not in {s.name: s for s in identify_graph(Run())}["estimator"].parameters
+
+
+def test_a_payload_run_excites_the_wrist_and_asks_the_estimator_for_the_load():
+    """Its baseline records the payload excitation only; the loaded run's estimator identifies the load against it,
+    the simulator carrying the seeded load; the arm's own excitation and identification are untouched."""
+    baseline = {s.name: s for s in identify_graph(Run("panda", "sim", "out/bare", payload=True, record_only=True))}
+    assert set(baseline) == {"robot_id_sim", "recorder", "excitation"}
+    assert baseline["excitation"].parameters["trajectory_file"] == "panda_payload"
+    assert "load_seed" not in baseline["robot_id_sim"].parameters
+    loaded = Run("panda", "sim", "out/loaded", payload=True, payload_baselines=("out/bare/bag",), sim_load_seed=3)
+    nodes = {s.name: s for s in identify_graph(loaded)}
+    assert nodes["robot_id_sim"].parameters["load_seed"] == 3
+    assert nodes["estimator"].parameters | {"payload": True, "payload_baseline_bags": ["out/bare/bag"]} == \
+        nodes["estimator"].parameters
+    assert loaded.results_path == "out/loaded/bag_payload"
+    arm = {s.name: s for s in identify_graph(Run("panda"))}
+    assert arm["excitation"].parameters["trajectory_file"] == "panda" and "payload" not in arm["estimator"].parameters
+
+
+@pytest.mark.parametrize(("run", "problem"), [
+    (Run(payload_arm="a.json"), "an arm (--arm) and baseline bags (--baseline) are for a payload run (--payload)"),
+    (Run(payload=True, payload_arm="a.json", payload_baselines=("b",)), "not both"),
+    (Run(payload=True, record_only=True, payload_baselines=("b",)), "a run that only records identifies nothing"),
+    (Run(mode="hardware", sim_load_seed=1), "a simulated load (--sim-load) is for mode sim, not hardware"),
+    (Run(payload=True, friction_sweeps=("s",)), "--friction-sweep is for an arm's identification"),
+])
+def test_a_payload_request_that_cannot_work_is_refused_in_one_line(run, problem):
+    assert any(problem in line for line in run.problems()), run.problems()
 
 
 def test_the_runner_picks_a_domain_nobody_here_uses():

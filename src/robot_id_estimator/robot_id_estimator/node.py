@@ -9,6 +9,11 @@ or published (result topic) with success false and the reason; the node keeps se
 files as `python -m robot_id_estimator identify`: identification.json, the report, identified.urdf and
 identified.yaml. Bags of friction sweeps in the parameter friction_sweep_bags are read with every identification,
 like `identify --friction-sweep`: the Stribeck friction fitted to them (Luo et al. 2024) is taken out of the torque.
+
+With the parameter payload true it identifies the load on the flange instead (`python -m robot_id_estimator
+payload`): against the arm of payload_arm (an identification.json), of payload_baseline_bags (the same excitation
+without the load) or the URDF's; the result message carries the load in `payload`, robot_description_identified the
+arm with the load attached (arm_with_payload.urdf) when the load's model passed its check on held-out data.
 """
 
 from __future__ import annotations
@@ -17,7 +22,6 @@ import pathlib
 import sys
 import threading
 
-import numpy as np
 from rclpy.callback_groups import ReentrantCallbackGroup
 from rclpy.executors import MultiThreadedExecutor
 from rclpy.node import Node
@@ -33,59 +37,17 @@ from robot_id_contract.topics import (
     RECORDING_STATUS,
 )
 from robot_id_estimator.identify_and_write import identify_and_write
+from robot_id_estimator.messages import payload_message, result_message
+from robot_id_estimator.payload.identify_payload import identify_payload_and_write
 from robot_id_estimator.physical.problem import RetrievalError
 from robot_id_estimator.recordings.recording import DataError, Recording, load_recording
-from robot_id_estimator.results import Identification
+from robot_id_estimator.results import read_identification
 from robot_id_estimator.robot_setup import RobotSetup
 from robot_id_estimator.settings import EstimatorConfig, load_estimator_config
-from robot_id_model.physical import inertia_six
 from robot_id_model.robot_config import load_robot_config
 from robot_id_model.robot_model import load_robot_model
-from robot_id_msgs.msg import IdentificationResult, JointFriction, LinkInertial, RecordingStatus
+from robot_id_msgs.msg import IdentificationResult, RecordingStatus
 from robot_id_msgs.srv import IdentifyBag
-
-
-def _floats(values: np.ndarray) -> list[float]:
-    return [float(v) for v in np.asarray(values, dtype=float).ravel()]
-
-
-def result_message(result: Identification, output_dir: str) -> IdentificationResult:
-    """IdentificationResult of an identification (NaN for parameters the data did not identify).
-
-    JointFriction holds the linear terms and, when a sweep gave a Stribeck fit, its seven coefficients of
-    Luo et al. 2024, eq. (7).
-    """
-    failed = result.failed_sets()
-    msg = IdentificationResult(robot=result.setup.name, output_dir=output_dir, success=not failed,
-                               failed_sets=failed, warnings=list(result.warnings))
-    msg.message = (f"{', '.join(failed)} failed the check on held-out data" if failed else
-                   f"{len(result.essential.names)} essential of {len(result.base.names)} base parameters, "
-                   f"cond(Yb) = {result.metrics.condition_number:.4g}; best on held-out data: {result.best_set}")
-    msg.joint_names = list(result.setup.joint_names)
-    msg.base_names = list(result.base.names)
-    msg.base_expressions = list(result.base_expressions)
-    msg.base_values = _floats(result.base.values)
-    msg.base_rsd_percent = _floats(result.base.rsd_percent)
-    msg.essential_names = list(result.essential.names)
-    msg.essential_values = _floats(result.essential.values)
-    msg.essential_rsd_percent = _floats(result.essential.rsd_percent)
-    f = result.friction
-    for j, (name, law) in enumerate(zip(f.joint_names, f.laws(), strict=True)):
-        joint = JointFriction(joint_name=name, viscous_nm_s_rad=float(f.viscous_nm_s_rad[j]),
-                              coulomb_nm=float(f.coulomb_nm[j]), offset_nm=float(f.offset_nm[j]),
-                              coulomb_law=law.family, coulomb_velocity_rad_s=law.velocity_rad_s,
-                              coulomb_stribeck_ratio=law.ratio, coulomb_shift_rad_s=law.shift_rad_s,
-                              coulomb_travel_rad=law.travel_rad)
-        if f.stribeck is not None and not np.isnan(f.stribeck[j]).any():
-            joint.stribeck_coefficients = [float(c) for c in f.stribeck[j]]
-        msg.friction.append(joint)
-    if result.physical is not None:
-        for name, link in zip(result.physical.link_names, result.physical.links, strict=True):
-            msg.physical.append(LinkInertial(
-                link_name=name, mass_kg=float(link.mass_kg), com_m=_floats(link.com_m),
-                inertia_kg_m2=_floats(inertia_six(link.inertia_com_kg_m2))))
-    msg.condition_number = float(result.metrics.condition_number)
-    return msg
 
 
 class EstimatorNode(Node):
@@ -100,7 +62,8 @@ class EstimatorNode(Node):
             "torque_filter_time_constant_s": (0.0, descriptor(
                 "with urdf: first-order filter the robot applies to its torques")),
             "config": ("", descriptor("estimator config YAML (default settings when empty)")),
-            "output_dir": ("", descriptor("results go to <output_dir>/<bag name>; empty: beside the bag")),
+            "output_dir": ("", descriptor("results go to <output_dir>/<bag name>; empty: beside the bag, in <bag "
+                                          "name>_identification (_payload with payload)")),
             "period_s": (0.0, descriptor("period of the data when the bag has no trajectory description")),
             "allow_outside_limits": (False, descriptor(
                 "identify data with positions outside the URDF's limits (--allow-outside-limits)")),
@@ -111,6 +74,16 @@ class EstimatorNode(Node):
                 "bags of friction sweeps (forward/backward joint passes at constant speeds) recorded by the recorder: "
                 "the Stribeck friction fitted to them is taken out of the torque; read at every identification",
                 read_only=False)),
+            "payload": (False, descriptor(
+                "identify the load on the flange (or payload_frame) from the bag, not the arm: payload.yaml, "
+                "payload.urdf, arm_with_payload.urdf (python -m robot_id_estimator payload)")),
+            "payload_arm": ("", descriptor(
+                "payload: identification.json of the arm without the load (its best set); empty: the URDF's arm, "
+                "unless payload_baseline_bags")),
+            "payload_baseline_bags": (Parameter.Type.STRING_ARRAY, descriptor(
+                "payload: bags of the same excitation without the load (the two-recording method: the arm's own "
+                "terms cancel)")),
+            "payload_frame": ("", descriptor("payload: the frame the load is fixed to (empty: the config's flange)")),
         })
         self.robot, self.urdf, self.joint_names = p["robot"], p["urdf"], p["joint_names"]
         self.torque_filter_time_constant_s = p["torque_filter_time_constant_s"]
@@ -118,7 +91,12 @@ class EstimatorNode(Node):
         self.allow_outside_limits = p["allow_outside_limits"]
         self.allow_implausible_torque = p["allow_implausible_torque"]
 
+        self.payload, self.payload_frame = p["payload"], p["payload_frame"] or None
+        self.payload_baselines = tuple(p["payload_baseline_bags"] or ())
         self.setup = self._setup()
+        self.payload_arm = read_identification(p["payload_arm"]) if p["payload_arm"] else None
+        if self.payload_arm is not None and self.payload_baselines:
+            raise ValueError("payload: give payload_arm or payload_baseline_bags, not both")
         self.config = load_estimator_config(self.config_path) if self.config_path else EstimatorConfig()
         self._lock = threading.Lock()
         self._started: set[str] = set()
@@ -148,11 +126,13 @@ class EstimatorNode(Node):
         bag = pathlib.Path(bag_path)
         if self.output_dir:
             return pathlib.Path(self.output_dir) / bag.name
-        return bag.parent / f"{bag.name}_identification"
+        return bag.parent / f"{bag.name}_{'payload' if self.payload else 'identification'}"
 
     def identify_bag(self, bag_path: str, output_dir: str = "") -> tuple[IdentificationResult, str]:
         """Identify, write identification.json and the report, publish the result; returns (result, summary)."""
         out = self._out_dir(bag_path, output_dir)
+        if self.payload:
+            return self._identify_payload(bag_path, out)
         with self._lock:
             self.get_logger().info(f"identifying {bag_path}")
             recording = load_recording(bag_path, self.setup.joint_names, self.period_s or None)
@@ -179,16 +159,44 @@ class EstimatorNode(Node):
         self._publish(msg)
         return msg, summary
 
+    def _identify_payload(self, bag_path: str, out: pathlib.Path) -> tuple[IdentificationResult, str]:
+        """The load in the bag against the arm (payload_arm, payload_baseline_bags or the URDF's); written to out,
+        the arm with the load published as the identified description when its model passed its check."""
+        with self._lock:
+            self.get_logger().info(f"identifying the payload in {bag_path}")
+            recording = load_recording(bag_path, self.setup.joint_names, self.period_s or None)
+            baselines = self._bags("payload_baseline_bags", "payload baseline", self.period_s or None)
+            written = identify_payload_and_write([recording], self.setup, out, self.config, self.payload_arm,
+                                                 baselines, self.payload_frame)
+        msg = payload_message(written, self.setup.name, self.setup.joint_names, str(out))
+        for note in written.notes:
+            self.get_logger().info(note)
+        for warning in written.warnings:
+            self.get_logger().warning(warning)
+        summary = f"{msg.message}; wrote {out}"
+        if msg.success:
+            self.get_logger().info(summary)
+            self.urdf_publisher.publish(String(data=(out / "arm_with_payload.urdf").read_text()))
+        else:
+            self.get_logger().error(summary)
+        self._publish(msg)
+        return msg, summary
+
     def _friction_sweeps(self) -> list[Recording]:
         """The recordings of the bags in friction_sweep_bags, read as the main bag is; DataError naming the bag."""
-        sweeps = []
-        for path in self.get_parameter_or("friction_sweep_bags").value or []:  # unset: None
-            self.get_logger().info(f"loading friction sweep {path}")
+        return self._bags("friction_sweep_bags", "friction sweep")
+
+    def _bags(self, parameter: str, what: str, period_s: float | None = None) -> list[Recording]:
+        """The recordings of the bags in a string-array parameter (`period_s` for bags without a trajectory
+        description); DataError naming the bag."""
+        recordings = []
+        for path in self.get_parameter_or(parameter).value or []:  # unset: None
+            self.get_logger().info(f"loading {what} {path}")
             try:
-                sweeps.append(load_recording(path, self.setup.joint_names))
+                recordings.append(load_recording(path, self.setup.joint_names, period_s))
             except (DataError, OSError) as err:
-                raise DataError(f"friction sweep: {err}") from None
-        return sweeps
+                raise DataError(f"{what}: {err}") from None
+        return recordings
 
     def _publish(self, msg: IdentificationResult) -> None:
         msg.header.stamp = self.get_clock().now().to_msg()
