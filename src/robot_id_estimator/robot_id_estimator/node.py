@@ -141,22 +141,11 @@ class EstimatorNode(Node):
                                          self.allow_implausible_torque)
         result, files = written.result, written.model_files
         msg = result_message(result, str(out))
-        # everything said before the result goes out: a runner stops the graph once it has the result, and a
-        # line logged after that would be lost with the node's context
-        for note in written.notes:
-            self.get_logger().info(note)
-        for warning in written.warnings:
-            self.get_logger().warning(warning)
         summary = f"{msg.message}; wrote {out}"
         if result.unidentified:
             summary += f"; not identified: {', '.join(result.unidentified)}"
-        if msg.success:  # one severity per call site: rclpy refuses a call site that changes it
-            self.get_logger().info(summary)
-        else:
-            self.get_logger().error(summary)
-        if files is not None and result.passed("physical"):
-            self.urdf_publisher.publish(String(data=files.urdf.read_text()))
-        self._publish(msg)
+        description = files.urdf if files is not None and result.passed("physical") else None
+        self._report(msg, summary, written.notes, written.warnings, description)
         return msg, summary
 
     def _identify_payload(self, bag_path: str, out: pathlib.Path) -> tuple[IdentificationResult, str]:
@@ -169,18 +158,27 @@ class EstimatorNode(Node):
             written = identify_payload_and_write([recording], self.setup, out, self.config, self.payload_arm,
                                                  baselines, self.payload_frame)
         msg = payload_message(written, self.setup.name, self.setup.joint_names, str(out))
-        for note in written.notes:
-            self.get_logger().info(note)
-        for warning in written.warnings:
-            self.get_logger().warning(warning)
         summary = f"{msg.message}; wrote {out}"
-        if msg.success:
+        self._report(msg, summary, written.notes, written.warnings,
+                     out / "arm_with_payload.urdf" if written.passed else None)
+        return msg, summary
+
+    def _report(self, msg: IdentificationResult, summary: str, notes: tuple[str, ...], warnings: tuple[str, ...],
+                description: pathlib.Path | None) -> None:
+        """Log the notes, warnings and summary, publish the model file `description` (a URDF) and the result."""
+        # everything said before the result goes out: a runner stops the graph once it has the result, and a
+        # line logged after that would be lost with the node's context
+        for note in notes:
+            self.get_logger().info(note)
+        for warning in warnings:
+            self.get_logger().warning(warning)
+        if msg.success:  # one severity per call site: rclpy refuses a call site that changes it
             self.get_logger().info(summary)
-            self.urdf_publisher.publish(String(data=(out / "arm_with_payload.urdf").read_text()))
         else:
             self.get_logger().error(summary)
+        if description is not None:
+            self.urdf_publisher.publish(String(data=description.read_text()))
         self._publish(msg)
-        return msg, summary
 
     def _friction_sweeps(self) -> list[Recording]:
         """The recordings of the bags in friction_sweep_bags, read as the main bag is; DataError naming the bag."""

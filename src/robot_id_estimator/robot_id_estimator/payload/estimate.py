@@ -24,10 +24,11 @@ HELD_RSD_PERCENT = 50.0
 MOMENT_RSD_PERCENT = 10.0
 """A principal moment about the CoM whose relative standard deviation exceeds this is not determined: the excitation
 moved the load too little to tell it (moments are small differences of the parameters about the frame's origin)."""
-MOMENT_BOUND_PERCENT = 50.0
+MOMENT_BOUND_PERCENT = 20.0
 """A principal moment the arm model's error could move by more than this (arm_error: a worst case, the error aligned
-with the moment's equations in every sample) is not determined against that arm model. On the simulated Panda the
-identified arm's errors were 0.3-0.5 of the bound (benchmarks/payload.py)."""
+with the moment's equations in every sample) is not determined against that arm model: a moment named determined is
+within this even in the worst case (the accuracy issue 29 asks for). On the simulated Panda the identified arm's
+moment errors were 0.3-0.7 of their bounds (benchmarks/payload.py)."""
 DRAWS = 4000
 """Draws from the least-squares distribution that give the principal moments' standard deviations."""
 

@@ -104,7 +104,8 @@ def baseline_arm(baseline: Sequence[Recording], setup: RobotSetup, config: Estim
     """The arm identified from recordings of the same excitation without the load (base parameters and friction;
     no physical stage): its own terms then cancel from the loaded run's torque, whatever the URDF says."""
     result = identify(list(baseline), setup, dataclasses.replace(config, physical=PhysicalConfig(method="none")))
-    return identified_arm(result, "the arm identified from the baseline recordings")
+    arm = identified_arm(result, "the arm identified from the baseline recordings")
+    return dataclasses.replace(arm, error_rms_nm=None)  # fitted to this motion: its error cancels
 
 
 def _arm_urdf(arm: Identification | None, setup: RobotSetup) -> str:
