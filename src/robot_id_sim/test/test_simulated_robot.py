@@ -206,7 +206,7 @@ def test_the_controller_saturates_at_the_torque_limits(arm):
 
 def test_the_arm_reaches_a_pose_under_a_load_its_controller_does_not_know(arm):
     """The seeded 2.8 kg load on the iiwa14's flange, not in the controller's model: 1 s after a 2 s move the arm is
-    within 5 mrad of the goal (measured 3.2: the integral rests once the joints do; with the PD alone joint 6 stayed
+    within 5 mrad of the goal (measured 3.3: the integral rests once the joints do; with the PD alone joint 6 stayed
     23 mrad low, more than the excitation node's 17 mrad start-pose tolerance), and it starts settled where it was
     put."""
     shipped = arm("iiwa14")
