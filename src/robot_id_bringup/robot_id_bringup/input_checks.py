@@ -78,6 +78,35 @@ def trajectory_problems(run: Run, config: RobotConfig) -> list[str]:
             f"{lines[2]}; all of them: python -m robot_id_excitation check {name} --robot {run.robot}"]
 
 
+def payload_problems(run: Run, config: RobotConfig) -> list[str]:
+    """The arm models of a payload run read as the estimator will read them, before the arm moves with the load on:
+    each baseline bag a closed bag of this robot's joints, the arm's identification one of this robot."""
+    if not (run.payload_baselines or run.payload_arm):
+        return []  # and the estimator's modules (scipy, pinocchio) not imported: a request answers at once
+    from robot_id_estimator.recordings.recording import load_recording
+    from robot_id_estimator.results import read_identification
+
+    problems = []
+    for bag in run.payload_baselines:
+        problem = bag_problem(bag, "payload baseline bag")
+        if not problem:
+            try:
+                load_recording(bag, config.joint_names)
+            except (OSError, ValueError) as err:
+                problem = f"--baseline {bag}: {err}"
+        problems.append(problem)
+    if run.payload_arm:
+        try:
+            arm = read_identification(run.payload_arm)
+        except (OSError, ValueError) as err:
+            problems.append(f"--arm {run.payload_arm}: {err}")
+        else:
+            if tuple(arm.setup.joint_names) != tuple(config.joint_names):
+                problems.append(f"--arm {run.payload_arm} is an identification of {arm.setup.name} (joints "
+                                f"{', '.join(arm.setup.joint_names)}), not of {config.robot}")
+    return problems
+
+
 def input_problems(run: Run) -> list[str]:
     """The robot config, then (only when it loads) the trajectory, and the bags to identify."""
     from robot_id_model.robot_config import load_robot_config
@@ -91,14 +120,12 @@ def input_problems(run: Run) -> list[str]:
             problems.append(f"--robot: {err}")
         else:
             problems += trajectory_problems(run, config) if run.mode != "replay" else []
+            problems += payload_problems(run, config)
     if run.mode == "replay" and run.bag:
         problems.append(bag_problem(run.bag))
     elif run.mode != "replay" and pathlib.Path(run.bag_path).exists():
         problems.append(f"--out {run.output_dir} already holds a recording ({run.bag_path}): choose a new --out")
     problems += [bag_problem(bag, "friction sweep bag") for bag in run.friction_sweeps]
-    problems += [bag_problem(bag, "payload baseline bag") for bag in run.payload_baselines]
-    if run.payload_arm and not pathlib.Path(run.payload_arm).is_file():
-        problems.append(f"--arm: no identification at {run.payload_arm}")
     if run.friction_sweeps and run.records_sweep:
         problems.append("a friction-sweep run only records; give --friction-sweep to the identification run after it")
     return [p for p in problems if p]

@@ -30,6 +30,9 @@ def test_a_seeded_load_is_identified_through_the_graph_against_a_baseline(tmp_pa
                           text=True, timeout=300)
     assert bare.returncode == 0, bare.stdout[-3000:] + bare.stderr[-2000:]
     assert "estimator" not in bare.stdout.splitlines()[0]  # it only records
+    other = subprocess.run([*RUNNER, "--robot", "panda", "--baseline", str(tmp_path / "bare" / "bag"), "--out",
+                            str(tmp_path / "other")], env=env, capture_output=True, text=True, timeout=120)
+    assert other.returncode == 2 and "error: --baseline" in other.stderr and "fer_joint" in other.stderr, other.stderr
     run = Run("iiwa14", "sim", str(tmp_path / "loaded"), payload=True)
     loaded = subprocess.run([*RUNNER, "--sim-load", "1", "--baseline", str(tmp_path / "bare" / "bag"), "--out",
                              run.output_dir], env=env, capture_output=True, text=True, timeout=300)

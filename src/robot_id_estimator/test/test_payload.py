@@ -143,3 +143,13 @@ def test_the_command_line_writes_every_format_and_refuses_a_load_that_is_not_the
                  "--out", str(tmp_path / "none")]) == 3
     assert main(["payload", "--robot", str(IIWA14), "--data", str(tmp_path / "bare.csv"), "--mass-range", "2",
                  "--out", str(tmp_path / "x")]) == 2
+
+
+def test_a_load_held_at_its_mass_bound_is_said_loudly(arm, tmp_path, capsys):
+    """A mass range below the load's (1.5 kg, given 0-1 kg): the mass comes out at the bound, and the user is told
+    the data push beyond it."""
+    save_csv(_recording(arm, LOADS["1.5 kg, 10 cm off the axis"]), tmp_path / "loaded.csv")
+    main(["payload", "--robot", str(IIWA14), "--data", str(tmp_path / "loaded.csv"), "--mass-range", "0,1",
+          "--out", str(tmp_path / "out")])
+    assert yaml.safe_load((tmp_path / "out" / "payload.yaml").read_text())["mass_kg"] == pytest.approx(1.0, abs=1e-3)
+    assert "warning: the load's mass 1 kg is at its bound (mass range 0-1 kg)" in capsys.readouterr().err

@@ -50,9 +50,9 @@ EXPLAINED_FRACTION = 0.5
 frame, no load)."""
 
 
-URDF_ARM_WARNING = ("the load is identified against the URDF's arm, whose model error goes into it (on the simulated "
-                    "Panda, perturbed 10 % from its URDF, a 1.5 kg load's CoM came out 29 mm off, against 0.1 mm by "
-                    "the baseline method): give --arm or --baseline")
+URDF_ARM_WARNING = ("the load is identified against the URDF's arm, whose model error goes into it (a tool the URDF "
+                    "does not hold adds its whole mass; on the simulated Panda, perturbed 10 % from its URDF, a 1.5 kg "
+                    "load's CoM came out 29 mm off, against 0.1 mm by the baseline method): give --arm or --baseline")
 
 
 @dataclass(frozen=True)
@@ -75,6 +75,10 @@ def identify_payload_and_write(recordings: Sequence[Recording], setup: RobotSetu
     from `baseline` recordings without the load, or the URDF's arm; written to out_dir (module docstring)."""
     if arm is not None and baseline:
         raise ValueError("give the arm's identification or baseline recordings, not both")
+    if arm is not None and tuple(arm.setup.joint_names) != tuple(setup.joint_names):
+        raise ValueError(f"the arm's identification is of {arm.setup.name} (joints {', '.join(arm.setup.joint_names)})"
+                         f", not of {setup.name} ({', '.join(setup.joint_names)}): give an identification of this "
+                         "robot")
     model = (identified_arm(arm, "the identified arm") if arm is not None else
              baseline_arm(baseline, setup, config) if baseline else urdf_arm(setup))
     frame = frame or setup.flange_frame or model.robot.link_names[-1]
@@ -96,8 +100,27 @@ def identify_payload_and_write(recordings: Sequence[Recording], setup: RobotSetu
         notes.extend(mjcf_notes)
     except MujocoExportError as err:
         notes.append(f"arm_with_payload.xml not written: {err}")
-    warnings = () if arm is not None or baseline else (URDF_ARM_WARNING,)
+    warnings = (() if arm is not None or baseline else (URDF_ARM_WARNING,)) + _bound_warnings(estimate, bounds)
     return PayloadResult(frame, model.description, estimate, passed, tuple(paths), tuple(notes), warnings)
+
+
+def _bound_warnings(estimate: PayloadEstimate, bounds: PayloadBounds) -> tuple[str, ...]:
+    """What the user must know before using the load: a value held at a bound (the data pushed beyond it: a wrong
+    arm model, frame or mass range) and the principal moments the motion did not determine."""
+    load, warnings = estimate.inertial, []
+    if any(abs(load.mass_kg - m) <= 1e-3 * max(bounds.mass_kg[1], 1e-3) for m in bounds.mass_kg):
+        warnings.append(f"the load's mass {load.mass_kg:.4g} kg is at its bound (mass range {bounds.mass_kg[0]:g}-"
+                        f"{bounds.mass_kg[1]:g} kg): the data push beyond it; is the arm model, the frame or the "
+                        "mass range wrong?")
+    if float(np.linalg.norm(load.com_m)) >= 0.999 * bounds.reach_m:
+        warnings.append(f"the load's CoM is at its reach bound ({bounds.reach_m:g} m from the frame): the data push "
+                        "beyond it; is the arm model, the frame or the mass range wrong?")
+    if estimate.undetermined_moments:
+        which = ", ".join(str(k + 1) for k in estimate.undetermined_moments)
+        warnings.append(f"principal moments {which} (ascending) are not determined by this motion and arm model: the "
+                        "exports hold them as fitted (payload.yaml: undetermined_principal_moments); do not rely on "
+                        "the load's inertia there")
+    return tuple(warnings)
 
 
 def baseline_arm(baseline: Sequence[Recording], setup: RobotSetup, config: EstimatorConfig) -> ArmModel:
