@@ -83,6 +83,7 @@ def payload_problems(run: Run, config: RobotConfig) -> list[str]:
     each baseline bag a closed bag of this robot's joints, the arm's identification one of this robot."""
     if not (run.payload_baselines or run.payload_arm):
         return []  # and the estimator's modules (scipy, pinocchio) not imported: a request answers at once
+    from robot_id_estimator.payload.identify_payload import other_robot
     from robot_id_estimator.recordings.recording import load_recording
     from robot_id_estimator.results import read_identification
 
@@ -101,9 +102,8 @@ def payload_problems(run: Run, config: RobotConfig) -> list[str]:
         except (OSError, ValueError) as err:
             problems.append(f"--arm {run.payload_arm}: {err}")
         else:
-            if tuple(arm.setup.joint_names) != tuple(config.joint_names):
-                problems.append(f"--arm {run.payload_arm} is an identification of {arm.setup.name} (joints "
-                                f"{', '.join(arm.setup.joint_names)}), not of {config.robot}")
+            problem = other_robot(arm, config.robot, config.joint_names)
+            problems.append(f"--arm {run.payload_arm} {problem}" if problem else "")
     return problems
 
 

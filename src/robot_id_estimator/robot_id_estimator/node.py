@@ -92,10 +92,9 @@ class EstimatorNode(Node):
         self.allow_implausible_torque = p["allow_implausible_torque"]
 
         self.payload, self.payload_frame = p["payload"], p["payload_frame"] or None
-        self.payload_baselines = tuple(p["payload_baseline_bags"] or ())
         self.setup = self._setup()
         self.payload_arm = read_identification(p["payload_arm"]) if p["payload_arm"] else None
-        if self.payload_arm is not None and self.payload_baselines:
+        if self.payload_arm is not None and p["payload_baseline_bags"]:
             raise ValueError("payload: give payload_arm or payload_baseline_bags, not both")
         self.config = load_estimator_config(self.config_path) if self.config_path else EstimatorConfig()
         self._lock = threading.Lock()
@@ -129,7 +128,8 @@ class EstimatorNode(Node):
         return bag.parent / f"{bag.name}_{'payload' if self.payload else 'identification'}"
 
     def identify_bag(self, bag_path: str, output_dir: str = "") -> tuple[IdentificationResult, str]:
-        """Identify, write identification.json and the report, publish the result; returns (result, summary)."""
+        """Identify (the arm, or with payload the load), write the results, publish them; returns (result,
+        summary)."""
         out = self._out_dir(bag_path, output_dir)
         if self.payload:
             return self._identify_payload(bag_path, out)

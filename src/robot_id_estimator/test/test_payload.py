@@ -13,12 +13,13 @@ from estimator_synthetic import IIWA14, iiwa14_setup
 
 from robot_id_estimator.__main__ import main
 from robot_id_estimator.payload.estimate import PayloadBounds, estimate_payload
-from robot_id_estimator.payload.identify_payload import baseline_arm
+from robot_id_estimator.payload.identify_payload import baseline_arm, other_robot
 from robot_id_estimator.payload.samples import payload_samples, urdf_arm
+from robot_id_estimator.pipeline import identify
 from robot_id_estimator.processing.samples import ProcessingConfig
 from robot_id_estimator.recordings.recording import Recording, save_csv
 from robot_id_estimator.recordings.synthetic import periodic_recording, random_motion
-from robot_id_estimator.settings import EstimatorConfig
+from robot_id_estimator.settings import EstimatorConfig, PhysicalConfig
 from robot_id_model.physical import LinkInertial, link_from_standard
 from robot_id_model.robot_model import load_robot_model
 
@@ -116,6 +117,16 @@ def test_the_arm_models_error_moves_the_load_no_further_than_its_bound(arm):
     assert np.all(moved <= wrong.arm_error.moments_percent), (moved, wrong.arm_error)
     assert set(wrong.undetermined_moments) >= set(np.flatnonzero(wrong.arm_error.moments_percent > 50.0))
     assert right.arm_error is None  # the URDF's arm tells no error
+
+
+def test_an_identification_of_another_robot_is_named_as_such(arm):
+    """The runner (before the arm moves) and the estimator refuse an --arm of other joints with the same line."""
+    result = identify([_recording(arm, None)], arm,
+                      dataclasses.replace(EstimatorConfig(), physical=PhysicalConfig(method="none")))
+    assert other_robot(result, arm.name, arm.joint_names) == ""
+    panda = tuple(f"fer_joint{j}" for j in range(1, 8))
+    assert other_robot(result, "panda", panda).startswith(f"is of {arm.name} (joints lbr_A1, ") and \
+        "not of panda (fer_joint1, " in other_robot(result, "panda", panda)
 
 
 def _scaled_masses(urdf: str, factor: float) -> str:

@@ -82,8 +82,8 @@ class TrackingController:
 
     def torque_nm(self, q_rad: np.ndarray, dq_rad_s: np.ndarray, desired: tuple[np.ndarray, ...],
                   dt_s: float) -> np.ndarray:
-        """The drive torque at this state; the error's integral advanced by `dt_s` where the drive is not
-        saturated."""
+        """The drive torque at this state; the error's integral advanced by `dt_s` where it integrates (the class
+        docstring)."""
         q_d, dq_d, ddq_d = desired
         error_rad = q_d - q_rad
         ddq_ref = (ddq_d + self.kp * error_rad + self.kd * (dq_d - dq_rad_s)

@@ -75,10 +75,9 @@ def identify_payload_and_write(recordings: Sequence[Recording], setup: RobotSetu
     from `baseline` recordings without the load, or the URDF's arm; written to out_dir (module docstring)."""
     if arm is not None and baseline:
         raise ValueError("give the arm's identification or baseline recordings, not both")
-    if arm is not None and tuple(arm.setup.joint_names) != tuple(setup.joint_names):
-        raise ValueError(f"the arm's identification is of {arm.setup.name} (joints {', '.join(arm.setup.joint_names)})"
-                         f", not of {setup.name} ({', '.join(setup.joint_names)}): give an identification of this "
-                         "robot")
+    problem = "" if arm is None else other_robot(arm, setup.name, setup.joint_names)
+    if problem:
+        raise ValueError(f"the arm's identification {problem}")
     model = (identified_arm(arm, "the identified arm") if arm is not None else
              baseline_arm(baseline, setup, config) if baseline else urdf_arm(setup))
     frame = frame or setup.flange_frame or model.robot.link_names[-1]
@@ -102,6 +101,14 @@ def identify_payload_and_write(recordings: Sequence[Recording], setup: RobotSetu
         notes.append(f"arm_with_payload.xml not written: {err}")
     warnings = (() if arm is not None or baseline else (URDF_ARM_WARNING,)) + _bound_warnings(estimate, bounds)
     return PayloadResult(frame, model.description, estimate, passed, tuple(paths), tuple(notes), warnings)
+
+
+def other_robot(arm: Identification, robot: str, joint_names: Sequence[str]) -> str:
+    """Why `arm` is not an identification of `robot` with `joint_names` ('' when it is)."""
+    if tuple(arm.setup.joint_names) == tuple(joint_names):
+        return ""
+    return (f"is of {arm.setup.name} (joints {', '.join(arm.setup.joint_names)}), not of {robot} "
+            f"({', '.join(joint_names)}): give an identification of this robot")
 
 
 def _bound_warnings(estimate: PayloadEstimate, bounds: PayloadBounds) -> tuple[str, ...]:
