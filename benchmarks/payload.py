@@ -31,7 +31,7 @@ import numpy as np
 from robot_id_bringup.payload_check import LOADS, band_limit, load_errors, load_runs, prediction_errors
 from robot_id_bringup.truth_check import followed
 from robot_id_estimator.payload.estimate import PayloadBounds, estimate_payload
-from robot_id_estimator.payload.identify_payload import baseline_arm
+from robot_id_estimator.payload.identify_payload import baseline_arm, check_failures
 from robot_id_estimator.payload.samples import ArmModel, identified_arm, payload_samples, urdf_arm
 from robot_id_estimator.pipeline import identify
 from robot_id_estimator.robot_setup import RobotSetup
@@ -74,6 +74,7 @@ def one_method(setup: RobotSetup, model: ArmModel, runs, load, arm: ArmModel) ->
                                                                            for b in bounds.moments_percent],
             "held_out_over_load_torque": round(float(estimate.held_out_rms_nm.sum()
                                                      / estimate.load_torque_rms_nm.sum()), 3),
+            "check_failed_joints": list(check_failures(estimate, samples.noise_std_nm, setup.joint_names)),
             "unseen_arm_only_nm": round(float(predicted.arm_only_nm.sum()), 3),
             "unseen_arm_and_load_nm": round(float(predicted.arm_and_load_nm.sum()), 3),
             "identify_s": round(identify_s, 2)}
@@ -112,7 +113,8 @@ def main() -> None:
             if isinstance(f, dict):
                 print(f"{name:>7} {label:>15}: mass {f['mass_percent']:+6.2f} %, CoM {f['com_mm']:5.1f} mm, moments "
                       f"{f['moments_percent']} % (undetermined {f['undetermined_moments']}, arm-error bound "
-                      f"{f['arm_error_bound_moments_percent']}), held-out/load {f['held_out_over_load_torque']}; "
+                      f"{f['arm_error_bound_moments_percent']}), held-out/load {f['held_out_over_load_torque']} "
+                      f"(check failed on {f['check_failed_joints'] or 'none'}); "
                       f"unseen motion, sum of RMS: identified arm {f['unseen_arm_only_nm']} Nm without the load, "
                       f"with this load on it {f['unseen_arm_and_load_nm']} Nm", flush=True)
     print(json.dumps({"benchmark": "payload", "robot": ROBOT, "design_s": round(design_s, 1),

@@ -109,6 +109,8 @@ class Run:
                             "--friction-sweep to the run that identifies")
         if self.payload and self.friction_sweeps:
             problems.append("--friction-sweep is for an arm's identification, not a payload's")
+        if self.sim_load_seed < -1:
+            problems.append(f"a simulated load's seed (--sim-load) is 0 or more (-1: none), not {self.sim_load_seed}")
         if self.sim_load_seed >= 0 and self.mode != "sim":
             problems.append(f"a simulated load (--sim-load) is for mode sim, not {self.mode}")
         return problems

@@ -147,13 +147,18 @@ def test_a_long_run_of_nans_is_refused_with_column_and_samples(files, tmp_path, 
         (["identify", "--robot", "IIWA14", "--joints", "A1", "--data", "VAL", "--out", "o"], "--joints goes with"),
         (["identify", "--robot", "IIWA14", "--data", "VAL", "--out", "o", "--config", "CONFIG"], "unknown keys"),
         (["validate", "--result", "missing.json", "--data", "VAL", "--out", "o"], "missing.json: no such file"),
+        (["payload", "--robot", "IIWA14", "--data", "VAL", "--baseline", "EMPTY", "--out", "o"],
+         "not a rosbag2 bag: EMPTY holds no metadata.yaml (give the bag's directory as ros2 bag record writes it)"),
     ],
 )
 def test_bad_input_exits_2_with_one_line(files, tmp_path, capsys, argv, expected):
     tmp, *_ = files
     (tmp_path / "config.yaml").write_text("estimation:\n  methd: ols\n")
-    replace = {"IIWA14": str(IIWA14), "VAL": str(tmp / "val.csv"), "CONFIG": str(tmp_path / "config.yaml")}
+    (tmp_path / "empty").mkdir()
+    replace = {"IIWA14": str(IIWA14), "VAL": str(tmp / "val.csv"), "CONFIG": str(tmp_path / "config.yaml"),
+               "EMPTY": str(tmp_path / "empty")}
     argv = [replace.get(a, a) for a in argv]
+    expected = expected.replace("EMPTY", str(tmp_path / "empty"))
     argv = [str(tmp_path / a) if a in ("missing.csv", "o", "missing.json") else a for a in argv]
     assert main(argv) == 2
     message = _error(capsys)

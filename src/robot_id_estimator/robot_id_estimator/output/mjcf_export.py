@@ -20,7 +20,7 @@ MUJOCO_MESH_FORMATS = frozenset({".stl", ".obj", ".msh"})
 
 
 class MujocoExportError(ValueError):
-    """MuJoCo refused the identified model, with its reason."""
+    """MuJoCo refused a model, with its reason."""
 
 
 def mujoco_ready(urdf_text: str, urdf_dir: str | pathlib.Path) -> tuple[str, tuple[str, ...]]:
@@ -67,7 +67,7 @@ def _compiled(ready_text: str) -> mujoco.MjModel:
     try:
         return mujoco.MjModel.from_xml_string(ready_text)
     except ValueError as err:
-        raise MujocoExportError(f"MuJoCo does not load the identified model: {err}") from None
+        raise MujocoExportError(f"MuJoCo does not load this model: {'; '.join(str(err).splitlines())}") from None
 
 
 def write_mjcf(urdf_text: str, urdf_dir: str | pathlib.Path, out_path: str | pathlib.Path

@@ -1,11 +1,12 @@
 """The payload's share of the measured torque, with its regressor, from recordings with the load.
 
 In: recordings with the load and the arm's model without it (ArmModel: an identification's best set, the URDF's
-rigid bodies, or an identification of baseline recordings of the same excitation without the load). Out:
-PayloadSamples, τ_load = τ − τ_arm(q, dq, ddq), every model-side signal filtered exactly as the torque it is
-compared with (processing.model_side.torque_side). The arm's torque is predicted on the loaded run's own motion: a
-robot tracks a little differently with a load (the simulated Panda's joint 7 by 0.05 rad RMS with 1.5 kg), so the
-recordings are never subtracted sample by sample.
+rigid bodies, or an identification of baseline recordings of the same excitation without the load, with what it
+misses on them). Out: PayloadSamples, τ_load = τ − τ_arm(q, dq, ddq) (− the baseline's residual at the same phase),
+every model-side signal filtered exactly as the torque it is compared with (processing.model_side.torque_side). The
+arm's torque is predicted on the loaded run's own motion: a robot tracks differently with a load (the simulated
+Panda's joint 7 by 28 mrad RMS with 1.7 kg), so the recordings are not subtracted sample by sample alone
+(payload.baseline).
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import numpy as np
 
 from robot_id_estimator.estimation.least_squares import rsd_filter_factor
 from robot_id_estimator.friction.stribeck_fit import stribeck_model_torque
+from robot_id_estimator.payload.baseline import BaselineResidual
 from robot_id_estimator.processing.model_side import torque_side
 from robot_id_estimator.processing.regression_data import N_FOLDS
 from robot_id_estimator.processing.samples import ProcessedData, ProcessingConfig, process
@@ -41,6 +43,8 @@ class ArmModel:
     error_rms_nm: np.ndarray | None = None
     """(n,) its RMS error on motions it was not fitted to (an identification's held-out check); None where its error
     cancels (identified from a baseline of the same motion) or is not known (the URDF's)."""
+    baseline: BaselineResidual | None = None
+    """What it misses on baseline recordings of the loaded run's excitation (payload.baseline), subtracted too."""
 
     def torque_nm(self, data: ProcessedData) -> np.ndarray:
         y = regressor(self.robot, data.q_rad, data.dq_rad_s, data.ddq_rad_s2)[..., self.columns]
@@ -92,10 +96,14 @@ def payload_samples(arm: ArmModel, frame: str, recordings: Sequence[Recording], 
         y = torque_side(payload_regressor(arm.robot, frame, data.q_rad, data.dq_rad_s, data.ddq_rad_s2), data,
                         processing, time_constant_s)
         tau = data.tau_nm - torque_side(arm.torque_nm(data), data, processing, time_constant_s)
+        noise_var = None if data.noise_var_nm2 is None or data.n_periods < 2 else data.noise_var_nm2 / data.n_periods
+        if arm.baseline is not None:
+            tau = tau - arm.baseline.at_phase_of(data, rec.source)
+            baseline_var = arm.baseline.noise_var_nm2
+            noise_var = None if noise_var is None or baseline_var is None else noise_var + baseline_var
         moving = np.abs(data.dq_rad_s) >= min_speed_rad_s
         y, tau = y * moving[:, :, None], tau * moving
-        noise = None if data.noise_var_nm2 is None or data.n_periods < 2 else np.sqrt(
-            data.noise_var_nm2 / data.n_periods)
+        noise = None if noise_var is None else np.sqrt(noise_var)
         parts.append((y, tau, noise, np.arange(len(tau)) * N_FOLDS // len(tau) + N_FOLDS * i))
         notes.extend(data.notes)
     noises = [p[2] for p in parts]

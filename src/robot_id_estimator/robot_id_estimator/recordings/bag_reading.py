@@ -194,6 +194,10 @@ def _bag_contents(path: pathlib.Path, store: Typestore, repairs: list[str]) -> _
             raws = [(stamp, bytes(raw)) for _, stamp, raw in reader.messages([topic])]
     except ReaderError as err:
         raise DataError(f"{path}: not a readable rosbag2 bag ({err})") from None
+    except FileNotFoundError:
+        folder = path if path.is_dir() else path.parent
+        raise DataError(f"{path}: not a rosbag2 bag: {folder} holds no metadata.yaml (give the bag's directory as "
+                        "ros2 bag record writes it)") from None
     if not raws:
         raise DataError(f"{path}: {topic.topic} holds no message")
     receive_ns = np.array([stamp for stamp, _ in raws], dtype=np.int64)
