@@ -14,6 +14,7 @@ from robot_id_bringup.graph import Run
 from robot_id_model.command_line import robot_source_problems
 
 if TYPE_CHECKING:
+    from robot_id_estimator.recordings.recording import Recording
     from robot_id_model.robot_config import RobotConfig
 
 STORAGE_SUFFIXES = (".mcap", ".db3")
@@ -92,9 +93,10 @@ def payload_problems(run: Run, config: RobotConfig) -> list[str]:
         problem = bag_problem(bag, "payload baseline bag")
         if not problem:
             try:
-                load_recording(bag, config.joint_names)
+                problem = _other_excitation(load_recording(bag, config.joint_names), run.trajectory_name)
             except (OSError, ValueError) as err:
-                problem = f"--baseline {bag}: {err}"
+                problem = str(err)
+            problem = f"--baseline {bag}: {problem}" if problem else ""
         problems.append(problem)
     if run.payload_arm:
         try:
@@ -105,6 +107,24 @@ def payload_problems(run: Run, config: RobotConfig) -> list[str]:
             problem = other_robot(arm, config.robot, config.joint_names)
             problems.append(f"--arm {run.payload_arm} {problem}" if problem else "")
     return problems
+
+
+def _other_excitation(recording: Recording, trajectory_name: str) -> str:
+    """What differs between the excitation a baseline bag ran and the one this run will ('' when the same, or when
+    either is unknown: the estimator compares the motions)."""
+    from robot_id_estimator.recordings.described_excitation import Excitation
+    from robot_id_excitation.trajectory_file import load_trajectory
+
+    try:
+        trajectory = load_trajectory(trajectory_name)
+    except (OSError, ValueError):
+        return ""  # refused with its reason by trajectory_problems
+    t = trajectory
+    planned = Excitation.of(t.kind, t.joint_names, t.base_frequency_hz, t.coefficients_a, t.coefficients_b,
+                            t.offsets_rad)
+    differs = "" if recording.excitation is None else recording.excitation.differs_from(planned)
+    return (f"it ran another excitation than this run's {trajectory_name} ({differs}): the two-recording method "
+            "needs the same one; record the baseline with it (--payload --record-only)" if differs else "")
 
 
 def input_problems(run: Run) -> list[str]:

@@ -18,6 +18,7 @@ from robot_id_estimator.payload.identify_payload import baseline_arm, other_robo
 from robot_id_estimator.payload.samples import payload_samples, urdf_arm
 from robot_id_estimator.pipeline import identify
 from robot_id_estimator.processing.samples import ProcessingConfig
+from robot_id_estimator.recordings.described_excitation import Excitation
 from robot_id_estimator.recordings.recording import DataError, Recording, save_csv
 from robot_id_estimator.recordings.synthetic import periodic_recording, random_motion
 from robot_id_estimator.settings import EstimatorConfig, PhysicalConfig
@@ -115,7 +116,7 @@ def test_the_baseline_method_cancels_the_arm_whatever_its_urdf_says(arm):
 
 def test_the_baseline_cancels_what_the_arm_model_misses(arm):
     """A payload excitation (joints 1-3 still) of an arm with effects outside the model (_outside_the_model_nm),
-    whose wrist tracks 3 % wider with the load: left in, the baseline arm's residual moves the CoM by 11 mm; the
+    whose wrist tracks 3 % wider with the load: left in, the baseline arm's residual moves the CoM by 12 mm; the
     baseline's residual subtracted at the same phase, by 1.6 mm, and held-out errors drop tenfold."""
     load, still = LOADS["1.5 kg, 10 cm off the axis"], (0, 1, 2)
     model = baseline_arm([_recording(arm, None, noise_seed=2, still=still, unmodelled=_outside_the_model_nm)], arm,
@@ -142,6 +143,23 @@ def test_a_baseline_of_another_motion_or_phase_is_refused_naming_it(arm):
                                tau_nm=np.roll(loaded.tau_nm, 150, axis=0))
     with pytest.raises(DataError, match="it matches best 150 samples later: cut both at the same phase"):
         payload_samples(model, "lbr_link_ee", [late], ProcessingConfig(), TAU_S)
+
+
+def test_bags_that_describe_other_excitations_are_refused_before_their_motions_are_compared(arm):
+    """Bags say which excitation they ran (Recording.excitation): a baseline of other coefficients or another pose is
+    refused naming what differs, though its motion may be close."""
+    ran = Excitation("modified_fourier", arm.joint_names, 0.1, np.arange(56.0), np.zeros(7))
+    bare = dataclasses.replace(_recording(arm, None, noise_seed=2), excitation=ran)
+    model = baseline_arm([bare], arm, EstimatorConfig())
+    other = dataclasses.replace(ran, coefficients=ran.coefficients + 1e-3)
+    posed = dataclasses.replace(ran, offsets_rad=np.array([0, 0, 0, 0.01, 0, 0, 0]))
+    for excitation, what in ((other, "other Fourier coefficients"), (posed, r"another pose \(lbr_A4 0.01 rad off\)")):
+        loaded = dataclasses.replace(_recording(arm, LOADS["0.5 kg"]), excitation=excitation)
+        with pytest.raises(DataError, match=f"simulated is not a run of the excitation of simulated: it has {what}"):
+            payload_samples(model, "lbr_link_ee", [loaded], ProcessingConfig(), TAU_S)
+    assert dataclasses.replace(ran, base_frequency_hz=0.2).differs_from(ran) == "base frequency 0.2 Hz, not 0.1 Hz"
+    same = dataclasses.replace(_recording(arm, LOADS["0.5 kg"]), excitation=ran)
+    assert payload_samples(model, "lbr_link_ee", [same], ProcessingConfig(), TAU_S).tau_nm.any()
 
 
 def test_the_arm_models_error_moves_the_load_no_further_than_its_bound(arm):

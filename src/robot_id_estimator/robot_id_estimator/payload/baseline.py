@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from robot_id_estimator.processing.samples import ProcessedData, ProcessingConfig, process
+from robot_id_estimator.recordings.described_excitation import Excitation
 from robot_id_estimator.recordings.recording import DataError, Recording
 
 SAME_MOTION_FRACTION = 0.25
@@ -40,11 +41,15 @@ class BaselineResidual:
     """(n,) variance of one sample of tau_nm (the measured torque's, averaged over periods and recordings); None:
     a recording of one period tells none."""
     sources: tuple[str, ...]
+    excitation: Excitation | None
+    """The excitation the baseline ran, where its bag says."""
 
-    def at_phase_of(self, data: ProcessedData, source: str) -> np.ndarray:
-        """The residual at `data`'s samples (one averaged period of the same excitation); DataError when `data`
-        is not that (module docstring)."""
-        _require_same_motion(self.q_rad, data, source, " and ".join(self.sources))
+    def at_phase_of(self, data: ProcessedData, recording: Recording) -> np.ndarray:
+        """The residual at the samples of `data`, the processed `recording` (one averaged period of the same
+        excitation); DataError when it is not that (module docstring)."""
+        reference = " and ".join(self.sources)
+        _require_same_excitation(self.excitation, recording, reference)
+        _require_same_motion(self.q_rad, data, recording.source, reference)
         return self.tau_nm
 
 
@@ -55,12 +60,23 @@ def baseline_residual(recordings: Sequence[Recording], processing: ProcessingCon
     processed = [process(rec, processing) for rec in recordings]
     first = processed[0]
     for data, rec in zip(processed, recordings, strict=True):
+        _require_same_excitation(recordings[0].excitation, rec, recordings[0].source)
         _require_same_motion(first.q_rad, data, rec.source, recordings[0].source)
     residuals = [data.tau_nm - model_torque_nm(data) for data in processed]
     variances = [None if data.noise_var_nm2 is None else data.noise_var_nm2 / data.n_periods for data in processed]
     noise_var = None if any(v is None for v in variances) else np.mean(variances, axis=0) / len(processed)
     return BaselineResidual(np.mean([data.q_rad for data in processed], axis=0), np.mean(residuals, axis=0),
-                            noise_var, tuple(rec.source for rec in recordings))
+                            noise_var, tuple(rec.source for rec in recordings), recordings[0].excitation)
+
+
+def _require_same_excitation(excitation: Excitation | None, recording: Recording, reference: str) -> None:
+    """DataError when both bags describe their excitation and the descriptions differ."""
+    if excitation is None or recording.excitation is None:
+        return
+    differs = recording.excitation.differs_from(excitation)
+    if differs:
+        raise DataError(f"{recording.source} is not a run of the excitation of {reference}: it has {differs}; "
+                        "record the baseline with the loaded run's excitation")
 
 
 def _require_same_motion(q_ref_rad: np.ndarray, data: ProcessedData, source: str, reference: str) -> None:

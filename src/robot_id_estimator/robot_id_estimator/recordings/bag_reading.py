@@ -24,6 +24,11 @@ from rosbags.typesys.store import Typestore
 
 from robot_id_contract.period_index import longest_usable_gap_s
 from robot_id_contract.stamps import stamp_ns
+from robot_id_estimator.recordings.described_excitation import (
+    described_excitation,
+    excitation_period,
+    first_period_ns,
+)
 from robot_id_estimator.recordings.flagged_periods import without_flagged_periods
 from robot_id_estimator.recordings.recording import DataError, Recording, Unselected, select_joints
 
@@ -106,8 +111,8 @@ def read_bag(
     max_gap_s = longest_usable_gap_s(description.period_s if described else None,
                                      description.harmonics if described else None)
 
-    period_s, harmonics = _excitation_period(description, bag.markers, period_s, repairs)
-    start_ns = _first_period_ns(description, bag.markers)
+    period_s, harmonics = excitation_period(description, bag.markers, period_s, repairs)
+    start_ns = first_period_ns(description, bag.markers)
     keep, reason = np.ones(len(t_s), dtype=bool), None
     if period_s is not None and start_ns is not None:
         n_planned = int(description.num_periods) if description is not None else 0
@@ -127,6 +132,7 @@ def read_bag(
         source=str(path),
         repairs=tuple(repairs),
         non_periodic_reason=reason,
+        excitation=described_excitation(description),
     ), unselected, max_gap_s
 
 
@@ -218,33 +224,6 @@ def _pick_topic(states: list, description: object | None) -> object:
             if connection.topic == wanted:
                 return connection
     return max(states, key=lambda c: c.msgcount)
-
-
-def _excitation_period(
-    description: object | None, markers: list[tuple[int, float]], period_s: float | None, repairs: list[str]
-) -> tuple[float | None, int | None]:
-    """The period [s] (the user's, else the description's, else the markers') and the excited harmonics when the
-    description is a finite Fourier series."""
-    harmonics = None
-    if period_s is None and description is not None and description.period_s > 0.0:
-        period_s = float(description.period_s)
-        if description.kind == "fourier":
-            harmonics = int(description.harmonics)
-        else:
-            repairs.append(f"{description.kind} excitation: its boundary terms are not band-limited, so "
-                           "the harmonics are not used to limit differentiation")
-    if period_s is None and description is None and markers and markers[0][1] > 0.0:
-        period_s = markers[0][1]
-    return period_s, harmonics
-
-
-def _first_period_ns(description: object | None, markers: list[tuple[int, float]]) -> int | None:
-    """Start of the first period [ns]: the first marker, else the description's start time when it has one."""
-    if markers:
-        return markers[0][0]
-    if description is not None and stamp_ns(description.start_time) > 0:
-        return stamp_ns(description.start_time)
-    return None
 
 
 def _whole_periods(t_s: np.ndarray, start_s: float, period_s: float, n_planned: int) -> tuple[np.ndarray, str]:

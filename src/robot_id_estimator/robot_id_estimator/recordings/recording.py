@@ -20,6 +20,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from robot_id_estimator.recordings.described_excitation import Excitation
+
 MIN_SAMPLES = 3
 """Fewest samples a recording may have: central differences need three."""
 
@@ -55,6 +57,8 @@ class Recording:
     """Everything loading and cleaning did to the data, in words."""
     non_periodic_reason: str | None = None
     """Why periodic data must be processed as non-periodic (a bag whose periods the recorder all flagged)."""
+    excitation: Excitation | None = None
+    """The excitation it ran, where a bag's recorder described it."""
 
     def signal_arrays(self) -> dict[str, np.ndarray]:
         """Copies of the per-joint signals present, as float arrays, keyed q, dq, ddq, tau."""
