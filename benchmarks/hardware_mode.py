@@ -111,7 +111,7 @@ def _load_errors(found: dict, truth: dict) -> dict:
     return {"true_mass_kg": round(truth["mass_kg"], 3),
             "mass_percent": round(100.0 * (found["mass_kg"] / truth["mass_kg"] - 1.0), 3),
             "com_mm": round(1000.0 * float(np.linalg.norm(np.subtract(found["com_m"], truth["com_m"]))), 2),
-            "moments_percent": [round(100.0 * (m / t - 1.0), 1)
+            "moments_percent": [round(float(100.0 * (m / t - 1.0)), 1)
                                 for m, t in zip(found["principal_moments_kg_m2"], true_moments, strict=True)],
             "undetermined_moments": found["undetermined_principal_moments"],
             "check_passed": found["check"]["passed"]}
