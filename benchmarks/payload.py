@@ -74,7 +74,8 @@ def one_method(robot: str, setup: RobotSetup, model: ArmModel, runs, load, arm: 
                                                                            for b in bounds.moments_percent],
             "held_out_over_load_torque": round(float(estimate.held_out_rms_nm.sum()
                                                      / estimate.load_torque_rms_nm.sum()), 3),
-            "check_failed_joints": list(check_failures(estimate, samples.noise_std_nm, setup.joint_names)),
+            "check_failed_joints": list(check_failures(estimate, samples.noise_std_nm, samples.arm_error_rms_nm,
+                                                       setup.joint_names)),
             "unseen_arm_only_nm": round(float(predicted.arm_only_nm.sum()), 3),
             "unseen_arm_and_load_nm": round(float(predicted.arm_and_load_nm.sum()), 3),
             "identify_s": round(identify_s, 2)}

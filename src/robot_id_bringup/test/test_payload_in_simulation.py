@@ -43,7 +43,7 @@ def test_the_baseline_method_finds_the_simulated_load(by_baseline):
     assert abs(errors.mass_percent) < 2.0 and errors.com_mm < 5.0, errors
     assert all(abs(e) < 20.0 or k in errors.undetermined for k, e in enumerate(errors.moments_percent)), errors
     assert all(abs(e) < 10.0 for e in errors.moments_percent), errors  # named or not, none far off
-    assert check_failures(estimate, None, load_robot_config("panda").joint_names) == ()
+    assert check_failures(estimate, None, None, load_robot_config("panda").joint_names) == ()
 
 
 def test_the_arm_with_the_identified_load_predicts_an_unseen_motion_as_well_as_the_arm_alone(runs, by_baseline):

@@ -249,9 +249,8 @@ def _payload(args: argparse.Namespace, say) -> int:
     print("wrote " + ", ".join(str(path) for path in written.paths))
     _warn(written.warnings)
     if not written.passed:
-        print("error: the load's model does not explain its torque on held-out data on "
-              f"{', '.join(written.failures)} (payload.yaml: check); is the arm model or the frame right, and is the "
-              "load on?", file=sys.stderr)
+        print(f"error: the load's model failed its check on held-out data ({'; '.join(written.failures)}; "
+              "payload.yaml: check): is the arm model or the frame right, and is the load on?", file=sys.stderr)
         return EXIT_CHECK_FAILED
     return 0
 

@@ -14,7 +14,7 @@ from estimator_synthetic import IIWA14, iiwa14_setup
 
 from robot_id_estimator.__main__ import main
 from robot_id_estimator.payload.estimate import PayloadBounds, estimate_payload
-from robot_id_estimator.payload.identify_payload import baseline_arm, other_robot
+from robot_id_estimator.payload.identify_payload import baseline_arm, check_failures, other_robot
 from robot_id_estimator.payload.samples import payload_samples, urdf_arm
 from robot_id_estimator.pipeline import identify
 from robot_id_estimator.processing.samples import ProcessingConfig
@@ -201,7 +201,7 @@ def _scaled_masses(urdf: str, factor: float) -> str:
     return re.sub(r'<mass value="([^"]+)"', lambda m: f'<mass value="{factor * float(m.group(1))!r}"', urdf)
 
 
-def test_the_command_line_writes_every_format_and_refuses_a_load_that_is_not_there(arm, tmp_path):
+def test_the_command_line_writes_every_format_and_refuses_a_load_that_is_not_there(arm, tmp_path, capsys):
     setup = arm
     load = LOADS["1.5 kg, 10 cm off the axis"]
     save_csv(_recording(setup, load), tmp_path / "loaded.csv")
@@ -219,6 +219,7 @@ def test_the_command_line_writes_every_format_and_refuses_a_load_that_is_not_the
     save_csv(_recording(setup, None), tmp_path / "bare.csv")
     assert main(["payload", "--robot", str(IIWA14), "--data", str(tmp_path / "bare.csv"),
                  "--out", str(tmp_path / "none")]) == 3
+    assert "(no joint carries a load torque above the noise; payload.yaml: check)" in capsys.readouterr().err
     assert main(["payload", "--robot", str(IIWA14), "--data", str(tmp_path / "bare.csv"), "--mass-range", "2",
                  "--out", str(tmp_path / "x")]) == 2
 
@@ -231,9 +232,26 @@ def test_a_load_on_another_frame_fails_the_check_naming_the_joint_it_leaves_unex
     assert main(["payload", "--robot", str(IIWA14), "--data", str(tmp_path / "loaded.csv"), "--frame", "lbr_link_6",
                  "--out", str(tmp_path / "out")]) == 3
     check = yaml.safe_load((tmp_path / "out" / "payload.yaml").read_text())["check"]
-    assert "lbr_A7" in [failed.split()[0] for failed in check["failed_joints"]]
+    assert "lbr_A7" in [failed.split(":")[0] for failed in check["failed_joints"]]
     assert sum(check["held_out_rms_nm"]) < 0.5 * sum(check["load_torque_rms_nm"])
-    assert re.search(r"held-out data on (lbr_A\d [\d.]+ of [\d.]+ Nm, )*lbr_A7 ", capsys.readouterr().err)
+    assert re.search(r"failed its check on held-out data \((lbr_A\d: [\d.]+ of its [\d.]+ Nm load torque "
+                     r"unexplained; )*lbr_A7: ", capsys.readouterr().err)
+
+
+def test_the_check_excuses_a_joint_only_within_the_noise_or_the_arm_models_own_error(arm):
+    """A7 leaves 0.025 of its 0.044 Nm load torque (the simulated iiwa14's 0.5 kg load against the identified arm):
+    a failure against an arm model of unknown error, not against one whose error on A7 is 0.03 Nm; nothing above
+    the noise anywhere is no load found."""
+    found = estimate_payload(payload_samples(urdf_arm(arm), "lbr_link_ee", [_recording(arm, LOADS["0.5 kg"])],
+                                             ProcessingConfig(), TAU_S), PayloadBounds((0.0, 14.0), 0.3))
+    estimate = dataclasses.replace(found, load_torque_rms_nm=np.array([0, 0, 0, 4.3, 1.7, 0.8, 0.044]),
+                                   held_out_rms_nm=np.array([0, 0, 0, 0.02, 0.01, 0.01, 0.025]))
+    noise = np.full(7, 0.002)
+    assert check_failures(estimate, noise, None, arm.joint_names) == (
+        "lbr_A7: 0.025 of its 0.044 Nm load torque unexplained",)
+    assert check_failures(estimate, noise, np.full(7, 0.03), arm.joint_names) == ()
+    assert check_failures(estimate, np.full(7, 2.0), None, arm.joint_names) == (
+        "no joint carries a load torque above the noise",)
 
 
 def test_a_load_held_at_its_mass_bound_is_said_loudly(arm, tmp_path, capsys):

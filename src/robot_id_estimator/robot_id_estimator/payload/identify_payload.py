@@ -53,7 +53,8 @@ every joint (RMS) ...: a model that explains less has not found the load (a wron
 summed over the joints, a load on link 6 passed though joint 7's error was its whole load torque)."""
 NOISE_FLOOR = 3.0
 """... unless what it leaves is within this many standard deviations of a sample's noise (a joint the load hardly
-loads)."""
+loads), or within the arm model's own error on that joint (an identified arm's held-out error: on the simulated
+iiwa14 a 0.5 kg load's torque on A7 was 0.044 Nm RMS, the identified arm's error there comparable)."""
 
 
 URDF_ARM_WARNING = ("the load is identified against the URDF's arm, whose model error goes into it (a tool the URDF "
@@ -95,7 +96,7 @@ def identify_payload_and_write(recordings: Sequence[Recording], setup: RobotSetu
     samples = payload_samples(model, frame, recordings, config.processing, setup.torque_filter_time_constant_s)
     bounds = PayloadBounds(mass_range_kg or (0.0, setup.rated_payload_kg or nominal_mass_kg(model.robot)), reach_m)
     estimate = estimate_payload(samples, bounds)
-    failures = check_failures(estimate, samples.noise_std_nm, setup.joint_names)
+    failures = check_failures(estimate, samples.noise_std_nm, samples.arm_error_rms_nm, setup.joint_names)
     load = estimate.inertial
     arm_urdf = _arm_urdf(arm, setup)
     attached = with_load(arm_urdf, load, frame)
@@ -118,18 +119,20 @@ def identify_payload_and_write(recordings: Sequence[Recording], setup: RobotSetu
     return PayloadResult(frame, model.description, estimate, failures, tuple(paths), tuple(notes), tuple(warnings))
 
 
-def check_failures(estimate: PayloadEstimate, noise_std_nm: np.ndarray | None,
+def check_failures(estimate: PayloadEstimate, noise_std_nm: np.ndarray | None, arm_error_rms_nm: np.ndarray | None,
                    joint_names: Sequence[str]) -> tuple[str, ...]:
-    """Per joint whose held-out error is at least EXPLAINED_FRACTION of its load torque and above the noise floor
-    (NOISE_FLOOR): its name, error and load torque; a load whose torque is within the noise floor on every joint
-    is not found either."""
-    noise = np.zeros(len(joint_names)) if noise_std_nm is None else noise_std_nm
+    """Per joint whose held-out error is at least EXPLAINED_FRACTION of its load torque and above its floor
+    (NOISE_FLOOR standard deviations of the noise, or the arm model's error there): what it left unexplained; a load
+    whose torque is within the noise floor on every joint is not found either."""
+    noise = np.zeros(len(joint_names)) if noise_std_nm is None else NOISE_FLOOR * noise_std_nm
+    floor = noise if arm_error_rms_nm is None else np.maximum(noise, arm_error_rms_nm)
     load_nm, error_nm = estimate.load_torque_rms_nm, estimate.held_out_rms_nm
-    if not np.any(load_nm > NOISE_FLOOR * noise):
-        return ("no joint's load torque above the noise",)
-    return tuple(f"{name} {error:.3g} of {load:.3g} Nm" for name, error, load, sigma in zip(
-        joint_names, error_nm, load_nm, noise, strict=True)
-        if load > 0.0 and error >= EXPLAINED_FRACTION * load and error > NOISE_FLOOR * sigma)
+    if not np.any(load_nm > noise):
+        return ("no joint carries a load torque above the noise",)
+    rows = zip(joint_names, error_nm, load_nm, floor, strict=True)
+    return tuple(f"{name}: {error:.3g} of its {load:.3g} Nm load torque unexplained"
+                 for name, error, load, least in rows
+                 if load > 0.0 and error >= EXPLAINED_FRACTION * load and error > least)
 
 
 def other_robot(arm: Identification, robot: str, joint_names: Sequence[str]) -> str:
@@ -203,8 +206,8 @@ def _payload_yaml(frame: str, method: str, e: PayloadEstimate, bounds: PayloadBo
         "held": list(e.held),
         "bounds": {"mass_kg": list(bounds.mass_kg), "reach_m": bounds.reach_m},
         "check": {"passed": not failures, "failed_joints": list(failures),
-                  "rule": f"on every joint the held-out error below {EXPLAINED_FRACTION:g} of the load's torque or "
-                          f"within {NOISE_FLOOR:g} standard deviations of the noise",
+                  "rule": f"on every joint the held-out error below {EXPLAINED_FRACTION:g} of the load's torque, or "
+                          f"within {NOISE_FLOOR:g} standard deviations of the noise or the arm model's error",
                   "held_out_rms_nm": [float(x) for x in e.held_out_rms_nm],
                   "training_rms_nm": [float(x) for x in e.residual_rms_nm],
                   "load_torque_rms_nm": [float(x) for x in e.load_torque_rms_nm]},
