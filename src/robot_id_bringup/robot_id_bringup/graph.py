@@ -107,6 +107,9 @@ class Run:
         if self.record_only and (self.payload_arm or self.payload_baselines or self.friction_sweeps):
             problems.append("a run that only records identifies nothing: give --arm, --baseline and "
                             "--friction-sweep to the run that identifies")
+        if self.payload and self.payload_baselines and 0 < self.periods < 2:
+            problems.append("a loaded run compared with a baseline needs 2 or more periods (--periods): its first "
+                            "can be a transient while the robot's position loop settles on the load")
         if self.payload and self.friction_sweeps:
             problems.append("--friction-sweep is for an arm's identification, not a payload's")
         if self.sim_load_seed < -1:

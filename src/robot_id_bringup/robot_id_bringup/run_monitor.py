@@ -136,8 +136,8 @@ class RunMonitor:
     def _on_result(self, msg: IdentificationResult) -> None:
         self.result = msg
         verdict = "identified" if msg.success else "identification FAILED its check"
-        console(f"robot_id: {verdict}: {msg.message}; results in {msg.output_dir} "
-                f"({time.monotonic() - self.started:.0f} s)")
+        written = f"results in {msg.output_dir}" if msg.output_dir else "nothing written"
+        console(f"robot_id: {verdict}: {msg.message}; {written} ({time.monotonic() - self.started:.0f} s)")
 
     def close(self) -> None:
         self.executor.shutdown()

@@ -140,6 +140,7 @@ def test_a_payload_run_excites_the_wrist_and_asks_the_estimator_for_the_load():
     (Run(payload=True, record_only=True, payload_baselines=("b",)), "a run that only records identifies nothing"),
     (Run(mode="hardware", sim_load_seed=1), "a simulated load (--sim-load) is for mode sim, not hardware"),
     (Run(sim_load_seed=-2), "a simulated load's seed (--sim-load) is 0 or more (-1: none), not -2"),
+    (Run(periods=1, payload=True, payload_baselines=("b",)), "a loaded run compared with a baseline needs 2 or more"),
     (Run(payload=True, friction_sweeps=("s",)), "--friction-sweep is for an arm's identification"),
 ])
 def test_a_payload_request_that_cannot_work_is_refused_in_one_line(run, problem):

@@ -227,10 +227,10 @@ class EstimatorNode(Node):
         try:
             self.identify_bag(bag_path)
         except Exception as err:  # reported on the result topic; the node keeps running
-            message = self._failure(bag_path, err)
+            message, out = self._failure(bag_path, err), self._out_dir(bag_path, "")
             self._publish(IdentificationResult(robot=self.setup.name, joint_names=list(self.setup.joint_names),
                                                success=False, message=message,
-                                               output_dir=str(self._out_dir(bag_path, ""))))
+                                               output_dir=str(out) if out.is_dir() else ""))  # "": nothing written
 
 
 def main(args: list[str] | None = None) -> int:

@@ -88,7 +88,8 @@ def _require_same_motion(q_ref_rad: np.ndarray, data: ProcessedData, source: str
                         "the excitation (the first after a load goes on can be a transient)")
     if len(data.q_rad) != len(q_ref_rad):
         raise DataError(f"{source}: {len(data.q_rad)} samples per period against {len(q_ref_rad)} in {reference}: "
-                        "record the loaded run and its baseline with the same excitation at the same rate")
+                        "another excitation (its period) or another sampling rate; record the loaded run and its "
+                        "baseline with the same excitation at the same rate")
     scale_rad = np.maximum(np.std(q_ref_rad, axis=0), STILL_JOINT_RAD)
     off = np.sqrt(np.mean((data.q_rad - q_ref_rad) ** 2, axis=0)) / scale_rad
     worst = int(np.argmax(off))

@@ -32,6 +32,11 @@ MOMENT_BOUND_PERCENT = 20.0
 with the moment's equations in every sample) is not determined against that arm model: a moment named determined is
 within this even in the worst case (the accuracy issue 29 asks for). On the simulated Panda the identified arm's
 moment errors were at most 0.6 of their bounds (benchmarks/payload.py)."""
+NOT_A_BODY_SIGMAS = 3.0
+"""The least-squares load is no rigid body when its smallest second moment about the CoM (the margin of a principal
+moment's triangle inequality, negative for an impossible mass distribution; Wensing et al. 2017) lies more than this
+many standard deviations below zero: the torque share is not one load's (a baseline recorded with something on the
+flange gave a mass of 1.39 kg and moments of -0.024 kg m², which the consistent fit turned into a plausible body)."""
 DRAWS = 4000
 """Draws from the least-squares distribution that give the principal moments' standard deviations."""
 
@@ -65,11 +70,21 @@ class PayloadEstimate:
     least-squares values' distribution (the values' covariance, eq. 7)."""
     arm_error: ArmErrorBounds | None
     """How far the arm model's error could move the load (arm_error); None where it cancels or is not known."""
+    body_margin_sigmas: float
+    """The least-squares load's smallest second moment about its CoM in standard deviations (NOT_A_BODY_SIGMAS)."""
+
+    @property
+    def not_a_body(self) -> bool:
+        """The least-squares load is no rigid body beyond its uncertainty (NOT_A_BODY_SIGMAS)."""
+        return self.body_margin_sigmas < -NOT_A_BODY_SIGMAS
 
     @property
     def undetermined_moments(self) -> tuple[int, ...]:
         """Indices (ascending order) of the principal moments the data do not determine (MOMENT_RSD_PERCENT), or
-        that the arm model's error could move by more than MOMENT_BOUND_PERCENT."""
+        that the arm model's error could move by more than MOMENT_BOUND_PERCENT; all of them when the data are no
+        rigid body's."""
+        if self.not_a_body:
+            return (0, 1, 2)
         determined = self.moments_rsd_percent <= MOMENT_RSD_PERCENT
         if self.arm_error is not None:
             determined &= self.arm_error.moments_percent <= MOMENT_BOUND_PERCENT
@@ -99,19 +114,25 @@ def estimate_payload(samples: PayloadSamples, bounds: PayloadBounds) -> PayloadE
     residual = samples.tau_nm - samples.y @ values
     arm_error = (None if samples.arm_error_rms_nm is None else
                  arm_error_bounds(samples.y, weights, theta, samples.arm_error_rms_nm))
+    moments_rsd, body_sigmas = _drawn_statistics(theta, covariance)
     return PayloadEstimate(values, theta, rsd, held, _rms(residual), _rms(held_out), _rms(samples.tau_nm),
-                           _moments_rsd(theta, covariance), arm_error)
+                           moments_rsd, arm_error, body_sigmas)
 
 
-def _moments_rsd(theta: np.ndarray, covariance: np.ndarray) -> np.ndarray:
-    """(3,) RSD [%] of the principal moments about the CoM over draws of N(θ, covariance) (seeded)."""
+def _drawn_statistics(theta: np.ndarray, covariance: np.ndarray) -> tuple[np.ndarray, float]:
+    """Over draws of N(θ, covariance) (seeded): (3,) RSD [%] of the principal moments about the CoM, and the
+    least-squares load's smallest second moment about its CoM in standard deviations of the drawn ones."""
     draws = np.random.default_rng(0).multivariate_normal(theta, covariance, DRAWS, method="eigh")
     draws = draws[draws[:, 0] > 0.0]
-    if len(draws) < DRAWS // 2:
-        return np.full(3, np.inf)
+    if len(draws) < DRAWS // 2 or theta[0] <= 0.0:
+        return np.full(3, np.inf), 0.0
     moments = np.array([np.linalg.eigvalsh(link_from_standard(d).inertia_com_kg_m2) for d in draws])
+    margins = 0.5 * moments.sum(axis=1) - moments[:, 2]  # the largest moment's triangle inequality
+    own = np.linalg.eigvalsh(link_from_standard(theta).inertia_com_kg_m2)
+    margin = 0.5 * own.sum() - own[2]
     with np.errstate(divide="ignore", invalid="ignore"):
-        return 100.0 * moments.std(axis=0) / np.abs(moments.mean(axis=0))
+        rsd = 100.0 * moments.std(axis=0) / np.abs(moments.mean(axis=0))
+    return rsd, float(margin / max(float(margins.std()), 1e-300)) if margin < 0.0 else 0.0
 
 
 def _rms(x: np.ndarray) -> np.ndarray:
