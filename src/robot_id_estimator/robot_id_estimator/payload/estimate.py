@@ -36,7 +36,9 @@ NOT_A_BODY_SIGMAS = 3.0
 """The least-squares load is no rigid body when its smallest second moment about the CoM (the margin of a principal
 moment's triangle inequality, negative for an impossible mass distribution; Wensing et al. 2017) lies more than this
 many standard deviations below zero: the torque share is not one load's (a baseline recorded with something on the
-flange gave a mass of 1.39 kg and moments of -0.024 kg m², which the consistent fit turned into a plausible body)."""
+flange gave a mass of 1.39 kg and moments of -0.024 kg m², which the consistent fit turned into a plausible body).
+Against an identified arm its error can do that too (the simulated iiwa14's 0.5 and 1.5 kg loads, mass and CoM
+right): there it is said, and the check stands on the joints (identify_payload)."""
 DRAWS = 4000
 """Draws from the least-squares distribution that give the principal moments' standard deviations."""
 

@@ -153,13 +153,17 @@ def check_failures(estimate: PayloadEstimate, noise_std_nm: np.ndarray | None, a
     failures = [f"{name}: {error:.3g} of its {load:.3g} Nm load torque unexplained"
                 for name, error, load, least in rows if load > 0.0 and error >= EXPLAINED_FRACTION * load
                 and error > least]
-    if estimate.not_a_body:
-        moments = np.linalg.eigvalsh(link_from_standard(estimate.least_squares).inertia_com_kg_m2)
-        failures.append(f"the least-squares load is no rigid body: its principal moments about the CoM "
-                        f"{', '.join(f'{m:.3g}' for m in moments)} kg m² break the triangle inequality by "
-                        f"{-estimate.body_margin_sigmas:.0f} standard deviations (a baseline recorded with something "
-                        "on the flange? a wrong arm model?)")
+    if estimate.not_a_body and estimate.arm_error is None:  # within an arm model's known error: a warning
+        failures.append(f"the least-squares load is no rigid body: {_no_body(estimate)} (a baseline recorded with "
+                        "something on the flange? a wrong arm model?)")
     return tuple(failures)
+
+
+def _no_body(estimate: PayloadEstimate) -> str:
+    """How the least-squares load's moments break the triangle inequality, in words."""
+    moments = np.linalg.eigvalsh(link_from_standard(estimate.least_squares).inertia_com_kg_m2)
+    return (f"its principal moments about the CoM {', '.join(f'{m:.3g}' for m in moments)} kg m² break the triangle "
+            f"inequality by {-estimate.body_margin_sigmas:.0f} standard deviations")
 
 
 def other_robot(arm: Identification, robot: str, joint_names: Sequence[str]) -> str:
@@ -172,7 +176,8 @@ def other_robot(arm: Identification, robot: str, joint_names: Sequence[str]) -> 
 
 def _bound_warnings(estimate: PayloadEstimate, bounds: PayloadBounds) -> tuple[str, ...]:
     """What the user must know before using the load: a value held at a bound (the data pushed beyond it: a wrong
-    arm model, frame or mass range) and the principal moments the motion did not determine."""
+    arm model, frame or mass range), a least-squares inertia no body has where the arm model's error can do that
+    (without a known arm error it fails the check), and the principal moments the motion did not determine."""
     load, warnings = estimate.inertial, []
     if any(abs(load.mass_kg - m) <= 1e-3 * max(bounds.mass_kg[1], 1e-3) for m in bounds.mass_kg):
         warnings.append(f"the load's mass {load.mass_kg:.4g} kg is at its bound (mass range {bounds.mass_kg[0]:g}-"
@@ -181,6 +186,10 @@ def _bound_warnings(estimate: PayloadEstimate, bounds: PayloadBounds) -> tuple[s
     if float(np.linalg.norm(load.com_m)) >= 0.999 * bounds.reach_m:
         warnings.append(f"the load's CoM is at its reach bound ({bounds.reach_m:g} m from the frame): the data push "
                         "beyond it; is the arm model, the frame or the mass range wrong?")
+    if estimate.not_a_body and estimate.arm_error is not None:
+        warnings.append(f"the least-squares load is no rigid body: {_no_body(estimate)}; the arm model's error can do "
+                        "that (payload.yaml: arm_error_bounds): the mass and the CoM hold within their bounds there, "
+                        "the moments are named undetermined")
     if estimate.undetermined_moments:
         which = ", ".join(str(k + 1) for k in estimate.undetermined_moments)
         warnings.append(f"principal moments {which} (ascending) are not determined by this motion and arm model: the "
