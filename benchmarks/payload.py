@@ -72,6 +72,8 @@ def one_method(robot: str, setup: RobotSetup, model: ArmModel, runs, load, arm: 
             "undetermined_moments": list(errors.undetermined),
             "arm_error_bound_moments_percent": None if bounds is None else [round(float(b), 1)
                                                                            for b in bounds.moments_percent],
+            "arm_error_bound_mass_percent": None if bounds is None else round(float(bounds.mass_percent), 2),
+            "arm_error_bound_com_mm": None if bounds is None else round(float(bounds.com_mm), 1),
             "held_out_over_load_torque": round(float(estimate.held_out_rms_nm.sum()
                                                      / estimate.load_torque_rms_nm.sum()), 3),
             "check_failed_joints": list(check_failures(estimate, samples.noise_std_nm, samples.arm_error_rms_nm,

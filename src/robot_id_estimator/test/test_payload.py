@@ -15,7 +15,7 @@ from estimator_synthetic import IIWA14, iiwa14_setup
 from robot_id_estimator.__main__ import main
 from robot_id_estimator.payload.arm_error import ArmErrorBounds
 from robot_id_estimator.payload.estimate import PayloadBounds, estimate_payload
-from robot_id_estimator.payload.identify_payload import baseline_arm, check_failures, other_robot
+from robot_id_estimator.payload.identify_payload import _bound_warnings, baseline_arm, check_failures, other_robot
 from robot_id_estimator.payload.samples import payload_samples, urdf_arm
 from robot_id_estimator.pipeline import identify
 from robot_id_estimator.processing.samples import ProcessingConfig
@@ -184,6 +184,9 @@ def test_the_arm_models_error_moves_the_load_no_further_than_its_bound(arm):
     moved = 100.0 * np.abs(np.linalg.eigvalsh(a.inertia_com_kg_m2) / np.linalg.eigvalsh(b.inertia_com_kg_m2) - 1.0)
     assert np.all(moved <= wrong.arm_error.moments_percent), (moved, wrong.arm_error)
     assert set(wrong.undetermined_moments) >= set(np.flatnonzero(wrong.arm_error.moments_percent > 50.0))
+    loose = dataclasses.replace(wrong, arm_error=dataclasses.replace(wrong.arm_error, mass_percent=6.1, com_mm=31.3))
+    assert "the arm model's error could move the load's mass by up to 6.1 % and its CoM by 31 mm" in " ".join(
+        _bound_warnings(loose, PayloadBounds((0.0, 14.0), 0.3)))
     assert right.arm_error is None  # the URDF's arm tells no error
 
 
