@@ -20,6 +20,7 @@ case 2 runs of 40 s). Ends with one JSON line.
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import os
 import pathlib
@@ -28,6 +29,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 
 import numpy as np
 import yaml
@@ -75,13 +77,13 @@ def run_once(robot: str, rate_hz: float, load: str, domain_id: int, workdir: pat
     return figures
 
 
-def payload_once(robot: str, rate_hz: float, load: str, load_seed: int, domain_id: int,
-                 workdir: pathlib.Path) -> dict:
+def payload_once(robot: str, rate_hz: float, load: str, domain_id: int, workdir: pathlib.Path,
+                 load_seed: int) -> dict:
     """The payload loop in hardware mode against the stand-in, bare then carrying the seeded load; its figures."""
     figures: dict = {"robot": robot, "rate_hz": rate_hz, "load": load, "payload_seed": load_seed}
     began = time.monotonic()
-    bare, loaded = Run(robot, "hardware", str(workdir / "bare"), payload=True), Run(
-        robot, "hardware", str(workdir / "loaded"), payload=True)
+    bare = Run(robot, "hardware", str(workdir / "bare"), payload=True)
+    loaded = Run(robot, "hardware", str(workdir / "loaded"), payload=True)
     for run, extra, seed in ((bare, ["--record-only"], -1), (loaded, ["--baseline", bare.bag_path], load_seed)):
         truth = workdir / f"truth_{pathlib.Path(run.output_dir).name}.yaml"
         with hardware_standin(robot, rate_hz, domain_id, truth, busy=load == "busy", log_file=workdir / "standin.log",
@@ -126,16 +128,7 @@ def main() -> int:
     args = parser.parse_args()
     if args.payload:
         return payload_main(args)
-    rows = []
-    for k, case in enumerate(args.cases):
-        robot, rate = case.split(":")
-        for j, load in enumerate(args.loads):
-            with tempfile.TemporaryDirectory(prefix="hardware_mode_") as tmp:
-                figures = run_once(robot, float(rate), load, 170 + (os.getpid() + 2 * k + j) % 50, pathlib.Path(tmp))
-            rows.append(figures)
-            print(", ".join(f"{key} {value}" for key, value in figures.items() if key != "tail"), flush=True)
-            if "tail" in figures:
-                print(figures["tail"], flush=True)
+    rows = each_case(args, run_once)
     ok = all(r["exit_code"] == 0 and r.get("truth_error_percent", 100.0) < 3.0 for r in rows)
     print(json.dumps({"benchmark": "hardware_mode", "all_identified_within_3_percent": ok,
                       "worst_callback_ms": max(r.get("worst_callback_ms", float("nan")) for r in rows),
@@ -146,19 +139,25 @@ def main() -> int:
 
 def payload_main(args: argparse.Namespace) -> int:
     """--payload: each case's payload loop; within 2 % and 5 mm, and the check passed, in every run."""
+    rows = each_case(args, functools.partial(payload_once, load_seed=args.load_seed))
+    ok = all(r.get("check_passed") and abs(r["mass_percent"]) < 2.0 and r["com_mm"] < 5.0 for r in rows)
+    print(json.dumps({"benchmark": "hardware_mode_payload", "all_within_2_percent_and_5_mm": ok, "runs": rows}))
+    return 0 if ok else 1
+
+
+def each_case(args: argparse.Namespace, once: Callable[..., dict]) -> list[dict]:
+    """`once`(robot, rate_hz, load, domain_id, workdir) per case and load, each in a fresh directory and domain; its
+    figures printed as they come."""
     rows = []
     for k, case in enumerate(args.cases):
         robot, rate = case.split(":")
         for j, load in enumerate(args.loads):
-            with tempfile.TemporaryDirectory(prefix="hardware_payload_") as tmp:
-                rows.append(payload_once(robot, float(rate), load, args.load_seed, 170 + (os.getpid() + 2 * k + j) % 50,
-                                         pathlib.Path(tmp)))
+            with tempfile.TemporaryDirectory(prefix="hardware_mode_") as tmp:
+                rows.append(once(robot, float(rate), load, 170 + (os.getpid() + 2 * k + j) % 50, pathlib.Path(tmp)))
             print(", ".join(f"{key} {value}" for key, value in rows[-1].items() if key != "tail"), flush=True)
             if "tail" in rows[-1]:
                 print(rows[-1]["tail"], flush=True)
-    ok = all(r.get("check_passed") and abs(r["mass_percent"]) < 2.0 and r["com_mm"] < 5.0 for r in rows)
-    print(json.dumps({"benchmark": "hardware_mode_payload", "all_within_2_percent_and_5_mm": ok, "runs": rows}))
-    return 0 if ok else 1
+    return rows
 
 
 if __name__ == "__main__":

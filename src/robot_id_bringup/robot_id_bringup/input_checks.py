@@ -14,7 +14,7 @@ from robot_id_bringup.graph import Run
 from robot_id_model.command_line import robot_source_problems
 
 if TYPE_CHECKING:
-    from robot_id_estimator.recordings.recording import Recording
+    from robot_id_estimator.recordings.described_excitation import Excitation
     from robot_id_model.robot_config import RobotConfig
 
 STORAGE_SUFFIXES = (".mcap", ".db3")
@@ -88,14 +88,19 @@ def payload_problems(run: Run, config: RobotConfig) -> list[str]:
     from robot_id_estimator.recordings.recording import load_recording
     from robot_id_estimator.results import read_identification
 
-    problems = []
+    problems, planned = [], _planned_excitation(run.trajectory_name)
     for bag in run.payload_baselines:
         problem = bag_problem(bag, "payload baseline bag")
         if not problem:
             try:
-                problem = _other_excitation(load_recording(bag, config.joint_names), run.trajectory_name)
+                ran = load_recording(bag, config.joint_names).excitation
             except (OSError, ValueError) as err:
                 problem = str(err)
+            else:
+                differs = "" if ran is None or planned is None else ran.differs_from(planned)
+                problem = (f"it ran another excitation than this run's {run.trajectory_name} ({differs}): the "
+                           "two-recording method needs the same one; record the baseline with it (--payload "
+                           "--record-only)" if differs else "")
             problem = f"--baseline {bag}: {problem}" if problem else ""
         problems.append(problem)
     if run.payload_arm:
@@ -109,22 +114,15 @@ def payload_problems(run: Run, config: RobotConfig) -> list[str]:
     return problems
 
 
-def _other_excitation(recording: Recording, trajectory_name: str) -> str:
-    """What differs between the excitation a baseline bag ran and the one this run will ('' when the same, or when
-    either is unknown: the estimator compares the motions)."""
+def _planned_excitation(trajectory_name: str) -> Excitation | None:
+    """The excitation this run will run (None when its trajectory does not load: trajectory_problems says why)."""
     from robot_id_estimator.recordings.described_excitation import Excitation
     from robot_id_excitation.trajectory_file import load_trajectory
 
     try:
-        trajectory = load_trajectory(trajectory_name)
+        return Excitation.of(load_trajectory(trajectory_name))
     except (OSError, ValueError):
-        return ""  # refused with its reason by trajectory_problems
-    t = trajectory
-    planned = Excitation.of(t.kind, t.joint_names, t.base_frequency_hz, t.coefficients_a, t.coefficients_b,
-                            t.offsets_rad)
-    differs = "" if recording.excitation is None else recording.excitation.differs_from(planned)
-    return (f"it ran another excitation than this run's {trajectory_name} ({differs}): the two-recording method "
-            "needs the same one; record the baseline with it (--payload --record-only)" if differs else "")
+        return None
 
 
 def input_problems(run: Run) -> list[str]:

@@ -253,7 +253,9 @@ def _payload_yaml(frame: str, method: str, e: PayloadEstimate, bounds: PayloadBo
         "bounds": {"mass_kg": list(bounds.mass_kg), "reach_m": bounds.reach_m},
         "check": {"passed": not failures, "failed_joints": list(failures),
                   "rule": f"on every joint the held-out error below {EXPLAINED_FRACTION:g} of the load's torque, or "
-                          f"within {NOISE_FLOOR:g} standard deviations of the noise or the arm model's error",
+                          f"within {NOISE_FLOOR:g} standard deviations of the noise, the arm model's error or "
+                          f"{100 * SMALL_SHARE:g} % of the largest joint's load torque; a load torque above the noise; "
+                          "the least-squares load a rigid body unless the arm model's error can explain it",
                   "held_out_rms_nm": [float(x) for x in e.held_out_rms_nm],
                   "training_rms_nm": [float(x) for x in e.residual_rms_nm],
                   "load_torque_rms_nm": [float(x) for x in e.load_torque_rms_nm]},

@@ -5,7 +5,6 @@ so that two recordings of the same excitation can be told from recordings of oth
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -26,12 +25,14 @@ class Excitation:
     offsets_rad: np.ndarray
 
     @classmethod
-    def of(cls, kind: str, joint_names: Sequence[str], base_frequency_hz: float, coefficients_a: np.ndarray,
-           coefficients_b: np.ndarray, offsets_rad: np.ndarray) -> Excitation:
-        """From a trajectory's fields (coefficients (n, L) or flattened joint-major, as the message holds them)."""
-        return cls(kind, tuple(joint_names), float(base_frequency_hz),
-                   np.concatenate([np.ravel(coefficients_a), np.ravel(coefficients_b)]).astype(float),
-                   np.asarray(offsets_rad, dtype=float))
+    def of(cls, trajectory: object) -> Excitation:
+        """From anything with a trajectory's fields (kind, joint_names, base_frequency_hz, coefficients_a and _b,
+        offsets_rad): a trajectory file's FourierTrajectory (coefficients (n, L)) or the recorder's message
+        (flattened joint-major)."""
+        t = trajectory
+        return cls(t.kind, tuple(t.joint_names), float(t.base_frequency_hz),
+                   np.concatenate([np.ravel(t.coefficients_a), np.ravel(t.coefficients_b)]).astype(float),
+                   np.asarray(t.offsets_rad, dtype=float))
 
     def differs_from(self, other: Excitation) -> str:
         """What differs between the two excitations ('' when they are the same)."""
@@ -53,8 +54,7 @@ def described_excitation(description: object | None) -> Excitation | None:
     """The Excitation of a bag's ExcitationTrajectory message (None: none, or a friction sweep)."""
     if description is None or not len(description.coefficients_a):
         return None
-    d = description
-    return Excitation.of(d.kind, d.joint_names, d.base_frequency_hz, d.coefficients_a, d.coefficients_b, d.offsets_rad)
+    return Excitation.of(description)
 
 
 def excitation_period(
