@@ -21,11 +21,12 @@ STORAGE_SUFFIXES = (".mcap", ".db3")
 """rosbag2 storage files: a bag is their directory with metadata.yaml, which the recorder writes when it closes it."""
 
 
-def option_problems(run: Run, timeout_s: float, assume_yes: bool) -> list[str]:
+def option_problems(run: Run, timeout_s: float, assume_yes: bool, robot_timeout_s: float = 0.0) -> list[str]:
     """The runner's own options out of range (the request's: Run.problems)."""
     problems = []
-    if not (math.isfinite(timeout_s) and timeout_s >= 0.0):
-        problems.append(f"--timeout must be a finite number of seconds, at least 0 (0: never), not {timeout_s:g}")
+    for option, seconds in (("--timeout", timeout_s), ("--robot-timeout", robot_timeout_s)):
+        if not (math.isfinite(seconds) and seconds >= 0.0):
+            problems.append(f"{option} must be a finite number of seconds, at least 0 (0: never), not {seconds:g}")
     if assume_yes and run.mode != "hardware":
         problems.append(f"--yes confirms the motion of mode hardware; mode {run.mode} moves no robot")
     return problems

@@ -96,6 +96,10 @@ class RunMonitor:
             return
         self._confirm_asked_at = self._confirm_future = None
 
+    def joint_states_came(self) -> bool:
+        """The recorder has counted a joint state of the robot."""
+        return self.status is not None and self.status.samples_recorded > 0
+
     def graph_up(self) -> bool:
         """Every node of the graph has started: the estimator offers its service (a run that only records has none)."""
         return self.run.records_only or self.estimator.service_is_ready()

@@ -46,6 +46,10 @@ if TYPE_CHECKING:
 
 DOMAINS = range(1, 102)  # 0 is everyone's default; 101 domains keep every RTPS port below 33 000
 PARTICIPANTS_PROBED = 16
+ROBOT_TIMEOUT_S = 30.0
+"""hardware mode: how long after the start the runner waits for the robot's first joint state (counted by the
+recorder) before it ends the run (--robot-timeout; the nodes start in a few seconds, the robot's stack publishes at
+once)."""
 
 
 CONSOLE = threading.Lock()
@@ -144,15 +148,18 @@ class Child:
         return code
 
 
-def run_graph(run: Run, timeout_s: float = 0.0, assume_yes: bool = False) -> int:
+def run_graph(run: Run, timeout_s: float = 0.0, assume_yes: bool = False,
+              robot_timeout_s: float = ROBOT_TIMEOUT_S) -> int:
     """Start the graph, follow it to its identification result (a friction sweep: to the end of its recording);
     the exit code (0 identified and every check passed, or the sweep recorded whole; 1 a node failed, the excitation
-    held or refused to move, the motion was not confirmed, the time ran out or a sweep period was flagged; 3
-    identified but a parameter set failed its check; 128 + the signal when interrupted: 130 on Ctrl-C).
+    held or refused to move, the motion was not confirmed, the time ran out, the robot published no joint state
+    within `robot_timeout_s` in hardware mode (0: wait for it) or a sweep period was flagged; 3 identified but a
+    parameter set failed its check; 128 + the signal when interrupted: 130 on Ctrl-C).
     `assume_yes`: in hardware mode, confirm the excitation node's plan without asking."""
     from robot_id_bringup.run_monitor import RunMonitor
 
     specs = identify_graph(run)
+    domain_chosen = "ROS_DOMAIN_ID" not in os.environ
     env = ros_environment()
     os.environ.update({k: env[k] for k in ("ROS_AUTOMATIC_DISCOVERY_RANGE", "ROS_DOMAIN_ID")})
     pathlib.Path(run.output_dir).mkdir(parents=True, exist_ok=True)
@@ -181,6 +188,10 @@ def run_graph(run: Run, timeout_s: float = 0.0, assume_yes: bool = False) -> int
             code = _outcome(run, children, monitor, confirmation)
             if code is not None:
                 return code
+            if (run.mode == "hardware" and robot_timeout_s and not monitor.joint_states_came()
+                    and time.monotonic() - started > robot_timeout_s):
+                console(f"robot_id: error: {silent_robot(run, robot_timeout_s, env, domain_chosen)}", sys.stderr)
+                return 1
             if timeout_s and time.monotonic() - started > timeout_s:
                 console(f"robot_id: error: no identification result after {timeout_s:g} s", sys.stderr)
                 return 1
@@ -191,6 +202,24 @@ def run_graph(run: Run, timeout_s: float = 0.0, assume_yes: bool = False) -> int
             monitor.close()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+
+
+def joint_states_topic(run: Run) -> str:
+    """The robot's joint-states topic as the nodes resolve it (the robot config's; a relative name in the run's
+    namespace)."""
+    from robot_id_model.robot_config import load_robot_config
+
+    topic = load_robot_config(run.robot).joint_states_topic
+    return topic if topic.startswith("/") else f"{run.namespace_path.rstrip('/')}/{topic}"
+
+
+def silent_robot(run: Run, robot_timeout_s: float, env: dict[str, str], domain_chosen: bool) -> str:
+    """Why a hardware run ends when no joint state came, and what to check, in one line."""
+    domain = (f"ROS_DOMAIN_ID {env['ROS_DOMAIN_ID']} (chosen by the runner: export the robot stack's ROS_DOMAIN_ID)"
+              if domain_chosen else f"ROS_DOMAIN_ID {env['ROS_DOMAIN_ID']}")
+    return (f"no joint states on {joint_states_topic(run)} after {robot_timeout_s:g} s: is the robot's stack "
+            f"running and publishing them, in {domain} with ROS_AUTOMATIC_DISCOVERY_RANGE "
+            f"{env['ROS_AUTOMATIC_DISCOVERY_RANGE']}? (--robot-timeout sets how long to wait)")
 
 
 def _outcome(run: Run, children: list[Child], monitor: RunMonitor, confirmation: Confirmation | None) -> int | None:
@@ -270,6 +299,9 @@ def identify_parser() -> argparse.ArgumentParser:
                              "on sim time each namespace has its own clock)")
     parser.add_argument("--out", default="", metavar="DIR", help="results directory (default: results/<robot>_<time>)")
     parser.add_argument("--timeout", type=float, default=0.0, help="give up after this time [s] (default: 0, never)")
+    parser.add_argument("--robot-timeout", type=float, default=ROBOT_TIMEOUT_S, metavar="SECONDS",
+                        help=f"hardware mode: give up when the robot has published no joint state this long after the "
+                             f"start [s] (default: {ROBOT_TIMEOUT_S:g}; 0: wait for it)")
     parser.add_argument("--yes", action="store_true",
                         help="hardware mode: let the arm move without asking (the plan is still printed); without it "
                              "the runner asks on the terminal, or with no terminal waits for confirm to be set")
@@ -283,14 +315,14 @@ def identify(argv: Sequence[str]) -> int:
     run = Run(args.robot, args.mode, out, args.periods, args.trajectory, args.bag, tuple(args.friction_sweep),
               namespace=args.namespace, payload=args.payload, payload_arm=args.arm,
               payload_baselines=tuple(args.baseline), record_only=args.record_only, sim_load_seed=args.sim_load)
-    problems = run.problems() + option_problems(run, args.timeout, args.yes)
+    problems = run.problems() + option_problems(run, args.timeout, args.yes, args.robot_timeout)
     problems += input_problems(run) if not problems else []
     if problems:
         print(f"error: {'; '.join(problems)}", file=sys.stderr)
         return 2
     try:
         check_writable_directory(out)
-        return run_graph(run, args.timeout, args.yes)
+        return run_graph(run, args.timeout, args.yes, args.robot_timeout)
     except (RunnerError, OSError) as err:
         print(f"error: {err}", file=sys.stderr)
         return 2

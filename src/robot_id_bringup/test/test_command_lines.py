@@ -33,7 +33,7 @@ UNITS = {
     "--position-margin": "rad", "--flange-speed": "m/s", "--floor-z": "m", "--velocities": "rad/s", "--hold": "rad",
     "--travel": "rad", "--pass-time": "s", "--blend-acceleration": "rad/s²", "--period": "s", "--start": "s",
     "--end": "s", "--gravity": "m/s²", "--torque-filter-time-constant": "s", "--timeout": "s", "--clearance": "m",
-    "--clearance-margin": "m", "--reach": "m", "--pose": "rad", "--mass-range": "kg",
+    "--robot-timeout": "s", "--clearance-margin": "m", "--reach": "m", "--pose": "rad", "--mass-range": "kg",
 }
 """Options that carry a physical quantity, and the unit their help must name in brackets."""
 FRACTIONS = {"--velocity-scale", "--acceleration-scale", "--torque-scale"}

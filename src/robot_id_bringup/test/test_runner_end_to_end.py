@@ -220,6 +220,8 @@ def test_a_hold_ends_the_run_at_once_naming_its_reason(tmp_path):
                                 "'iiwa14'"),
     (["--timeout", "-1"], "error: --timeout must be a finite number of seconds, at least 0 (0: never), not -1"),
     (["--timeout", "nan"], "error: --timeout must be a finite number of seconds, at least 0 (0: never), not nan"),
+    (["--robot-timeout", "-5"],
+     "error: --robot-timeout must be a finite number of seconds, at least 0 (0: never), not -5"),
     (["--yes"], "error: --yes confirms the motion of mode hardware; mode sim moves no robot"),
     (["--bag", "/data/bag"], "error: mode sim records its own bag (into the output directory); a bag to identify is "
                              "for mode replay"),
@@ -295,3 +297,29 @@ def test_a_replay_the_estimator_refuses_ends_at_once_with_its_reason(tmp_path):
     assert result.returncode == 1
     assert "robot_id: error: the estimator could not identify" in result.stderr
     assert time.monotonic() - started < 60.0  # not the 120 s timeout
+
+
+def test_hardware_mode_with_no_robot_publishing_ends_after_the_robot_timeout_naming_the_topic(tmp_path):
+    """Before, the runner waited for the robot's joint states for ever. No stack publishes here: after
+    --robot-timeout the run ends with exit 1 in one line naming the topic, the domain and what to check, and no
+    process of its graph is left."""
+    domain_id = 101 + (os.getpid() + 35) % 50
+    started = time.monotonic()
+    result = subprocess.run([*RUNNER[:-2], "--mode", "hardware", "--record-only", "--yes", "--robot-timeout", "2",
+                             "--out", str(tmp_path / "run")], capture_output=True, text=True, timeout=60,
+                            env=_environment(domain_id))
+    assert result.returncode == 1, result.stdout + result.stderr
+    assert result.stderr.splitlines()[-1] == (
+        f"robot_id: error: no joint states on /lbr/joint_states after 2 s: is the robot's stack running and publishing "
+        f"them, in ROS_DOMAIN_ID {domain_id} with ROS_AUTOMATIC_DISCOVERY_RANGE LOCALHOST? (--robot-timeout sets how "
+        "long to wait)")
+    assert time.monotonic() - started < 30.0
+    assert not _processes_in_domain(domain_id)
+
+
+def test_the_robot_timeout_is_30_s_unless_given():
+    from robot_id_bringup.runner import ROBOT_TIMEOUT_S, identify_parser
+
+    assert ROBOT_TIMEOUT_S == 30.0
+    assert identify_parser().parse_args([]).robot_timeout == 30.0
+    assert identify_parser().parse_args(["--robot-timeout", "0"]).robot_timeout == 0.0

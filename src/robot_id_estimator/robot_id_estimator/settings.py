@@ -10,6 +10,7 @@ import yaml
 
 from robot_id_estimator.physical.problem import DEFAULT_MARGIN, DEFAULT_SPREAD_FRACTION
 from robot_id_estimator.processing.samples import ProcessingConfig
+from robot_id_model.config_values import as_number
 from robot_id_model.robot_model import DEFAULT_FRICTION, FRICTION_TERMS
 
 METHODS = ("wls", "ols")
@@ -190,35 +191,60 @@ def config_from_dict(raw: dict, label: str = "estimator config") -> EstimatorCon
         unknown += [f"{section}.{key}" for key in values if key not in keys]
     if unknown:
         raise ConfigError(f"{label}: unknown keys {unknown}; known: {_SECTIONS}")
+    processing = _typed(ProcessingConfig, raw.get("processing") or {}, "processing", label)
+    physical = _typed(PhysicalConfig, raw.get("physical") or {}, "physical", label)
+    flat = {**_typed(EstimatorConfig, raw.get("estimation") or {}, "estimation", label),
+            **_typed(EstimatorConfig, raw.get("validation") or {}, "validation", label)}
     try:
-        processing = ProcessingConfig(**_numbers(ProcessingConfig, raw.get("processing") or {}))
-        physical = {
-            key: tuple(value) if isinstance(value, list) else value
-            for key, value in _numbers(PhysicalConfig, raw.get("physical") or {}).items()
-        }
-        flat = _numbers(EstimatorConfig, {**(raw.get("estimation") or {}), **(raw.get("validation") or {})})
-        if "friction" in flat:
-            flat["friction"] = tuple(flat["friction"])
-        return EstimatorConfig(processing=processing, physical=PhysicalConfig(**physical), **flat)
-    except (TypeError, ValueError) as err:
+        return EstimatorConfig(processing=ProcessingConfig(**processing), physical=PhysicalConfig(**physical), **flat)
+    except ValueError as err:
         raise ConfigError(f"{label}: {err}") from None
 
 
-def _numbers(cls: type, values: dict) -> dict:
-    """`values` with the numbers of `cls`'s float fields as floats: YAML 1.1 reads 1e-6 (no decimal point) as a
-    string. ValueError naming the key when one is not a number."""
-    floats = {f.name for f in dataclasses.fields(cls) if "float" in str(f.type)}
-    out = dict(values)
-    for key in floats & out.keys():
-        value = out[key]
-        try:
-            if isinstance(value, str):
-                out[key] = float(value)
-            elif isinstance(value, list):
-                out[key] = [float(v) if isinstance(v, str) else v for v in value]
-        except ValueError:
-            raise ValueError(f"{key} must be a number, got {value!r}") from None
+_EXPECTED = {
+    "float": "a number", "float | None": "a number or null", "int": "a whole number", "bool": "true or false",
+    "str": "a name (text)", "tuple[float, float]": "two numbers (low, high)", "tuple[str, ...]": "a list of strings",
+}
+"""What a value of each field type of the settings must be, in the words of the error."""
+
+
+def _typed(cls: type, values: dict, section: str, label: str) -> dict:
+    """`values` of `section` as the types of `cls`'s fields (numbers as floats: YAML 1.1 reads 1e-6, without a
+    decimal point, as text; lists as tuples); ConfigError naming the file, the key and what it expects when one is
+    not of its type."""
+    types = {f.name: str(f.type) for f in dataclasses.fields(cls)}
+    out = {}
+    for key, value in values.items():
+        kind = types[key]
+        typed = _as_type(kind, value)
+        if typed is _WRONG:
+            raise ConfigError(f"{label}: {section}.{key} must be {_EXPECTED[kind]}, got {value!r}")
+        out[key] = typed
     return out
+
+
+_WRONG = object()
+
+
+def _as_type(kind: str, value: object) -> object:
+    """`value` as a field of type `kind` (a key of _EXPECTED), or _WRONG."""
+    if kind == "float | None" and value is None:
+        return None
+    if kind in ("float", "float | None"):
+        number = as_number(value)
+        return _WRONG if number is None else number
+    if kind == "int":
+        return value if isinstance(value, int) and not isinstance(value, bool) else _WRONG
+    if kind == "bool":
+        return value if isinstance(value, bool) else _WRONG
+    if kind == "str":
+        return value if isinstance(value, str) else _WRONG
+    if kind == "tuple[float, float]":
+        numbers = [as_number(v) for v in value] if isinstance(value, list) and len(value) == 2 else [None]
+        return _WRONG if None in numbers else tuple(numbers)
+    if kind == "tuple[str, ...]":
+        return tuple(value) if isinstance(value, list) and all(isinstance(v, str) for v in value) else _WRONG
+    raise TypeError(f"no reading of settings of type {kind}")
 
 
 def load_estimator_config(path: str | pathlib.Path) -> EstimatorConfig:

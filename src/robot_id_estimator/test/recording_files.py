@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import numpy as np
-from rosbags.rosbag2 import Writer
+from rosbags.rosbag2 import StoragePlugin, Writer
 
 from robot_id_estimator.recordings.bag_reading import EXCITATION, JOINT_STATE, PERIOD_MARKER, robot_id_typestore
 from robot_id_estimator.recordings.recording import Recording
@@ -73,17 +73,18 @@ def joint_state(store, t_ns: int, names, q, dq, tau, frame_id: str = ""):
 
 
 def write_bag(path: Path, *, varying_layout=False, kind="fourier", effort=True, start_ns=10**18,
-               with_description=True, with_markers=True, finger_stroke_m=0.0) -> dict:
+               with_description=True, with_markers=True, finger_stroke_m=0.0,
+               storage: StoragePlugin = StoragePlugin.SQLITE3) -> dict:
     """A recorder-like bag: 100 Hz joint states of 3 arm joints and a finger (opening by `finger_stroke_m` over
     the bag), a 30 Hz merged topic, the trajectory description (2 s period, 3 harmonics, 3 periods) and a marker
-    at every period start."""
+    at every period start; in `storage`."""
     store = robot_id_typestore()
     rate_hz, period_s = 100, 2.0
     t = np.arange(830) / rate_hz
     q, dq, tau = motion(t)
     first_period_ns = start_ns + 500_000_000
     msg_names = ["j2", "finger", "j1", "j3"]
-    with Writer(path, version=9) as writer:
+    with Writer(path, version=9, storage_plugin=storage) as writer:
         states = writer.add_connection("/lbr/joint_states", JOINT_STATE, typestore=store)
         merged = writer.add_connection("/joint_states", JOINT_STATE, typestore=store)
         description = writer.add_connection("/excitation/trajectory", EXCITATION, typestore=store)

@@ -7,12 +7,15 @@ import numpy as np
 import pytest
 import yaml
 from estimator_synthetic import IIWA14, iiwa14_setup, simulated_recording, write_without_physical
+from recording_files import write_bag
+from rosbags.rosbag2 import StoragePlugin
 
 from robot_id_estimator.__main__ import main
-from robot_id_estimator.recordings.recording import save_csv
+from robot_id_estimator.recordings.recording import load_recording, save_csv
 from robot_id_estimator.recordings.synthetic import urdf_with_friction
 from robot_id_estimator.results import read_identification, write_identification
 from robot_id_model import load_robot_model
+from robot_id_recorder.bag_tools import repair
 
 
 @pytest.fixture(scope="module")
@@ -165,6 +168,30 @@ def test_bad_input_exits_2_with_one_line(files, tmp_path, capsys, argv, expected
     assert message.startswith("error: ") and expected in message, message
 
 
+@pytest.mark.parametrize("damage", ["no metadata.yaml", "an MCAP without its summary"])
+def test_an_unclosed_bag_is_refused_naming_the_command_that_repairs_it(tmp_path, capsys, damage):
+    """A recorder killed before it closed its bag leaves no metadata.yaml (ros2 bag record and the recorder write it
+    on closing), or an MCAP file that ends before its summary: the estimator names the repair, which then makes the
+    bag read whole."""
+    bag = tmp_path / "bag"
+    truth = write_bag(bag, storage=StoragePlugin.MCAP)
+    if damage == "no metadata.yaml":
+        (bag / "metadata.yaml").unlink()
+    else:
+        mcap = bag / "bag.mcap"
+        mcap.write_bytes(mcap.read_bytes()[:-2000])  # the summary, the footer and the closing magic
+    assert main(["identify", "--robot", str(IIWA14), "--data", str(bag), "--out", str(tmp_path / "o")]) == 2
+    message = _error(capsys)
+    assert message.endswith(f"make it readable with `python -m robot_id_recorder repair {bag}`"), message
+    assert ("the bag is not closed (no metadata.yaml in" in message) == (damage == "no metadata.yaml")
+    assert "give the bag's directory" not in message
+    repair(bag)
+    recording = load_recording(bag, ["j1", "j2", "j3"])
+    kept = slice(50, 650)  # 3 periods of 2 s at 100 Hz from the first marker at 0.5 s
+    np.testing.assert_allclose(recording.t_s, truth["t"][kept], atol=1e-9)
+    np.testing.assert_array_equal(recording.q_rad, truth["q"][kept])
+
+
 def test_joints_missing_from_the_data_or_the_urdf_are_named(files, tmp_path, capsys):
     tmp, *_ = files
     text = (tmp / "val.csv").read_text()
@@ -196,6 +223,26 @@ def test_numbers_yaml_reads_as_strings_are_numbers_and_words_are_refused(tmp_pat
     config.write_text("processing:\n  torque_cutoff_hz: six\n")
     with pytest.raises(ConfigError, match="torque_cutoff_hz must be a number, got 'six'"):
         load_estimator_config(config)
+
+
+@pytest.mark.parametrize(("text", "message"), [
+    ("processing:\n  torque_cutoff_hz: 6 Hz\n", "processing.torque_cutoff_hz must be a number, got '6 Hz'"),
+    ("processing:\n  filter_order: four\n", "processing.filter_order must be a whole number, got 'four'"),
+    ("physical:\n  starts: 2.5\n", "physical.starts must be a whole number, got 2.5"),
+    ("physical:\n  mass_factor: 0.5\n", "physical.mass_factor must be two numbers (low, high), got 0.5"),
+    ("estimation:\n  friction: FV\n", "estimation.friction must be a list of strings, got 'FV'"),
+    ("validation:\n  observer_gain_1_s: yes\n", "validation.observer_gain_1_s must be a number, got True"),
+])
+def test_a_wrong_value_in_the_estimator_config_names_the_file_the_key_and_what_it_expects(tmp_path, capsys, text,
+                                                                                          message):
+    """Before, a word where a whole number belongs gave "'<' not supported between instances of 'str' and 'int'",
+    a single number for a pair "cannot unpack non-iterable float object", and "FV" became the terms F and V."""
+    config, data = tmp_path / "estimator.yaml", tmp_path / "run.csv"
+    config.write_text(text)
+    data.write_text("t\n")  # read only after the config
+    assert main(["identify", "--robot", str(IIWA14), "--data", str(data), "--out",
+                 str(tmp_path / "o"), "--config", str(config)]) == 2
+    assert _error(capsys) == f"error: {config}: {message}"
 
 
 def test_the_period_is_detected_when_not_given(files, tmp_path):

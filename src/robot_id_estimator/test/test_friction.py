@@ -18,7 +18,13 @@ from estimator_synthetic import (
     sweep_recording,
 )
 
-from robot_id_estimator.friction.stribeck_fit import fit_stribeck, implausibility, mirrored_friction, stribeck_torque
+from robot_id_estimator.friction.stribeck_fit import (
+    MIN_LEVELS,
+    fit_stribeck,
+    implausibility,
+    mirrored_friction,
+    stribeck_torque,
+)
 from robot_id_estimator.friction.sweeps import extrapolation_notes, friction_sweeps
 from robot_id_estimator.output.urdf_export import write_identified_model
 from robot_id_estimator.pipeline import identify
@@ -87,14 +93,21 @@ def test_levenberg_marquardt_recovers_the_friction_curve_from_noisy_filtered_swe
                and "fc1 apart from fs1" in note for note in notes)
 
 
-def test_an_excitation_given_as_a_friction_sweep_is_refused_naming_it(arm):
-    """No joint of a Fourier excitation moves forward and backward at a constant speed: it is no sweep, and every
-    joint keeping linear friction without a word would hide the mistake."""
+@pytest.mark.parametrize(("seed", "periods", "most"), [(1, 1, 0), (6, 2, 1)])
+def test_an_excitation_given_as_a_friction_sweep_is_refused_naming_it(arm, seed, periods, most):
+    """A Fourier excitation is no sweep, and every joint keeping linear friction without a word would hide the
+    mistake: in seed 1's no joint moves forward and backward at a constant speed; in seed 6's, three joints' velocity
+    peaks pair up by chance, at one speed each (taken before, with notes only); a sweep runs MIN_LEVELS speeds or
+    more, what the Stribeck fit needs."""
     setup, robot, pi = arm
-    excitation = simulated_recording(robot, setup, pi, 1)
-    with pytest.raises(DataError, match=r"^sim0: no joint moves forward and backward at a constant speed: not a "
-                                        r"friction sweep \(an excitation recording given as a friction sweep\?\)$"):
+    excitation = simulated_recording(robot, setup, pi, periods, seed=seed)
+    assert MIN_LEVELS == 5
+    with pytest.raises(DataError) as refused:
         friction_sweeps([excitation], robot.joint_names, ProcessingConfig())
+    assert str(refused.value) == (
+        f"sim{seed}: no joint moves forward and backward at 5 or more constant speeds (the most: {most}), "
+        "as the Stribeck fit needs: not a friction sweep (an excitation recording given as a friction sweep?), "
+        "or one of too few speeds")
 
 
 def _trapezoids(segments: list[tuple[float, float]], rate_hz: float = 100.0, accel_rad_s2: float = 2.0):
@@ -171,16 +184,16 @@ def _points(coefficients: np.ndarray, speeds: np.ndarray, noise_nm: float, seed:
     return speed, stribeck_torque(speed, coefficients) + noise_nm * rng.normal(size=speed.shape)
 
 
-def test_fewer_sweep_speeds_than_the_model_needs_are_refused_and_the_joint_keeps_linear_friction(arm):
+def test_fewer_sweep_speeds_than_the_model_needs_are_refused(arm):
     """Four speeds, as the simulated iiwa14 sweep had: seven (or five) coefficients are not determined by four
-    numbers, and LM returned a curve of −48 000 Nm at 0.73 rad/s."""
+    numbers, and LM returned a curve of −48 000 Nm at 0.73 rad/s. A recording in which no joint has five is refused
+    whole (it gives no joint a Stribeck curve); within a sweep, such a joint keeps linear friction (fit_stribeck's
+    reason in a note)."""
     _setup, robot, pi = arm
-    coefficients, _rms, notes, _ranges = friction_sweeps(
-        [sweep_recording(robot, pi, 1, np.array([0.01, 0.03, 0.1, 0.3]), tau_noise_nm=0.1)],
-        robot.joint_names, ProcessingConfig())
-    assert np.isnan(coefficients).all()
-    assert ("friction sweep: lbr_A2: 4 sweep speeds (0.01, 0.03, 0.1, 0.3 rad/s); the Stribeck fit needs at least 5 "
-            "(fv1, fs, fc, a Stribeck velocity and one to check them): sweep more speeds; linear friction") in notes
+    with pytest.raises(DataError, match=r"^sweep2: no joint moves forward and backward at 5 or more constant speeds "
+                                        r"\(the most: 4\)"):
+        friction_sweeps([sweep_recording(robot, pi, 1, np.array([0.01, 0.03, 0.1, 0.3]), tau_noise_nm=0.1)],
+                        robot.joint_names, ProcessingConfig())
     with pytest.raises(ValueError, match=r"^4 sweep speeds \(0.01, 0.02, 0.05, 0.1 rad/s\)"):
         fit_stribeck(*_points(STRIBECK_TRUE, np.array([0.01, 0.02, 0.05, 0.1]), 0.01))
     with pytest.raises(ValueError, match=r"^0 sweep speeds \(none rad/s\)"):

@@ -18,9 +18,9 @@ import pathlib
 from dataclasses import dataclass, field
 
 import numpy as np
-import yaml
 
 from robot_id_model.capsule_fit import Capsule, hull_of, mesh_vertices
+from robot_id_model.config_values import ABOVE_ZERO, ConfigSection, read_yaml_mapping
 from robot_id_model.robot_model import ModelError, RobotModel
 
 FLOOR = "floor"
@@ -90,19 +90,19 @@ def hull_vertices(entry: dict, folder: pathlib.Path) -> np.ndarray:
 
 
 def read_capsules(path: pathlib.Path) -> tuple[tuple[Capsule, ...], frozenset[frozenset[str]], dict]:
-    """Capsules, allowed pairs and fit reference (the vendor geometry: meshes, boxes) of a geometry file."""
-    try:
-        raw = yaml.safe_load(path.read_text())
-        links = raw["links"]
-        capsules = tuple(
-            Capsule(link, _vector(c["a_m"], f"{path}: {link} a_m"), _vector(c["b_m"], f"{path}: {link} b_m"),
-                    float(c["radius_m"]))
-            for link, entry in links.items() for c in entry["capsules"])
-        allowed = frozenset(frozenset(pair) for pair in raw.get("allowed_pairs") or ())
-    except (OSError, yaml.YAMLError, KeyError, TypeError, ValueError) as err:
-        raise ModelError(f"collision geometry {path}: missing or malformed ({err})") from None
-    if any(not c.radius_m > 0 for c in capsules):
-        raise ModelError(f"collision geometry {path}: every capsule needs a positive radius_m")
+    """Capsules, allowed pairs and fit reference (the vendor geometry: meshes, boxes) of a geometry file; a missing
+    or wrong value is one ModelError naming the file, the key and what it expects (config_values)."""
+    raw = ConfigSection(read_yaml_mapping(path, "collision geometry file"), str(path))
+    sections = raw.section("links")
+    capsules = tuple(
+        Capsule(link, c.numbers("a_m", 3, "m", each="x, y, z in the link frame"),
+                c.numbers("b_m", 3, "m", each="x, y, z in the link frame"), c.number("radius_m", "m", ABOVE_ZERO))
+        for link in sections.values for c in sections.section(link).sections("capsules"))
+    pairs = raw.values.get("allowed_pairs") or []
+    if not isinstance(pairs, list) or not all(isinstance(pair, list) and len(pair) == 2 for pair in pairs):
+        raise ModelError(f"{path}: allowed_pairs must be a list of pairs of link names, got {pairs!r}")
+    allowed = frozenset(frozenset(pair) for pair in pairs)
+    links = sections.values
     reference = {link: {k: v for k, v in entry.items() if k != "capsules"} for link, entry in links.items()}
     return capsules, allowed, reference
 

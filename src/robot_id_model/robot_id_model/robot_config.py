@@ -7,9 +7,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import yaml
 
 from robot_id_model.collision_geometry import CollisionGeometry, environment_boxes, read_capsules
+from robot_id_model.config_values import ABOVE_ZERO, AT_LEAST_ZERO, ConfigSection, read_yaml_mapping
 from robot_id_model.robot_model import DEFAULT_FRICTION, ModelError, RobotModel, load_robot_model
 
 DESCRIPTION_PACKAGE = "robot_id_description"
@@ -83,53 +83,46 @@ def robot_config_path(name_or_path: str | pathlib.Path) -> pathlib.Path:
     return path
 
 
+LIMIT_UNITS = {"position_lower_rad": ("rad", None), "position_upper_rad": ("rad", None),
+               "velocity_rad_s": ("rad/s", ABOVE_ZERO), "acceleration_rad_s2": ("rad/s²", ABOVE_ZERO),
+               "torque_nm": ("Nm", ABOVE_ZERO)}
+"""The per-joint limits of a robot config: unit and range of each."""
+
+
 def load_robot_config(name_or_path: str | pathlib.Path) -> RobotConfig:
-    """Load a robot config from a YAML path, or by robot name (`iiwa14`) from the installed configs."""
+    """Load a robot config from a YAML path, or by robot name (`iiwa14`) from the installed configs; a missing or
+    wrong value is one ModelError naming the file, the key and what it expects (config_values)."""
     path = robot_config_path(name_or_path)
-    raw = yaml.safe_load(path.read_text())
-    try:
-        limits = raw["limits"]
-        n = len(raw["joint_names"])
-        arrays = {
-            key: np.asarray(limits[key], dtype=float)
-            for key in (
-                "position_lower_rad", "position_upper_rad", "velocity_rad_s", "acceleration_rad_s2", "torque_nm"
-            )
-        }
-        wrong = [key for key, value in arrays.items() if value.shape != (n,)]
-        if wrong:
-            raise ModelError(f"{path}: limits {wrong} must have one value per joint ({n})")
-        return RobotConfig(
-            robot=raw["robot"],
-            urdf_path=(path.parent / raw["urdf"]).resolve(),
-            joint_names=tuple(raw["joint_names"]),
-            flange_frame=raw["flange_frame"],
-            gravity_m_s2=tuple(float(g) for g in raw["gravity_m_s2"]),
-            limits=JointLimits(**arrays, flange_speed_m_s=float(limits["flange_speed_m_s"])),
-            floor_z_m=float(raw["floor_z_m"]),
-            state_rate_hz=float(raw["state_rate_hz"]),
-            joint_states_topic=raw["topics"]["joint_states"],
-            joint_trajectory_topic=raw["topics"]["joint_trajectory"],
-            torque_filter_time_constant_s=float(raw["torque_filter_time_constant_s"]),
-            datasheet_mass_kg=None if raw.get("datasheet_mass_kg") is None else float(raw["datasheet_mass_kg"]),
-            rated_payload_kg=None if raw.get("rated_payload_kg") is None else float(raw["rated_payload_kg"]),
-            collision=_collision(raw.get("collision"), path, float(raw["floor_z_m"])),
-        )
-    except (KeyError, TypeError) as err:
-        raise ModelError(f"{path}: missing or malformed entry {err}") from None
+    raw = ConfigSection(read_yaml_mapping(path, "robot config"), str(path))
+    joint_names = raw.texts("joint_names")
+    limits, topics = raw.section("limits"), raw.section("topics")
+    floor_z_m = raw.number("floor_z_m", "m")
+    return RobotConfig(
+        robot=raw.text("robot"),
+        urdf_path=(path.parent / raw.text("urdf")).resolve(),
+        joint_names=joint_names,
+        flange_frame=raw.text("flange_frame"),
+        gravity_m_s2=tuple(raw.numbers("gravity_m_s2", 3, "m/s²", each="x, y, z in the base frame")),
+        limits=JointLimits(**{key: limits.numbers(key, len(joint_names), unit, limit, "one per joint")
+                              for key, (unit, limit) in LIMIT_UNITS.items()},
+                           flange_speed_m_s=limits.number("flange_speed_m_s", "m/s", ABOVE_ZERO)),
+        floor_z_m=floor_z_m,
+        state_rate_hz=raw.number("state_rate_hz", "Hz", ABOVE_ZERO),
+        joint_states_topic=topics.text("joint_states"),
+        joint_trajectory_topic=topics.text("joint_trajectory"),
+        torque_filter_time_constant_s=raw.number("torque_filter_time_constant_s", "s", AT_LEAST_ZERO),
+        datasheet_mass_kg=raw.optional_number("datasheet_mass_kg", "kg", ABOVE_ZERO),
+        rated_payload_kg=raw.optional_number("rated_payload_kg", "kg", AT_LEAST_ZERO),
+        collision=_collision(raw.section("collision") if raw.has("collision") else None, path, floor_z_m),
+    )
 
 
-def _collision(raw: dict | None, path: pathlib.Path, floor_z_m: float) -> CollisionGeometry | None:
+def _collision(raw: ConfigSection | None, path: pathlib.Path, floor_z_m: float) -> CollisionGeometry | None:
     """The `collision:` entry of a robot config: geometry file (relative to the config), clearance_m, boxes."""
     if raw is None:
         return None
-    try:
-        geometry_path = (path.parent / raw["geometry"]).resolve()
-        clearance_m = float(raw["clearance_m"])
-    except (KeyError, TypeError, ValueError) as err:
-        raise ModelError(f"{path}: collision needs geometry (a file) and clearance_m ({err})") from None
-    if not clearance_m >= 0:
-        raise ModelError(f"{path}: collision clearance_m must be >= 0 m, got {raw['clearance_m']}")
+    geometry_path = (path.parent / raw.text("geometry")).resolve()
+    clearance_m = raw.number("clearance_m", "m", AT_LEAST_ZERO)
     capsules, allowed, reference = read_capsules(geometry_path)
-    return CollisionGeometry(capsules, clearance_m, floor_z_m, environment_boxes(raw.get("boxes"), str(path)),
+    return CollisionGeometry(capsules, clearance_m, floor_z_m, environment_boxes(raw.values.get("boxes"), str(path)),
                              allowed, str(geometry_path), reference)

@@ -3,6 +3,7 @@
 import pathlib
 
 import pytest
+import yaml
 from conftest import random_arm_urdf
 
 from robot_id_model import ModelError, load_robot_config, robot_config
@@ -72,7 +73,57 @@ def test_the_collision_entry_gives_geometry_clearance_floor_and_boxes(tmp_path: 
     with pytest.raises(ModelError, match="box 'fixture' needs a positive size_m"):
         load_robot_config(path)
     path.write_text(CONFIG + COLLISION.replace("arm.yaml", "nothing.yaml"))
-    with pytest.raises(ModelError, match=r"collision geometry .*nothing\.yaml: missing or malformed"):
+    with pytest.raises(ModelError, match=r"collision geometry file .*nothing\.yaml: cannot be read \(No such file"):
         load_robot_config(path)
     path.write_text(CONFIG)
     assert load_robot_config(path).collision is None
+
+
+@pytest.mark.parametrize(("key", "value", "message"), [
+    ("state_rate_hz", "500 Hz", "state_rate_hz must be a positive number [Hz], got '500 Hz'"),
+    ("torque_filter_time_constant_s", "16 ms",
+     "torque_filter_time_constant_s must be a non-negative number [s], got '16 ms'"),
+    ("floor_z_m", True, "floor_z_m must be a number [m], got True"),
+    ("limits.velocity_rad_s", [2.0, 2.0],
+     "limits.velocity_rad_s must be a list of 3 positive numbers [rad/s] (one per joint), got [2.0, 2.0]"),
+    ("limits.flange_speed_m_s", "1 m/s", "limits.flange_speed_m_s must be a positive number [m/s], got '1 m/s'"),
+    ("gravity_m_s2", "down", "gravity_m_s2 must be a list of 3 numbers [m/s²] (x, y, z in the base frame), got 'down'"),
+    ("topics", "/joint_states", "topics must be a mapping of keys to values, got '/joint_states'"),
+    ("datasheet_mass_kg", "18 kg", "datasheet_mass_kg must be a positive number [kg], got '18 kg'"),
+    ("collision.clearance_m", "2 cm", "collision.clearance_m must be a non-negative number [m], got '2 cm'"),
+    ("joint_names", None, "joint_names is missing"),
+])
+def test_a_wrong_value_in_a_robot_config_names_the_file_the_key_and_what_it_expects(tmp_path, key, value, message):
+    """Before, `state_rate_hz: 500 Hz` gave "could not convert string to float: '500 Hz'", naming neither."""
+    (tmp_path / "arm.yaml").write_text(GEOMETRY)
+    raw = yaml.safe_load(CONFIG + COLLISION.replace("../collision/", ""))
+    *parents, last = key.split(".")
+    section = raw
+    for parent in parents:
+        section = section[parent]
+    if value is None:
+        del section[last]
+    else:
+        section[last] = value
+    path = tmp_path / "robot.yaml"
+    path.write_text(yaml.safe_dump(raw, allow_unicode=True))
+    with pytest.raises(ModelError) as wrong:
+        load_robot_config(path)
+    assert str(wrong.value) == f"{path}: {message}"
+
+
+@pytest.mark.parametrize(("old", "new", "message"), [
+    ("radius_m: 0.05", "radius_m: 5 cm", "links.link1.capsules[0].radius_m must be a positive number [m], got '5 cm'"),
+    ("b_m: [0.1, 0, 0]", "b_m: [0.1, 0]",
+     "links.link3.capsules[0].b_m must be a list of 3 numbers [m] (x, y, z in the link frame), got [0.1, 0]"),
+    ("{capsules: [{a_m: [0, 0, 0], b_m: [0.1, 0, 0], radius_m: 0.04}]}",
+     "{capsules: {a_m: [0, 0, 0], b_m: [0.1, 0, 0], radius_m: 0.04}}",
+     "links.link3.capsules must be a list of mappings, got {'a_m': [0, 0, 0], 'b_m': [0.1, 0, 0], 'radius_m': 0.04}"),
+])
+def test_a_wrong_value_in_a_collision_file_names_the_file_the_key_and_what_it_expects(tmp_path, old, new, message):
+    assert old in GEOMETRY
+    (tmp_path / "arm.yaml").write_text(GEOMETRY.replace(old, new))
+    (tmp_path / "robot.yaml").write_text(CONFIG + COLLISION.replace("../collision/", ""))
+    with pytest.raises(ModelError) as wrong:
+        load_robot_config(tmp_path / "robot.yaml")
+    assert str(wrong.value) == f"{tmp_path / 'arm.yaml'}: {message}"

@@ -255,6 +255,12 @@ def _levels(speed: np.ndarray) -> np.ndarray:
     return labels
 
 
+def speed_levels(speed_rad_s: np.ndarray) -> int:
+    """How many distinct speeds (levels, LEVEL_GAP apart) friction points were measured at."""
+    labels = _levels(np.abs(np.asarray(speed_rad_s, dtype=float)))
+    return int(labels.max()) + 1 if len(labels) else 0
+
+
 def _level_means(values: np.ndarray, labels: np.ndarray) -> np.ndarray:
     counted = labels >= 0
     return np.bincount(labels[counted], values[counted]) / np.bincount(labels[counted])
@@ -330,7 +336,7 @@ def fit_stribeck(speed_rad_s: np.ndarray, friction_nm: np.ndarray) -> StribeckFi
     speed = np.abs(np.asarray(speed_rad_s, dtype=float))
     friction = np.asarray(friction_nm, dtype=float) * np.sign(speed_rad_s)
     labels = _levels(speed)
-    n_levels = int(labels.max()) + 1 if len(labels) else 0
+    n_levels = speed_levels(speed)
     if n_levels < MIN_LEVELS:
         found = ", ".join(f"{v:.3g}" for v in _level_means(speed, labels))
         raise ValueError(f"{n_levels} sweep speeds ({found or 'none'} rad/s); the Stribeck fit needs at least "

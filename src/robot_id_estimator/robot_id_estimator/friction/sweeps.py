@@ -7,7 +7,14 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from robot_id_estimator.friction.stribeck_fit import STRIBECK_NAMES, fit_stribeck, mirrored_friction, stribeck_torque
+from robot_id_estimator.friction.stribeck_fit import (
+    MIN_LEVELS,
+    STRIBECK_NAMES,
+    fit_stribeck,
+    mirrored_friction,
+    speed_levels,
+    stribeck_torque,
+)
 from robot_id_estimator.processing.input_checks import check_joints
 from robot_id_estimator.processing.samples import ProcessingConfig, first_order_lowpass, zero_phase_lowpass
 from robot_id_estimator.recordings.recording import DataError, Recording
@@ -26,9 +33,11 @@ def friction_sweeps(
     friction. Then each recording is filtered as non-periodic data (zero-phase Butterworth; logged velocities
     when present), the torque at the motion's cutoff so that a sample at constant speed is not smeared with the
     inertial torque of a nearby speed ramp. Every joint contributes the mirrored friction points of its
-    forward/backward passes, whether it was swept alone or with the others on one schedule. A joint whose points
-    cannot determine a plausible curve (friction.fit_stribeck) keeps a NaN row and the linear friction of the
-    regressor; a note says why.
+    forward/backward passes, whether it was swept alone or with the others on one schedule. A recording in which no
+    joint has passes at MIN_LEVELS speeds (what the fit needs) is refused: it is no sweep (the velocity peaks of an
+    excitation pair up by chance, at one speed per joint, at most two in 80 random excitations of the iiwa14). A
+    joint whose points cannot determine a plausible curve (friction.fit_stribeck) keeps a NaN row and the linear
+    friction of the regressor; a note says why.
     """
     n = len(joint_names)
     speeds: list[list[np.ndarray]] = [[] for _ in range(n)]
@@ -45,9 +54,11 @@ def friction_sweeps(
         except ValueError as err:
             raise DataError(f"{rec.source}: {err}") from None
         passes = [mirrored_friction(q[:, j], dq[:, j], tau[:, j]) for j in range(n)]
-        if not any(len(v) for v, _ in passes):
-            raise DataError(f"{rec.source}: no joint moves forward and backward at a constant speed: not a friction "
-                            "sweep (an excitation recording given as a friction sweep?)")
+        most = max(speed_levels(v) for v, _ in passes)
+        if most < MIN_LEVELS:  # an excitation's velocity peaks pair up by chance, one speed per joint
+            raise DataError(f"{rec.source}: no joint moves forward and backward at {MIN_LEVELS} or more constant "
+                            f"speeds (the most: {most}), as the Stribeck fit needs: not a friction sweep (an "
+                            "excitation recording given as a friction sweep?), or one of too few speeds")
         for j, (v, f) in enumerate(passes):
             speeds[j].append(v)
             frictions[j].append(f)

@@ -35,6 +35,9 @@ from robot_id_estimator.recordings.recording import DataError, Recording, Unsele
 JOINT_STATE = "sensor_msgs/msg/JointState"
 EXCITATION = "robot_id_msgs/msg/ExcitationTrajectory"
 PERIOD_MARKER = "robot_id_msgs/msg/PeriodMarker"
+STORAGE_SUFFIXES = (".mcap", ".db3")
+REPAIR = "python -m robot_id_recorder repair"
+"""The command that makes a bag readable whose recorder was killed (robot_id_recorder.bag_tools.repair)."""
 
 
 @dataclass(frozen=True)
@@ -199,15 +202,30 @@ def _bag_contents(path: pathlib.Path, store: Typestore, repairs: list[str]) -> _
                                f"{sorted(c.topic for c in states)}")
             raws = [(stamp, bytes(raw)) for _, stamp, raw in reader.messages([topic])]
     except ReaderError as err:
-        raise DataError(f"{path}: not a readable rosbag2 bag ({err})") from None
+        raise DataError(f"{path}: not a readable rosbag2 bag ({err}); if its recording was killed, make it readable "
+                        f"with `{REPAIR} {_folder(path)}`") from None
     except FileNotFoundError:
-        folder = path if path.is_dir() else path.parent
-        raise DataError(f"{path}: not a rosbag2 bag: {folder} holds no metadata.yaml (give the bag's directory as "
-                        "ros2 bag record writes it)") from None
+        raise DataError(_without_metadata(path)) from None
     if not raws:
         raise DataError(f"{path}: {topic.topic} holds no message")
     receive_ns = np.array([stamp for stamp, _ in raws], dtype=np.int64)
     return _BagContents(topic.topic, receive_ns, [raw for _, raw in raws], description, markers)
+
+
+def _folder(path: pathlib.Path) -> pathlib.Path:
+    """The bag's directory, given it or one of its storage files."""
+    return path if path.is_dir() else path.parent
+
+
+def _without_metadata(path: pathlib.Path) -> str:
+    """Why a bag without metadata.yaml cannot be read: with storage files it was never closed (still recording, or
+    its recorder was killed: the repair mends it), without any it is no bag."""
+    folder = _folder(path)
+    if any(f.suffix in STORAGE_SUFFIXES for f in folder.iterdir()):
+        return (f"{path}: the bag is not closed (no metadata.yaml in {folder}): its recording is still going on, or "
+                f"its recorder was killed; then make it readable with `{REPAIR} {folder}`")
+    return (f"{path}: not a rosbag2 bag: {folder} holds no metadata.yaml (give the bag's directory as ros2 bag record "
+            "writes it)")
 
 
 def _raw(reader: Reader, store: Typestore, by_type: dict[str, list], msgtype: str) -> list[bytes]:
