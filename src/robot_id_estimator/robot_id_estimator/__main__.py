@@ -221,6 +221,7 @@ def _payload(args: argparse.Namespace, say) -> int:
     config = _config(args)
     out = check_writable_directory(args.out)
     from robot_id_estimator.payload.identify_payload import identify_payload_and_write
+    from robot_id_estimator.payload.principal_axes import axes_summary
     from robot_id_estimator.results import read_identification
 
     if args.arm and args.baseline:
@@ -244,6 +245,7 @@ def _payload(args: argparse.Namespace, say) -> int:
     for k in e.undetermined_moments:
         bound = "" if e.arm_error is None else f", the arm's error up to {e.arm_error.moments_percent[k]:.0f} %"
         print(f"  principal moment {k + 1} is not determined (RSD {e.moments_rsd_percent[k]:.0f} %{bound})")
+    print(f"  {axes_summary(e.axes)}")
     for note in written.notes:
         print(f"note: {note}")
     print("wrote " + ", ".join(str(path) for path in written.paths))

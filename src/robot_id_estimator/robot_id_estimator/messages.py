@@ -62,6 +62,8 @@ def payload_message(result: PayloadResult, robot: str, joint_names: tuple[str, .
     msg.payload = [_link(result.frame, load)]
     msg.message = (f"payload on {result.frame} ({result.method}): {load.mass_kg:.4g} kg, CoM "
                    + " ".join(f"{1000.0 * x:.1f}" for x in load.com_m) + " mm"
+                   + ("" if result.estimate.axes.all_determined else
+                      "; its principal axes not all determined (A B C: see the warnings)")
                    + ("" if result.passed else
                       f"; its model failed the check on held-out data ({'; '.join(result.failures)})"))
     return msg

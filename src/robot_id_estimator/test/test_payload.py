@@ -11,11 +11,14 @@ import pinocchio as pin
 import pytest
 import yaml
 from estimator_synthetic import IIWA14, iiwa14_setup
+from scipy.spatial.transform import Rotation
 
 from robot_id_estimator.__main__ import main
 from robot_id_estimator.payload.arm_error import ArmErrorBounds
 from robot_id_estimator.payload.estimate import PayloadBounds, estimate_payload
+from robot_id_estimator.payload.exports import kuka_load_data
 from robot_id_estimator.payload.identify_payload import _bound_warnings, baseline_arm, check_failures, other_robot
+from robot_id_estimator.payload.principal_axes import axes_summary
 from robot_id_estimator.payload.samples import payload_samples, urdf_arm
 from robot_id_estimator.pipeline import identify
 from robot_id_estimator.processing.samples import ProcessingConfig
@@ -220,6 +223,16 @@ def test_the_command_line_writes_every_format_and_refuses_a_load_that_is_not_the
     bare = setup.model(())
     assert attached.model.inertias[7].mass == pytest.approx(bare.model.inertias[7].mass + 1.5, rel=0.02)
     assert (tmp_path / "out" / "arm_with_payload.xml").is_file()
+    # its moments 4, 5 and 6 g m² about x, z and y: 1 and 2 are within their uncertainty, their axes not determined
+    axes = written["principal_axes"]
+    assert axes["determined"] == [False, False, True] and not written["kuka_load_data"]["abc_determined"]
+    assert abs(axes["axes"][2][1]) > np.cos(np.deg2rad(3.0 * axes["spread_deg"][2]))  # the largest moment's: y
+    assert "the Z axis is determined, the X and Y axes are not" in written["kuka_load_data"]["meaning"]
+    out, err = capsys.readouterr()
+    assert "  principal axes 1 and 2 (ascending moments) are not determined" in out
+    assert "KUKA's A B C " + " ".join(f"{x:.1f}" for x in written["kuka_load_data"]["abc_deg"]) in out
+    assert "warning: principal axes 1 and 2 (ascending moments) are not determined" in err
+    assert "enter them as written" in err
     alone = pin.buildModelFromUrdf(str(tmp_path / "out" / "payload.urdf"))  # it loads on its own
     assert alone.inertias[0].mass == pytest.approx(written["mass_kg"])
     save_csv(_recording(setup, None), tmp_path / "bare.csv")
@@ -256,7 +269,7 @@ def test_a_baseline_recorded_with_a_load_on_is_no_rigid_body_and_fails_the_check
     samples = payload_samples(model, "lbr_link_ee", [_recording(arm, LOADS["3 kg"], still=still)], ProcessingConfig(),
                               TAU_S)
     found = estimate_payload(samples, PayloadBounds((0.0, 14.0), 0.3))
-    assert found.not_a_body and found.undetermined_moments == (0, 1, 2)
+    assert found.not_a_body and found.undetermined_moments == (0, 1, 2) and found.axes.determined == (False,) * 3
     failures = check_failures(found, samples.noise_std_nm, None, arm.joint_names)
     assert failures[-1].startswith("the least-squares load is no rigid body: its principal moments about the CoM -0.07")
     # against an identified arm, whose known error can do that, it is a warning, not a failure
@@ -292,3 +305,47 @@ def test_a_load_held_at_its_mass_bound_is_said_loudly(arm, tmp_path, capsys):
           "--out", str(tmp_path / "out")])
     assert yaml.safe_load((tmp_path / "out" / "payload.yaml").read_text())["mass_kg"] == pytest.approx(1.0, abs=1e-3)
     assert "warning: the load's mass 1 kg is at its bound (mass range 0-1 kg)" in capsys.readouterr().err
+
+
+def _turned_box(moments_kg_m2: tuple[float, float, float]) -> tuple[LinkInertial, Rotation]:
+    """A 2.3 kg load 30, -20, 70 mm off the flange, its principal axes (ascending `moments_kg_m2`) turned 40 deg about
+    (1, 2, 3): the load and that rotation."""
+    turn = Rotation.from_rotvec(np.deg2rad(40.0) * np.array([1.0, 2.0, 3.0]) / np.sqrt(14.0))
+    inertia = turn.as_matrix() @ np.diag(moments_kg_m2) @ turn.as_matrix().T
+    return LinkInertial(2.3, np.array([0.03, -0.02, 0.07]), inertia), turn
+
+
+def _angle_to_deg(found: Rotation, truth: Rotation) -> float:
+    """The angle between two principal frames, each axis's sign free (a principal axis is a line)."""
+    flips = [Rotation.from_matrix(np.diag(d)) for d in ([1, 1, 1], [1, -1, -1], [-1, 1, -1], [-1, -1, 1])]
+    return min(float(np.rad2deg((found.inv() * truth * flip).magnitude())) for flip in flips)
+
+
+def test_the_principal_axes_of_two_nearly_equal_moments_are_named_not_determined(arm):
+    """Moments 8.0 and 8.3 g m² (4 % apart) below 14: the axes of the two are not determined, their spread large;
+    the third's is, and lies within its stated spread of the truth."""
+    load, turn = _turned_box((8e-3, 8.3e-3, 1.4e-2))
+    samples = payload_samples(urdf_arm(arm), "lbr_link_ee", [_recording(arm, load)], ProcessingConfig(), TAU_S)
+    axes = estimate_payload(samples, PayloadBounds((0.0, 14.0), 0.3)).axes
+    assert axes.determined == (False, False, True) and axes.unresolved == (True, False)
+    assert np.all(axes.spread_deg[:2] > 15.0) and axes.spread_deg[2] < 5.0
+    third = np.rad2deg(np.arccos(abs(axes.rotation[:, 2] @ turn.as_matrix()[:, 2])))
+    assert third < 3.0 * axes.spread_deg[2]
+    assert axes_summary(axes).startswith("principal axes 1 and 2 (ascending moments) are not determined")
+
+
+def test_well_separated_moments_determine_the_axes_and_kukas_abc_hold_the_true_rotation(arm):
+    """Moments 8, 13 and 19 g m²: every axis determined; KUKA's A B C, read as Rz(A)·Ry(B)·Rx(C), are the true
+    rotation within three of their stated standard deviations (as a rotation, each axis's sign free), and so is each
+    axis."""
+    load, turn = _turned_box((8e-3, 1.3e-2, 1.9e-2))
+    samples = payload_samples(urdf_arm(arm), "lbr_link_ee", [_recording(arm, load)], ProcessingConfig(), TAU_S)
+    found = estimate_payload(samples, PayloadBounds((0.0, 14.0), 0.3))
+    axes, kuka = found.axes, kuka_load_data(found.inertial)
+    assert axes.all_determined and axes.rotation_spread_deg < 10.0
+    abc = Rotation.from_euler("ZYX", kuka.abc_deg, degrees=True)
+    assert _angle_to_deg(abc, turn) < 3.0 * axes.rotation_spread_deg
+    for k in range(3):
+        angle = np.rad2deg(np.arccos(min(abs(abc.as_matrix()[:, k] @ turn.as_matrix()[:, k]), 1.0)))
+        assert angle < 3.0 * axes.spread_deg[k], (k, angle, axes.spread_deg)
+    assert axes_summary(axes).startswith(f"principal axes determined, within {axes.rotation_spread_deg:.2g} deg")

@@ -14,6 +14,7 @@ import cvxpy as cp
 import numpy as np
 
 from robot_id_estimator.payload.arm_error import ArmErrorBounds, arm_error_bounds
+from robot_id_estimator.payload.principal_axes import PrincipalAxes, principal_axes
 from robot_id_estimator.payload.samples import PayloadSamples
 from robot_id_model.physical import LinkInertial, link_from_standard, link_standard_parameters
 
@@ -40,7 +41,8 @@ flange gave a mass of 1.39 kg and moments of -0.024 kg m², which the consistent
 Against an identified arm its error can do that too (the simulated iiwa14's 0.5 and 1.5 kg loads, mass and CoM
 right): there it is said, and the check stands on the joints (identify_payload)."""
 DRAWS = 4000
-"""Draws from the least-squares distribution that give the principal moments' standard deviations."""
+"""Draws from the least-squares distribution that give the principal moments' standard deviations and the principal
+axes' spread."""
 
 
 @dataclass(frozen=True)
@@ -74,6 +76,8 @@ class PayloadEstimate:
     """How far the arm model's error could move the load (arm_error); None where it cancels or is not known."""
     body_margin_sigmas: float
     """The least-squares load's smallest second moment about its CoM in standard deviations (NOT_A_BODY_SIGMAS)."""
+    axes: PrincipalAxes
+    """The consistent load's principal axes, their spread over the draws and which the data determine."""
 
     @property
     def not_a_body(self) -> bool:
@@ -116,25 +120,31 @@ def estimate_payload(samples: PayloadSamples, bounds: PayloadBounds) -> PayloadE
     residual = samples.tau_nm - samples.y @ values
     arm_error = (None if samples.arm_error_rms_nm is None else
                  arm_error_bounds(samples.y, weights, theta, samples.arm_error_rms_nm))
-    moments_rsd, body_sigmas = _drawn_statistics(theta, covariance)
+    moments_rsd, body_sigmas, drawn = _drawn_statistics(theta, covariance)
+    inertia = link_from_standard(values).inertia_com_kg_m2
+    least_squares_moments = np.linalg.eigvalsh(link_from_standard(theta).inertia_com_kg_m2)  # arm_error's percents'
+    bound = None if arm_error is None else arm_error.moments_percent / 100.0 * np.abs(least_squares_moments)
+    axes = principal_axes(inertia, drawn, bound, rigid_body=body_sigmas >= -NOT_A_BODY_SIGMAS)
     return PayloadEstimate(values, theta, rsd, held, _rms(residual), _rms(held_out), _rms(samples.tau_nm),
-                           moments_rsd, arm_error, body_sigmas)
+                           moments_rsd, arm_error, body_sigmas, axes)
 
 
-def _drawn_statistics(theta: np.ndarray, covariance: np.ndarray) -> tuple[np.ndarray, float]:
-    """Over draws of N(θ, covariance) (seeded): (3,) RSD [%] of the principal moments about the CoM, and the
-    least-squares load's smallest second moment about its CoM in standard deviations of the drawn ones."""
+def _drawn_statistics(theta: np.ndarray, covariance: np.ndarray) -> tuple[np.ndarray, float, np.ndarray]:
+    """Over draws of N(θ, covariance) (seeded): (3,) RSD [%] of the principal moments about the CoM, the
+    least-squares load's smallest second moment about its CoM in standard deviations of the drawn ones, and the
+    drawn inertias about the CoM ((N, 3, 3); none when too few draws have a positive mass)."""
     draws = np.random.default_rng(0).multivariate_normal(theta, covariance, DRAWS, method="eigh")
     draws = draws[draws[:, 0] > 0.0]
     if len(draws) < DRAWS // 2 or theta[0] <= 0.0:
-        return np.full(3, np.inf), 0.0
-    moments = np.array([np.linalg.eigvalsh(link_from_standard(d).inertia_com_kg_m2) for d in draws])
+        return np.full(3, np.inf), 0.0, np.zeros((0, 3, 3))
+    inertias = np.array([link_from_standard(d).inertia_com_kg_m2 for d in draws])
+    moments = np.linalg.eigvalsh(inertias)
     margins = 0.5 * moments.sum(axis=1) - moments[:, 2]  # the largest moment's triangle inequality
     own = np.linalg.eigvalsh(link_from_standard(theta).inertia_com_kg_m2)
     margin = 0.5 * own.sum() - own[2]
     with np.errstate(divide="ignore", invalid="ignore"):
         rsd = 100.0 * moments.std(axis=0) / np.abs(moments.mean(axis=0))
-    return rsd, float(margin / max(float(margins.std()), 1e-300)) if margin < 0.0 else 0.0
+    return rsd, float(margin / max(float(margins.std()), 1e-300)) if margin < 0.0 else 0.0, inertias
 
 
 def _rms(x: np.ndarray) -> np.ndarray:

@@ -31,14 +31,27 @@ class KukaLoadData:
 
 def kuka_load_data(load: LinkInertial) -> KukaLoadData:
     """The load as KUKA's load data take it (module docstring)."""
-    moments, axes = np.linalg.eigh(load.inertia_com_kg_m2)
+    moments, axes = principal_frame(load.inertia_com_kg_m2)
+    return KukaLoadData(float(load.mass_kg), tuple(float(x) for x in 1000.0 * np.asarray(load.com_m)),
+                        tuple(float(x) for x in abc_deg(axes)), tuple(float(x) for x in moments))
+
+
+def principal_frame(inertia_kg_m2: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The principal moments, ascending, and their axes as the columns of a rotation (KUKA's X Y Z: the third axis
+    turned where the eigenvectors are left-handed)."""
+    moments, axes = np.linalg.eigh(inertia_kg_m2)
     if np.linalg.det(axes) < 0.0:
         axes[:, 2] = -axes[:, 2]
-    a = np.arctan2(axes[1, 0], axes[0, 0])
-    b = np.arctan2(-axes[2, 0], np.hypot(axes[0, 0], axes[1, 0]))
-    c = np.arctan2(axes[2, 1], axes[2, 2])
-    return KukaLoadData(float(load.mass_kg), tuple(float(x) for x in 1000.0 * np.asarray(load.com_m)),
-                        tuple(float(x) for x in np.rad2deg([a, b, c])), tuple(float(x) for x in moments))
+    return moments, axes
+
+
+def abc_deg(rotation: np.ndarray) -> np.ndarray:
+    """KUKA's A, B, C of `rotation` = Rz(A)·Ry(B)·Rx(C); (..., 3, 3) gives (..., 3)."""
+    r = np.asarray(rotation)
+    a = np.arctan2(r[..., 1, 0], r[..., 0, 0])
+    b = np.arctan2(-r[..., 2, 0], np.hypot(r[..., 0, 0], r[..., 1, 0]))
+    c = np.arctan2(r[..., 2, 1], r[..., 2, 2])
+    return np.rad2deg(np.stack([a, b, c], axis=-1))
 
 
 def rotation_zyx(abc_deg: tuple[float, float, float]) -> np.ndarray:

@@ -25,7 +25,7 @@ from robot_id_estimator.output.files import write_text
 from robot_id_estimator.output.mjcf_export import MujocoExportError, write_mjcf
 from robot_id_estimator.output.urdf_export import identified_urdf_text
 from robot_id_estimator.payload.baseline import baseline_residual
-from robot_id_estimator.payload.estimate import NAMES, PayloadBounds, PayloadEstimate, estimate_payload
+from robot_id_estimator.payload.estimate import DRAWS, NAMES, PayloadBounds, PayloadEstimate, estimate_payload
 from robot_id_estimator.payload.exports import (
     franka_service_call,
     franka_set_load,
@@ -33,6 +33,7 @@ from robot_id_estimator.payload.exports import (
     urdf_fragment,
     with_load,
 )
+from robot_id_estimator.payload.principal_axes import AXIS_SIGMAS, axes_warning, kuka_meaning
 from robot_id_estimator.payload.samples import (
     ArmModel,
     identified_arm,
@@ -182,7 +183,8 @@ def other_robot(arm: Identification, robot: str, joint_names: Sequence[str]) -> 
 def _bound_warnings(estimate: PayloadEstimate, bounds: PayloadBounds) -> tuple[str, ...]:
     """What the user must know before using the load: a value held at a bound (the data pushed beyond it: a wrong
     arm model, frame or mass range), a least-squares inertia no body has where the arm model's error can do that
-    (without a known arm error it fails the check), and the principal moments the motion did not determine."""
+    (without a known arm error it fails the check), the principal moments and the principal axes the motion did not
+    determine."""
     load, warnings = estimate.inertial, []
     if any(abs(load.mass_kg - m) <= 1e-3 * max(bounds.mass_kg[1], 1e-3) for m in bounds.mass_kg):
         warnings.append(f"the load's mass {load.mass_kg:.4g} kg is at its bound (mass range {bounds.mass_kg[0]:g}-"
@@ -205,6 +207,8 @@ def _bound_warnings(estimate: PayloadEstimate, bounds: PayloadBounds) -> tuple[s
         warnings.append(f"principal moments {which} (ascending) are not determined by this motion and arm model: the "
                         "exports hold them as fitted (payload.yaml: undetermined_principal_moments); do not rely on "
                         "the load's inertia there")
+    if axes_warning(estimate.axes):
+        warnings.append(f"{axes_warning(estimate.axes)} (payload.yaml: principal_axes)")
     return tuple(warnings)
 
 
@@ -259,7 +263,23 @@ def _payload_yaml(frame: str, method: str, e: PayloadEstimate, bounds: PayloadBo
                   "held_out_rms_nm": [float(x) for x in e.held_out_rms_nm],
                   "training_rms_nm": [float(x) for x in e.residual_rms_nm],
                   "load_torque_rms_nm": [float(x) for x in e.load_torque_rms_nm]},
-        "kuka_load_data": dataclasses.asdict(kuka),
+        "principal_axes": {
+            "axes": [[float(x) for x in axis] for axis in e.axes.rotation.T],
+            "determined": list(e.axes.determined),
+            "spread_deg": [float(x) for x in e.axes.spread_deg],
+            "rotation_spread_deg": float(e.axes.rotation_spread_deg),
+            "moment_gaps_sigmas": [float(x) for x in e.axes.gap_sigmas],
+            "rule": "each principal axis (ascending moments) as a unit vector in the frame; one is not determined "
+                    f"where its moment lies within {AXIS_SIGMAS:g} standard deviations of another's, or within what "
+                    "the arm model's error could move the two, or where the least-squares load is no rigid body: "
+                    "then only the plane of the two axes is, nothing when all three are that close; the spreads are "
+                    f"RMS angles over {DRAWS} draws of the least-squares distribution, each draw's axes matched to "
+                    "these (one standard deviation)",
+            "use": axes_warning(e.axes) or "the axes are determined: KUKA's A B C as written, within abc_spread_deg; "
+                                            "Franka's load_inertia holds the inertia about the CoM as a full matrix"},
+        "kuka_load_data": {**dataclasses.asdict(kuka), "abc_spread_deg": [float(x) for x in e.axes.abc_spread_deg],
+                           "abc_determined": e.axes.all_determined,
+                           "meaning": kuka_meaning(e.axes, e.undetermined_moments)},
         "franka_set_load": franka_set_load(load),
         "franka_ros2": franka_service_call(load),
     }
