@@ -44,6 +44,11 @@ def test_the_baseline_method_finds_the_simulated_load(by_baseline):
     assert all(abs(e) < 20.0 or k in errors.undetermined for k, e in enumerate(errors.moments_percent)), errors
     assert all(abs(e) < 10.0 for e in errors.moments_percent), errors  # named or not, none far off
     assert check_failures(estimate, None, None, load_robot_config("panda").joint_names) == ()
+    # the box's moments 3.05, 4.06, 4.61 g m² lie within 1.6 and 2.5 standard deviations of each other here: its
+    # principal axes, two of them found 18 deg off the box's, are named not determined
+    truth = np.linalg.eigh(LOADS["1.5 kg"].inertia_com_kg_m2)[1]
+    cos = np.abs(np.sum(truth * estimate.axes.rotation, axis=0))  # each axis as a line
+    assert np.rad2deg(np.arccos(min(cos.min(), 1.0))) > 10.0 and estimate.axes.determined == (False, False, False)
 
 
 def test_the_arm_with_the_identified_load_predicts_an_unseen_motion_as_well_as_the_arm_alone(runs, by_baseline):
