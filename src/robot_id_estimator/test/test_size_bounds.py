@@ -106,6 +106,7 @@ def test_a_link_the_data_make_a_point_mass_keeps_the_spread_of_its_size(method):
     warning = next(line for line in grouped_active(tuple(ConstraintSet(robot, bounds).active(kept.pi,
                                                                                                ACTIVE_FRACTION)))
                    if "size bound" in line)
+    assert "links at their size bound (physical.size_bounds): " in warning
     assert "lbr_link_6" in warning.split(": ")[1].split(", ")
 
 

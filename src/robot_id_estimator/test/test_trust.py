@@ -173,7 +173,7 @@ def test_positions_in_degrees_are_refused_with_a_hint(csv_run, capsys):
     assert _identify(degrees, tmp / "deg") == 2
     err = [line for line in capsys.readouterr().err.splitlines() if not line.startswith("[")]  # no progress
     assert len(err) == 1 and "positions outside the URDF's joint limits" in err[0]
-    assert "look like degrees" in err[0] and "--allow-outside-limits" in err[0]
+    assert "The values look like degrees: convert them to radians." in err[0] and "--allow-outside-limits" in err[0]
     assert not (tmp / "deg" / "identification.json").exists()
 
 
@@ -239,7 +239,7 @@ def test_validate_refuses_what_identify_refuses(csv_run, identified, capsys):
     milli = save_csv(dataclasses.replace(rec, tau_nm=1000.0 * rec.tau_nm), tmp / "v_milli.csv")
     assert _validate(identified, milli, tmp / "v_milli") == 2
     error = _errors(capsys)[0]
-    assert "the torque cannot be this robot's: lbr_A2 (1e+03 ×" in error
+    assert "the torque cannot be this robot's: lbr_A2 (1e+03 ×" in error and "; check the units (Nm), " in error
     assert "--allow-implausible-torque" in error
     assert _validate(identified, milli, tmp / "v_milli", "--allow-implausible-torque") == 0
 
@@ -260,7 +260,9 @@ def test_a_dead_torque_sensor_on_a_lightly_loaded_joint_is_named(csv_run, capsys
     path = save_csv(dataclasses.replace(rec, tau_nm=tau), tmp / "dead_a5.csv")
     assert _identify(path, tmp / "dead_a5") == 2
     error = _errors(capsys)[0]
-    assert "the torque does not follow the motion: lbr_A5 varies by" in error and "a dead sensor" in error
+    assert "the torque does not follow the motion: lbr_A5 varies by " in error
+    assert " Nm RMS where the URDF model's varies by " in error
+    assert error.endswith(": a dead sensor, a column of zeros or the wrong column?")
 
 
 def test_logged_velocities_in_degrees_per_second_are_refused(csv_run, capsys):

@@ -44,8 +44,9 @@ def test_units_and_a_flipped_sign_on_a_loaded_joint_are_refused(factor, joint):
     model = _torques()
     measured = model.copy()
     measured[:, joint] *= factor
-    with pytest.raises(DataError, match=rf"the torque cannot be this robot's: {JOINTS[joint]} "):
+    with pytest.raises(DataError, match=rf"the torque cannot be this robot's: {JOINTS[joint]} ") as refused:
         check_torque_against_urdf("log.csv", measured, model, JOINTS)
+    assert "; check the units (Nm), signs and joint order, and the robot;" in str(refused.value)
 
 
 @pytest.mark.parametrize(("factor", "warned"), [(0.25, True), (4.0, True), (1.3, False), (0.8, False)])
