@@ -196,6 +196,25 @@ def test_an_unclosed_bag_is_refused_naming_the_command_that_repairs_it(tmp_path,
     np.testing.assert_array_equal(recording.q_rad, truth["q"][kept])
 
 
+def test_an_excitation_given_as_a_friction_sweep_or_a_time_column_in_ms_exits_2_naming_it(files, tmp_path, capsys):
+    tmp, *_ = files
+    excitation = tmp / "val.csv"
+    code = main(["identify", "--robot", str(IIWA14), "--data", str(tmp / "ident.csv"), "--friction-sweep",
+                 str(excitation), "--out", str(tmp_path / "sweep")])
+    assert code == 2
+    message = _error(capsys)
+    assert message.startswith(f"error: {excitation}: no joint moves forward and backward at 5 or more constant speeds")
+    assert message.endswith("as the Stribeck fit needs: not a friction sweep (an excitation recording given as a "
+                            "friction sweep?), or one of too few speeds")
+    rows = np.loadtxt(excitation, delimiter=",", skiprows=1)
+    rows[:, 0] *= 1000.0
+    header = excitation.read_text().splitlines()[0]
+    np.savetxt(tmp_path / "ms.csv", rows, delimiter=",", header=header, comments="", fmt="%.10g")
+    assert main(["identify", "--robot", str(IIWA14), "--data", str(tmp_path / "ms.csv"), "--out",
+                 str(tmp_path / "ms")]) == 2
+    assert _error(capsys).endswith("is the time column in seconds (milliseconds are 1000 × too large)?")
+
+
 def test_joints_missing_from_the_data_or_the_urdf_are_named(files, tmp_path, capsys):
     tmp, *_ = files
     text = (tmp / "val.csv").read_text()
