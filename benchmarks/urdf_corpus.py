@@ -9,7 +9,8 @@ with the vendors' packages installed has them through the ament index). Per URDF
 1. the arm the model takes from it (robot_id_model.load_robot_model without joints: the arm chain, fingers locked);
 2. a short excitation design on it (`robot_id_excitation design --urdf`, 2 harmonics of 0.2 Hz, the URDF's own
    collision geometry) with no --allow-pair, or its refusal; where the refusal names pairs of links built closer
-   than the clearance, the design again allowing those pairs, as the refusal tells a user to;
+   than the clearance, the design again allowing those pairs, as the refusal tells a user to (an allowed pair still
+   keeps 5 mm, 10 mm with the design's margin), with its closest approach over all pairs, allowed ones included;
 3. synthetic data of a different robot (every link 10 % heavier, a tool on the last link, drive friction: the
    offline demo's truth) with 0.05 Nm noise, identified by the DEFAULT estimator (`robot_id_estimator identify
    --urdf`), and the model files written;
@@ -51,6 +52,7 @@ DESIGN = ["--acceleration-limit", "10", "--flange-speed", "1.0", "--floor-z", "0
           "--base-frequency", "0.2", "--samples", "40", "--starts", "1", "--max-iterations", "100"]
 FRICTION = ("FV", "FC", "FO")
 HINTED_PAIR = re.compile(r"allow the pair \(--allow-pair (\S+),")
+CLOSEST = re.compile(r"closest approach \(.*?\): (-?[\d.]+) mm between (\S+) and (\S+) at")
 
 
 @dataclass(frozen=True)
@@ -64,11 +66,15 @@ class SyntheticData:
 
 @dataclass(frozen=True)
 class Design:
-    """A design's outcome: its exit code and its condition number, or the lines of its refusal."""
+    """A design's outcome: its exit code and its condition number and closest approach, or the lines of its
+    refusal."""
 
     exit_code: int
     summary: str
     hinted_pairs: tuple[str, ...] = ()
+    closest_mm: float | None = None
+    """the least distance of two links or a link and the floor, allowed pairs included"""
+    closest_pair: str = ""
 
 
 def with_vendor_meshes() -> dict[str, str]:
@@ -85,7 +91,13 @@ def design(urdf: pathlib.Path, out: pathlib.Path, allowed: tuple[str, ...] = ())
                             env=with_vendor_meshes())
     found = re.search(r"cond\S*\s*=\s*([\d.e+]+)", result.stdout)
     if result.returncode == 0 and found:
-        return Design(0, f"cond {float(found.group(1)):.3g}")
+        cond = f"cond {float(found.group(1)):.3g}"
+        closest = CLOSEST.search(result.stdout)
+        if closest is None:
+            return Design(0, f"{cond}, collision not checked")
+        pair = f"{closest.group(2)}–{closest.group(3)}"
+        return Design(0, f"{cond}, closest approach {closest.group(1)} mm ({pair})", closest_mm=float(closest.group(1)),
+                      closest_pair=pair)
     refusal = result.stderr.strip()
     return Design(result.returncode, refusal, tuple(HINTED_PAIR.findall(refusal)))
 

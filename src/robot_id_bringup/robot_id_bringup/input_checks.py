@@ -52,10 +52,11 @@ def bag_problem(bag: str, label: str = "bag") -> str:
 
 def trajectory_problems(run: Run, config: RobotConfig) -> list[str]:
     """The trajectory the excitation node would run (--trajectory, else the one shipped for the robot) refused as the
-    node refuses it: not loadable, for another robot or other joints, or beyond the robot config's limits."""
+    node refuses it: not loadable, for another robot or other joints, designed allowing other pairs closer than the
+    clearance than the config's collision file allows, or beyond the robot config's limits."""
     from robot_id_excitation.constraints import design_limits
     from robot_id_excitation.excitation_guard import trajectory_refusal
-    from robot_id_excitation.trajectory_file import load_trajectory
+    from robot_id_excitation.trajectory_file import load_trajectory, recorded_allowed_pairs
     from robot_id_model.robot_model import ModelError
 
     if not run.trajectory and pathlib.Path(run.robot).suffix:
@@ -63,11 +64,11 @@ def trajectory_problems(run: Run, config: RobotConfig) -> list[str]:
                 "as iiwa14)"]
     name = run.trajectory_name
     try:
-        trajectory = load_trajectory(name)
+        trajectory, carried = load_trajectory(name), recorded_allowed_pairs(name)
     except (OSError, ValueError) as err:
         return [str(err)]
     try:
-        refusal = trajectory_refusal(trajectory, config.load_model(), design_limits(config), config.robot)
+        refusal = trajectory_refusal(trajectory, config.load_model(), design_limits(config), config.robot, carried)
     except (ModelError, OSError, ValueError) as err:
         return [f"--trajectory {name}: cannot be checked against {run.robot}: {err}"]
     if not refusal:

@@ -4,13 +4,25 @@ with the default settings and no --allow-* flag, identified.urdf alone predicts 
 pinocchio, and identified.xml simulates. The steps are benchmarks/urdf_corpus.py's (here on shorter data)."""
 
 import importlib.util
+import json
 import pathlib
 import sys
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 
+import coal
+import numpy as np
+import pinocchio as pin
 import pytest
 
+from robot_id_excitation.__main__ import main
+from robot_id_excitation.constraints import check_samples, design_limits
+from robot_id_excitation.excitation_guard import allowance_refusal, trajectory_refusal
+from robot_id_excitation.trajectory_file import load_trajectory, recorded_allowed_pairs
+from robot_id_excitation.urdf_config import urdf_robot_config
 from robot_id_model import load_robot_model
+from robot_id_model.collision_geometry import ALLOWED_CLEARANCE_M
+from robot_id_model.robot_config import RobotConfig
 
 ROOT = pathlib.Path(__file__).resolve().parents[3]
 _spec = importlib.util.spec_from_file_location("urdf_corpus", ROOT / "benchmarks" / "urdf_corpus.py")
@@ -90,14 +102,100 @@ def test_the_design_runs_or_says_why_not_and_what_to_do(urdf, designs):
         assert not (folder / "excitation.yaml").exists()
 
 
-def test_the_design_allowing_the_pairs_its_refusal_names_runs(designs, tmp_path):
-    """FR3: its wrist links 5 and 7 are built closer than the default clearance; allowed as the refusal says, the
-    design runs (and keeps every other pair apart)."""
+FR3 = corpus.CORPUS / "fr3.urdf"
+FR3_WRIST = ("fr3_link5", "fr3_link7")
+
+
+def _vendor_mesh_distance_m(q_rad: np.ndarray) -> np.ndarray:
+    """(K,) distance between the FR3's links 5 and 7 on franka_description's collision meshes at the poses q: coal's
+    own STL loader and BVH distance, placed by pinocchio (0: touching), sharing nothing with the suite's collision
+    code."""
+    folder = corpus.MESHES / "franka_description" / "meshes" / "robot_arms" / "fr3" / "collision"
+    loader, request = coal.MeshLoader(), coal.DistanceRequest()
+    meshes = [loader.load(str(folder / f"link{i}.stl")) for i in (5, 7)]
+    model = pin.buildModelFromUrdf(str(FR3))
+    data, frames = model.createData(), [model.getFrameId(link) for link in FR3_WRIST]
+    out = np.empty(len(q_rad))
+    for k, q in enumerate(q_rad):
+        pin.framesForwardKinematics(model, data, corpus.configuration(model, q))
+        first, second = (coal.Transform3s(data.oMf[f].rotation, data.oMf[f].translation) for f in frames)
+        out[k] = coal.distance(meshes[0], first, meshes[1], second, request, coal.DistanceResult())
+    return out
+
+
+@pytest.fixture(scope="module")
+def fr3_allowing(designs, tmp_path_factory) -> tuple[corpus.Design, pathlib.Path]:
+    """The FR3's design allowing the pair its refusal names, as the refusal tells a user to, and its folder."""
     refused, _ = designs["fr3.urdf"]
-    assert refused.hinted_pairs == ("fr3_link5,fr3_link7",)
-    allowed = corpus.design(corpus.CORPUS / "fr3.urdf", tmp_path, refused.hinted_pairs)
+    assert refused.hinted_pairs == (",".join(FR3_WRIST),)
+    folder = tmp_path_factory.mktemp("fr3_allowing")
+    return corpus.design(FR3, folder, refused.hinted_pairs), folder
+
+
+def test_the_design_allowing_the_pairs_its_refusal_names_keeps_them_apart_and_records_it(fr3_allowing, capsys,
+                                                                                       monkeypatch):
+    """FR3: its wrist links 5 and 7 are built closer than the default clearance (at most 22.5 mm apart); allowed as
+    the refusal says, the design runs, and the pair still keeps ALLOWED_CLEARANCE_M: on the vendor's meshes (coal,
+    here) it never touches in 3000 poses of a period, and the design's closest approach, allowed pairs included, is
+    the meshes' to the grid's resolution. The allowance is in excitation.yaml and design.json, and `check` of the
+    file alone (no --allow-pair) applies it and prints the design's closest approach."""
+    allowed, folder = fr3_allowing
     assert allowed.exit_code == 0 and allowed.summary.startswith("cond"), allowed.summary
-    assert (tmp_path / "excitation.yaml").is_file()
+    path = folder / "excitation.yaml"
+    assert recorded_allowed_pairs(path) == {frozenset(FR3_WRIST)}
+    assert json.loads((folder / "design.json").read_text())["allowed_pairs"] == [list(FR3_WRIST)]
+    trajectory = load_trajectory(path)
+    q_rad = trajectory.evaluate(np.arange(3000) * trajectory.period_s / 3000)[0]
+    meshes_m = _vendor_mesh_distance_m(q_rad)
+    assert meshes_m.min() >= ALLOWED_CLEARANCE_M, meshes_m.min()
+    if allowed.closest_pair == "–".join(FR3_WRIST):
+        assert allowed.closest_mm == pytest.approx(1e3 * meshes_m.min(), abs=0.5)
+    assert allowed.closest_mm <= 1e3 * meshes_m.min() + 0.5
+    monkeypatch.setenv("ROS_PACKAGE_PATH", corpus.with_vendor_meshes()["ROS_PACKAGE_PATH"])
+    grid = ["--samples", "800"]  # the design's verification grid: 10 × its 80 constraint samples
+    assert main(["check", str(path), "--urdf", str(FR3), *corpus.DESIGN[:6], *grid, "--out", str(folder)]) == 0
+    checked = corpus.CLOSEST.search(capsys.readouterr().out)
+    assert (float(checked.group(1)), f"{checked.group(2)}–{checked.group(3)}") == (allowed.closest_mm,
+                                                                                  allowed.closest_pair)
+
+
+@pytest.fixture(scope="module")
+def fr3_config() -> RobotConfig:
+    """The FR3's config from its URDF (the corpus design's limits), no pair allowed."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setenv("ROS_PACKAGE_PATH", corpus.with_vendor_meshes()["ROS_PACKAGE_PATH"])
+        return urdf_robot_config(FR3, None, [10.0], 1.0, 0.05)
+
+
+def _allowing_the_wrist(config: RobotConfig) -> RobotConfig:
+    return replace(config, collision=replace(config.collision, allowed_pairs=frozenset({frozenset(FR3_WRIST)})))
+
+
+def test_an_allowed_pair_that_touches_is_a_violation(fr3_config):
+    """A pose of the FR3 within its limits where links 5 and 7 touch on the vendor's meshes (coal, here) violates
+    the pair's clearance though the pair is allowed closer: allowed closer is never allowed to touch."""
+    config = _allowing_the_wrist(fr3_config)
+    q_rad = np.array([[0.0, 0.0, 0.0, -1.5, 0.0, 0.65, 2.2]])
+    assert _vendor_mesh_distance_m(q_rad)[0] == 0.0
+    zeros = np.zeros_like(q_rad)
+    report = check_samples(config.load_model(()), design_limits(config), np.zeros(1), q_rad, zeros, zeros)
+    (wrist,) = [c for c in report.violations if c.where == "–".join(FR3_WRIST)]
+    assert wrist.limit == ALLOWED_CLEARANCE_M and wrist.value < 0
+
+
+def test_a_trajectory_used_with_allowances_it_was_not_designed_with_is_refused_in_one_line(fr3_allowing,
+                                                                                          fr3_config):
+    """The FR3 design allowing links 5 and 7, run (the node's and the runner's check) against a collision geometry
+    that does not allow its pair, is refused in one line, as is a trajectory that records no allowance against
+    a geometry that allows the pair (the command line's `check --allow-pair`: test_collision.py)."""
+    path = fr3_allowing[1] / "excitation.yaml"
+    refusal = trajectory_refusal(load_trajectory(path), fr3_config.load_model(()), design_limits(fr3_config), "fr3",
+                                 recorded_allowed_pairs(path))
+    assert refusal.count("\n") == 0 and "designed allowing fr3_link5–fr3_link7" in refusal, refusal
+    assert "does not allow" in refusal
+    refusal = allowance_refusal(frozenset(), _allowing_the_wrist(fr3_config).collision)
+    assert refusal.count("\n") == 0 and "not designed allowing fr3_link5–fr3_link7" in refusal, refusal
+    assert allowance_refusal(recorded_allowed_pairs(path), _allowing_the_wrist(fr3_config).collision) == ""
 
 
 @pytest.mark.parametrize("urdf", sorted(ARMS))

@@ -25,16 +25,29 @@ import sys
 import numpy as np
 
 from robot_id_excitation.check import check_trajectory, trajectory_criteria
-from robot_id_excitation.constraints import DESIGN_CLEARANCE_MARGIN_M, CheckReport, DesignLimits, design_limits
+from robot_id_excitation.constraints import (
+    DESIGN_CLEARANCE_MARGIN_M,
+    CheckReport,
+    DesignLimits,
+    design_limits,
+    pair_lists,
+)
 from robot_id_excitation.criteria import CRITERIA
 from robot_id_excitation.design import DesignError, DesignInterrupted, DesignResult, design_excitation
 from robot_id_excitation.design_problem import DesignOptions
+from robot_id_excitation.excitation_guard import allowance_refusal
 from robot_id_excitation.fourier import KINDS, FourierTrajectory
 from robot_id_excitation.plot import plot_trajectory  # light: matplotlib is imported when a figure is drawn
 from robot_id_excitation.regressor_sensitivity import payload_columns
 from robot_id_excitation.sweeps import FrictionSweep
-from robot_id_excitation.trajectory_file import load_trajectory, recorded_friction, save_trajectory
+from robot_id_excitation.trajectory_file import (
+    load_trajectory,
+    recorded_allowed_pairs,
+    recorded_friction,
+    save_trajectory,
+)
 from robot_id_excitation.urdf_config import DEFAULT_CLEARANCE_M, urdf_robot_config
+from robot_id_model.collision_geometry import ALLOWED_CLEARANCE_M
 from robot_id_model.command_line import HelpFormatter, check_writable_directory, joint_names, robot_source_problems
 from robot_id_model.robot_config import RobotConfig, load_robot_config
 from robot_id_model.robot_model import DEFAULT_FRICTION, ModelError, RobotModel
@@ -95,7 +108,9 @@ def _add_robot_options(parser: argparse.ArgumentParser, required: bool, robot_he
                             "geometry [m] (default 0.02)")
     group.add_argument("--allow-pair", action="append", metavar="LINK,LINK",
                        help="two links (or a link and floor) that may come closer than the clearance, such as a pair "
-                            "built closer than it; repeat for more (default: none)")
+                            f"built closer than it, but keep {1000 * ALLOWED_CLEARANCE_M:g} mm (plus "
+                            "--clearance-margin); a design writes it into the trajectory, whose check applies it "
+                            "(default: none, for check the trajectory's); repeat for more")
 
 
 def _add_limit_options(parser: argparse.ArgumentParser, margin_default: float, clearance_default: float) -> None:
@@ -121,9 +136,10 @@ def _check_limit_options(args: argparse.Namespace) -> None:
             raise ValueError(f"{option} must be {need}, got {value}")
 
 
-def _robot_config(args: argparse.Namespace, fallback_robot: str = "", joints: tuple[str, ...] | None = None
-                  ) -> RobotConfig:
-    """The robot config of --robot (default `fallback_robot`), or one made from --urdf and its options."""
+def _robot_config(args: argparse.Namespace, fallback_robot: str = "", joints: tuple[str, ...] | None = None,
+                  carried_pairs: frozenset[frozenset[str]] = frozenset()) -> RobotConfig:
+    """The robot config of --robot (default `fallback_robot`), or one made from --urdf and its options, allowing
+    the pairs of --allow-pair, else `carried_pairs` (those a checked trajectory was designed allowing)."""
     urdf_only = {"--joints": args.joints, "--acceleration-limit": args.acceleration_limit,
                  "--flange-frame": args.flange_frame, "--clearance": args.clearance,
                  "--allow-pair": args.allow_pair}
@@ -146,6 +162,7 @@ def _robot_config(args: argparse.Namespace, fallback_robot: str = "", joints: tu
     pairs = tuple(tuple(p.replace(" ", "").split(",")) for p in args.allow_pair or ())
     if any(len(pair) != 2 or "" in pair for pair in pairs):
         raise ValueError(f"--allow-pair takes two names, LINK,LINK; got {args.allow_pair}")
+    pairs = pairs if args.allow_pair else tuple(tuple(pair) for pair in pair_lists(carried_pairs))
     return urdf_robot_config(args.urdf, joint_names(args.joints) or joints, acceleration, args.flange_speed,
                              args.floor_z, args.flange_frame,
                              DEFAULT_CLEARANCE_M if args.clearance is None else args.clearance, pairs)
@@ -186,6 +203,9 @@ def _write_design(result: DesignResult, config: RobotConfig, robot: RobotModel, 
                           robot=robot)
     summary = {"trajectory": str(path), "plot": str(png), "wall_time_s": result.wall_time_s, **values,
                "friction": list(result.friction), "criterion": options.criterion, "stopped": result.stopped}
+    if limits.collision is not None:
+        summary |= {"allowed_pairs": pair_lists(limits.collision.allowed_pairs),
+                    "allowed_clearance_m": limits.collision.allowed_clearance_m}
     (out / "design.json").write_text(json.dumps(summary, indent=2) + "\n")
     return [f"{config.robot}: cond(Yb) = {values['condition_number']:.2f}, log det = {values['log_det']:.2f} "
             f"({values['n_base']} base parameters, friction {list(result.friction)}), {result.wall_time_s:.0f} s",
@@ -232,7 +252,11 @@ def _check(args: argparse.Namespace) -> int:
     if args.samples is not None and args.samples < 1:
         raise ValueError(f"--samples must be >= 1, got {args.samples}")
     trajectory = load_trajectory(args.trajectory)
-    config = _robot_config(args, trajectory.robot, tuple(trajectory.joint_names))
+    carried = recorded_allowed_pairs(args.trajectory)
+    config = _robot_config(args, trajectory.robot, tuple(trajectory.joint_names), carried)
+    refusal = allowance_refusal(carried, config.collision)
+    if refusal:
+        raise ValueError(f"{args.trajectory}: {refusal}")
     png = check_writable_directory(args.out) / f"{pathlib.Path(args.trajectory).stem}.png"
     friction = _terms(args.friction) if args.friction else recorded_friction(args.trajectory) or DEFAULT_FRICTION
     robot = config.load_model(friction)
@@ -251,16 +275,21 @@ def _check(args: argparse.Namespace) -> int:
 
 
 def _closest_approach(report: CheckReport | None, limits: DesignLimits) -> str:
-    """One line: the least distance between two links or a link and the environment, and where it is."""
-    if limits.collision is None:
+    """One line: the least distance between two links or a link and the environment, allowed pairs included, and
+    where it is; its pair's clearance, and any other pair that violates its own."""
+    geometry = limits.collision
+    if geometry is None:
         return "collision: NOT CHECKED (the robot config names no collision geometry, the URDF has no <collision>)"
-    closest = report.closest("collision")
+    closest, worst = report.least("collision"), report.closest("collision")
     if closest is None:
         return "collision: no pair of links to check"
     first, second = closest.where.split("–")
+    clearance = f"clearance {closest.limit * 1000:.1f} mm"
+    if closest.limit < geometry.clearance_m:
+        clearance = f"an allowed pair: {clearance}, the other pairs' {geometry.clearance_m * 1000:.1f} mm"
+    violated = ", VIOLATED" if closest.violated else f"; {worst.where} VIOLATES its clearance" if worst.violated else ""
     return (f"closest approach (capsules and convex hulls, never more than the meshes): {closest.value * 1000:.1f} mm "
-            f"between {first} and {second} at t = {closest.time_s:.3f} s (clearance {closest.limit * 1000:.1f} mm"
-            f"{', VIOLATED' if closest.violated else ''})")
+            f"between {first} and {second} at t = {closest.time_s:.3f} s ({clearance}{violated})")
 
 
 def _sweep_velocities(text: str) -> tuple[float, ...]:

@@ -122,23 +122,26 @@ def _cartesian(robot: RobotModel, limits: DesignLimits, q: np.ndarray, dq: np.nd
 
 
 def _distances(robot: RobotModel, limits: DesignLimits, poses: dict[str, np.ndarray]) -> list[str]:
-    """Per kind of pose ("point", "interpolated": arrays (K, n)), the closest pair of links (or link and obstacle),
-    if closer than the clearance; all poses in one evaluation."""
+    """Per kind of pose ("point", "interpolated": arrays (K, n)), the pair of links (or link and obstacle) furthest
+    within its clearance (an allowed pair's: collision_geometry.ALLOWED_CLEARANCE_M), if one is; all poses in one
+    evaluation."""
     geometry = limits.collision
     if geometry is None:
         return []
     stacked = np.concatenate(list(poses.values()))
     result = arm_distances(robot, geometry, bind(geometry, robot), stacked)
-    distances = result.distance_m
+    clearance = np.array([geometry.clearance_of(*pair) for pair in result.names])
+    within = clearance - result.distance_m
     out, start = [], 0
     for kind, q in poses.items():
-        part = distances[start:start + len(q)]
+        part = within[start:start + len(q)]
         start += len(q)
-        if part.size == 0 or part.min() >= geometry.clearance_m - TOLERANCE:
+        if part.size == 0 or part.max() <= TOLERANCE:
             continue
-        k, g = np.unravel_index(np.argmin(part), part.shape)
+        k, g = np.unravel_index(np.argmax(part), part.shape)
         first, second = result.names[g]
-        out.append(f"{kind} {first} and {second} {part[k, g]:.4g} m apart, clearance {geometry.clearance_m:.4g} m")
+        out.append(f"{kind} {first} and {second} {clearance[g] - part[k, g]:.4g} m apart, clearance "
+                   f"{clearance[g]:.4g} m")
     return out
 
 

@@ -3,12 +3,13 @@
 Joint position (with a margin), velocity, acceleration, torque of the nominal model (pinocchio RNEA plus the
 URDF friction), Cartesian speed of the flange (Luo et al. 2024, eq. 20), a workspace floor: no link origin and not
 the flange below the plane z = floor_z_m of the base frame, and, with the robot's collision geometry, the distance
-between every pair of non-adjacent links and from every link to the floor and the boxes (robot_id_model's capsules).
+between every pair of non-adjacent links and from every link to the floor and the boxes (robot_id_model's capsules):
+at least the clearance, or for a pair allowed closer, its allowed clearance (collision_geometry.ALLOWED_CLEARANCE_M).
 
 Each constraint group (one kind on one joint, point or pair) has a normalised value g ≤ 0 per sample:
 |q − mid|/half_range − 1, |dq|/dq_max − 1, |ddq|/ddq_max − 1, |τ|/τ_max − 1, (‖v‖² − v_max²)/(2 v_max²),
-(floor_z − z)/1 m, (clearance − distance)/0.1 m; optionally with its partial derivatives with respect to q, dq and
-ddq for the design.
+(floor_z − z)/1 m, (clearance of the pair − distance)/0.1 m; optionally with its partial derivatives with respect
+to q, dq and ddq for the design.
 """
 
 from __future__ import annotations
@@ -50,7 +51,8 @@ class DesignLimits(JointLimits):
 
     def as_dict(self) -> dict:
         """The limits for a trajectory file (joint names are stored beside them; of the collision geometry, its
-        clearance, file and boxes)."""
+        clearance, file, boxes and the pairs allowed closer with their clearance, which a check of the file
+        applies: trajectory_file.recorded_allowed_pairs)."""
         out = {}
         for f in dataclasses.fields(self):
             value = getattr(self, f.name)
@@ -58,10 +60,16 @@ class DesignLimits(JointLimits):
                 out[f.name] = None if value is None else {
                     "clearance_m": value.clearance_m, "geometry": pathlib.Path(value.source).name,
                     "boxes": [{"name": b.name, "centre_m": b.centre_m.tolist(), "size_m": (2 * b.half_size_m).tolist()}
-                              for b in value.boxes]}
+                              for b in value.boxes],
+                    "allowed_pairs": pair_lists(value.allowed_pairs), "allowed_clearance_m": value.allowed_clearance_m}
             elif f.name != "joint_names":
                 out[f.name] = value.tolist() if isinstance(value, np.ndarray) else value
         return out
+
+
+def pair_lists(pairs: frozenset[frozenset[str]]) -> list[list[str]]:
+    """Pairs of names as sorted lists, in a stable order (for files and messages)."""
+    return sorted(sorted(pair) for pair in pairs)
 
 
 def design_limits(
@@ -75,7 +83,8 @@ def design_limits(
     clearance_margin_m: float = 0.0,
 ) -> DesignLimits:
     """Limits of a robot config, positions shrunk by the margin and the rest scaled (scale 1: the config); the
-    collision geometry's floor is the limits' floor, its clearance the config's plus `clearance_margin_m`."""
+    collision geometry's floor is the limits' floor, its clearance and its allowed pairs' the config's plus
+    `clearance_margin_m`."""
     lim = config.limits
     lower = lim.position_lower_rad + position_margin_rad
     upper = lim.position_upper_rad - position_margin_rad
@@ -86,7 +95,8 @@ def design_limits(
     collision = config.collision
     if collision is not None:
         collision = dataclasses.replace(collision, floor_z_m=floor,
-                                        clearance_m=collision.clearance_m + clearance_margin_m)
+                                        clearance_m=collision.clearance_m + clearance_margin_m,
+                                        allowed_clearance_m=collision.allowed_clearance_m + clearance_margin_m)
     return DesignLimits(
         joint_names=config.joint_names,
         position_lower_rad=lower,
@@ -194,13 +204,13 @@ def _kinematics(robot: RobotModel, flange: int, q: np.ndarray, dq: np.ndarray, d
 
 def collision_groups(robot: RobotModel, geometry: CollisionGeometry, placements: tuple[np.ndarray, np.ndarray],
                      jacobian: np.ndarray | None) -> list[ConstraintGroup]:
-    """One group per checked pair (link–link, link–floor, link–box): distance against the clearance."""
+    """One group per checked pair (link–link, link–floor, link–box): distance against the pair's clearance."""
     distances = capsule_distances(geometry, bind(geometry, robot), *placements, jacobian)
-    k_samples, clearance = distances.distance_m.shape[0], geometry.clearance_m
+    k_samples = distances.distance_m.shape[0]
     zeros = None if jacobian is None else np.zeros((k_samples, robot.n_joints))
     groups = []
     for g, (first, second) in enumerate(distances.names):
-        distance = distances.distance_m[:, g]
+        distance, clearance = distances.distance_m[:, g], geometry.clearance_of(first, second)
         parts = (None,) * 3 if jacobian is None else (-distances.d_q[:, g] / COLLISION_SCALE_M, zeros, zeros)
         groups.append(ConstraintGroup("collision", f"{first}–{second}", "m", distance, np.full(k_samples, clearance),
                                       clearance - distance, (clearance - distance) / COLLISION_SCALE_M, *parts))
@@ -337,6 +347,11 @@ class CheckReport:
     def closest(self, constraint: str) -> ConstraintCheck | None:
         """The check of `constraint` nearest to (or furthest beyond) its limit; None if there is none."""
         return max((c for c in self.checks if c.constraint == constraint), key=lambda c: c.normalised, default=None)
+
+    def least(self, constraint: str) -> ConstraintCheck | None:
+        """The check of `constraint` with the smallest value (for distances: the closest pair, allowed or not);
+        None if there is none."""
+        return min((c for c in self.checks if c.constraint == constraint), key=lambda c: c.value, default=None)
 
     def binding(self, count: int = 5) -> tuple[ConstraintCheck, ...]:
         """The `count` constraints closest to (or furthest beyond) their limits."""

@@ -12,9 +12,10 @@ from collections.abc import Callable
 import numpy as np
 
 from robot_id_excitation.check import CHECK_STEP_S, check_trajectory, time_grid
-from robot_id_excitation.constraints import DEFAULT_TOLERANCE, DesignLimits, constraint_groups
+from robot_id_excitation.constraints import DEFAULT_TOLERANCE, DesignLimits, constraint_groups, pair_lists
 from robot_id_excitation.quintic import REST_TO_REST_PEAK_ACCELERATION, evaluate_quintic, quintic_coefficients
 from robot_id_excitation.trajectory_file import Trajectory
+from robot_id_model.collision_geometry import CollisionGeometry
 from robot_id_model.robot_model import RobotModel
 
 STOP_ACCELERATION_FRACTION = 0.5
@@ -116,11 +117,36 @@ def controller_samples(t_rel_s: np.ndarray, q_rad: np.ndarray, dq_rad_s: np.ndar
             *(np.vstack([points, *(v[i] for v in inner)]) for i, points in enumerate((q_rad, dq_rad_s, ddq_rad_s2))))
 
 
-def trajectory_refusal(trajectory: Trajectory, robot: RobotModel, limits: DesignLimits, robot_name: str = "") -> str:
+def allowance_refusal(carried: frozenset[frozenset[str]], collision: CollisionGeometry | None) -> str:
+    """Why a trajectory designed allowing the pairs `carried` closer than the clearance must not be used with this
+    collision geometry ('' if it may): the geometry allows pairs the trajectory was not designed allowing, or does
+    not allow one it was. Without collision geometry nothing is checked (and said so), so nothing is refused."""
+    if collision is None or carried == collision.allowed_pairs:
+        return ""
+
+    def named(pairs: frozenset[frozenset[str]]) -> str:
+        return ", ".join("–".join(pair) for pair in pair_lists(pairs))
+
+    extra, missing = collision.allowed_pairs - carried, carried - collision.allowed_pairs
+    reasons = [f"was not designed allowing {named(extra)} closer than the clearance, as the collision geometry "
+               f"does ({collision.source}): use it without that allowance, or design it again with it"] if extra else []
+    reasons += [f"was designed allowing {named(missing)} closer than the clearance, which the collision geometry "
+                f"does not allow ({collision.source}; --allow-pair with --urdf, allowed_pairs in the robot's "
+                "collision file)"] if missing else []
+    return "the trajectory " + "; and it ".join(reasons)
+
+
+def trajectory_refusal(trajectory: Trajectory, robot: RobotModel, limits: DesignLimits, robot_name: str = "",
+                       carried_pairs: frozenset[frozenset[str]] | None = None) -> str:
     """Why the trajectory must not be run on this robot ('' if it may): made for another robot (when robot_name
-    is given), other joints, values that are not finite, or beyond the limits somewhere in its period."""
+    is given), other joints, designed with other allowed pairs than the limits' collision geometry allows (when
+    `carried_pairs`, the file's trajectory_file.recorded_allowed_pairs, are given; not for a trajectory designed
+    against these limits), values that are not finite, or beyond the limits somewhere in its period."""
     if robot_name and trajectory.robot != robot_name:
         return f"the trajectory was made for robot '{trajectory.robot}', this robot is '{robot_name}'"
+    allowance = "" if carried_pairs is None else allowance_refusal(carried_pairs, limits.collision)
+    if allowance:
+        return allowance
     if tuple(trajectory.joint_names) != tuple(limits.joint_names):
         return f"trajectory joints {list(trajectory.joint_names)} differ from the robot's {list(limits.joint_names)}"
     if not np.isfinite(trajectory.period_s):

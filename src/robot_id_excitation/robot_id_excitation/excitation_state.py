@@ -228,7 +228,7 @@ class ExcitationStateMachine:
         if problems:
             self.violation = "the command monitor found " + "; ".join(problems)
             return False
-        closest = report.closest("collision")
+        closest = report.least("collision")
         self._closest_m = min(self._closest_m, closest.value) if closest is not None else self._closest_m
         return True
 

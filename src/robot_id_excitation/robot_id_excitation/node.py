@@ -6,8 +6,9 @@ both names are relative, so a namespace holds one arm. Commands go to the robot 
 (the controller's ~/joint_trajectory), one message per period (longer periods in pieces of at most `max_chunk_s`),
 each overlapping the previous one by `overlap_s` so the controller's re-planning at arrival lands on the same curve.
 
-Safety (docs/safety.md): a trajectory for another robot, other joints or beyond the robot config's hard limits
-is refused when loaded; every command is checked again (with `monitor_commands`, also by the independent checker
+Safety (docs/safety.md): a trajectory for another robot, other joints, beyond the robot config's hard limits or
+designed allowing other pairs of links closer than the clearance than the config's collision file allows is
+refused when loaded; every command is checked again (with `monitor_commands`, also by the independent checker
 of command_check.py, on the message itself) before the arm moves: the excitation's chunks at start-up, the approach
 when it is planned from the measured pose. It refuses to start if the joint states are stale or faulty, the arm is
 moving or outside its limits, or did not reach the start pose; it holds (a single stop point, decelerating within
@@ -68,7 +69,7 @@ from robot_id_excitation.excitation_step import LogLine, Severity, Step
 from robot_id_excitation.fourier import FourierTrajectory
 from robot_id_excitation.node_parameters import MODES, parameters
 from robot_id_excitation.node_steps import Timing
-from robot_id_excitation.trajectory_file import Trajectory, load_trajectory
+from robot_id_excitation.trajectory_file import Trajectory, load_trajectory, recorded_allowed_pairs
 from robot_id_model.realtime import keep_threads_realtime
 from robot_id_model.robot_config import load_robot_config
 from robot_id_model.robot_model import ModelError
@@ -114,7 +115,9 @@ class ExcitationNode(Node):
         self.robot = self.config.load_model(tuple(values["design.friction"]))
         self.hard_limits = design_limits(self.config)
         self.trajectory = self._load_or_design(values)
-        refusal = trajectory_refusal(self.trajectory, self.robot, self.hard_limits, self.config.robot)
+        # a file's allowed pairs must be the config's; a trajectory designed here has the config's
+        carried = recorded_allowed_pairs(values["trajectory_file"]) if values["trajectory_file"] else None
+        refusal = trajectory_refusal(self.trajectory, self.robot, self.hard_limits, self.config.robot, carried)
         if refusal:
             raise ValueError(refusal)
         self._messages: dict[Points, JointTrajectory] = {}

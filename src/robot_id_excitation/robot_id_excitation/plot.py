@@ -47,21 +47,33 @@ def _joint_bounds(lim: DesignLimits, col: int, j: int) -> tuple[float, float]:
 
 def _draw_distance(ax: Axes, groups: list, t: np.ndarray, limits: DesignLimits,
                    hard_limits: DesignLimits | None) -> None:
-    """The least distance between two links or a link and the environment over time, with the clearance."""
-    pairs = [g for g in groups if g.constraint == "collision"]
+    """The least distance between two links or a link and the environment over time, with the clearance; the
+    pairs allowed closer apart, with their own clearance."""
+    collisions = [g for g in groups if g.constraint == "collision"]
     ax.set_title("closest approach [m]")
     ax.set_xlabel("t [s]")
     ax.grid(True, lw=0.3)
-    if not pairs:
+    if not collisions:
         ax.text(0.5, 0.5, "no collision geometry: not checked", ha="center", va="center", transform=ax.transAxes)
         return
-    distances = np.stack([g.quantity for g in pairs])
-    k = int(np.argmin(distances.min(axis=0)))
-    ax.plot(t, distances.min(axis=0), color="tab:blue", lw=1.0,
-            label=f"least (at t = {t[k]:.3g} s: {pairs[int(np.argmin(distances[:, k]))].where})")
+    allowed = limits.collision.allowed_pairs
+    for pairs, label, color in (([g for g in collisions if frozenset(g.where.split("–")) not in allowed], "least",
+                                 "tab:blue"),
+                                ([g for g in collisions if frozenset(g.where.split("–")) in allowed],
+                                 "allowed pairs' least", "tab:green")):
+        if not pairs:
+            continue
+        distances = np.stack([g.quantity for g in pairs])
+        k = int(np.argmin(distances.min(axis=0)))
+        ax.plot(t, distances.min(axis=0), color=color, lw=1.0,
+                label=f"{label} (at t = {t[k]:.3g} s: {pairs[int(np.argmin(distances[:, k]))].where})")
     for lim, style, name in ((limits, DESIGN_STYLE, "design"), (hard_limits, HARD_STYLE, "robot")):
         if lim is not None and lim.collision is not None:
             ax.axhline(lim.collision.clearance_m, **style, label=f"{name} clearance {lim.collision.clearance_m:.3g} m")
+            if lim.collision.allowed_pairs:
+                clearance = min(lim.collision.clearance_m, lim.collision.allowed_clearance_m)
+                ax.axhline(clearance, **(style | {"color": "tab:green"}),
+                           label=f"{name} clearance of allowed pairs {clearance:.3g} m")
     ax.legend(loc="best", fontsize=7)
 
 

@@ -88,3 +88,15 @@ def recorded_friction(name_or_path: str | pathlib.Path) -> tuple[str, ...] | Non
     """The friction terms a designed trajectory was designed for (its `criteria: friction:`), None if unrecorded."""
     terms = (_read(name_or_path)[1].get("criteria") or {}).get("friction")
     return None if terms is None else tuple(terms)
+
+
+def recorded_allowed_pairs(name_or_path: str | pathlib.Path) -> frozenset[frozenset[str]]:
+    """The pairs a designed trajectory was designed allowing closer than the clearance (its `design: limits:
+    collision: allowed_pairs`); none for a file that records none."""
+    path, data = _read(name_or_path)
+    collision = (((data.get("design") or {}).get("limits") or {}).get("collision") or {})
+    pairs = collision.get("allowed_pairs") or []
+    if not (isinstance(pairs, list) and all(isinstance(p, list) and len(p) == 2 and all(isinstance(n, str) for n in p)
+                                            for p in pairs)):
+        raise ValueError(f"{path}: design: limits: collision: allowed_pairs must be pairs of names, got {pairs!r}")
+    return frozenset(frozenset(pair) for pair in pairs)

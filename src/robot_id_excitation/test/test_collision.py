@@ -115,17 +115,19 @@ def test_a_box_in_a_copy_of_the_config_refuses_the_shipped_excitation_naming_it(
     assert "–wall distance -" in refusal
 
 
-def test_a_urdf_arm_takes_pairs_that_may_touch_and_refuses_bad_ones(tmp_path, capsys) -> None:
-    """--allow-pair exempts a pair built closer than the clearance; a pair naming no link with geometry, or not two
-    names, is one line and exit 2."""
+def test_a_urdf_arm_refuses_pairs_the_trajectory_was_not_designed_allowing_and_bad_ones(tmp_path, capsys) -> None:
+    """A trajectory checked with an --allow-pair it was not designed with (its file records none) is refused in one
+    line, exit 2, before any check; so is a pair naming no link with geometry, or not two names."""
     urdf = str(config_directory().parent / "urdf" / "panda.urdf")
     limits = ["--acceleration-limit", "10", "--flange-speed", "1.0", "--floor-z", "0.05", "--out", str(tmp_path)]
     trajectory = str(DATA / "panda_before_collision_check.yaml")
     assert main(["check", trajectory, "--urdf", urdf, *limits]) == 3
     assert "fer_link5–fer_link7" in capsys.readouterr().out
     allowed = ["--allow-pair", "fer_link5,fer_link7"]
-    assert main(["check", trajectory, "--urdf", urdf, *allowed, *limits]) == 3
-    assert "fer_link5–fer_link7" not in capsys.readouterr().out
+    assert main(["check", trajectory, "--urdf", urdf, *allowed, *limits]) == 2
+    printed = capsys.readouterr()
+    assert not printed.out and printed.err.count("\n") == 1, printed
+    assert "not designed allowing fer_link5–fer_link7 closer than the clearance" in printed.err
     for bad in (["--allow-pair", "fer_link5,nothing"], ["--allow-pair", "fer_link5"]):
         assert main(["check", trajectory, "--urdf", urdf, *bad, *limits]) == 2
         err = capsys.readouterr().err

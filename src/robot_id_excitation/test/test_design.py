@@ -135,9 +135,9 @@ def _always_close(where: str, distance_m: float, clearance_m: float = 0.025) -> 
 
 
 def test_pairs_always_too_close_get_the_fix_that_fits_them():
-    """A pair or two built closer than the clearance: the --allow-pair that exempts each; many pairs or the floor:
-    the option that is probably typed wrong (a user's --floor-z 5 and --clearance 20 looped through allow-pair
-    advice)."""
+    """A pair or two built closer than the clearance: the --allow-pair that lets each closer; many pairs or the
+    floor: the option that is probably typed wrong (a user's --floor-z 5 and --clearance 20 looped through
+    allow-pair advice); a pair already allowed and still too close everywhere: its geometry."""
     (hint,) = always_close_hints([_always_close("fr3_link5–fr3_link7", 0.0227)], 50)
     assert "fr3_link5–fr3_link7 are closer than the clearance (25.0 mm with its margin) in all 50 poses, at most " \
            "22.7 mm apart" in hint and "--allow-pair fr3_link5,fr3_link7" in hint
@@ -147,3 +147,7 @@ def test_pairs_always_too_close_get_the_fix_that_fits_them():
                     "(metres; the floor in the base frame)?"
     assert pairs == "  4 pairs of links are closer than the clearance (20005.0 mm with its margin) in all 50 poses: " \
                     "is --clearance right (metres)?"
+    allowed = frozenset({frozenset(("fr3_link5", "fr3_link7"))})
+    (hint,) = always_close_hints([_always_close("fr3_link5–fr3_link7", 0.004, 0.01)], 50, allowed)
+    assert "fr3_link5–fr3_link7 are allowed closer than the clearance but come within 10.0 mm" in hint
+    assert "--allow-pair" not in hint and "is their collision geometry right?" in hint

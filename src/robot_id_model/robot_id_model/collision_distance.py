@@ -177,8 +177,7 @@ def _capsule_groups(bound: BoundGeometry, geometry: CollisionGeometry, ends: tup
     link_names = tuple(dict.fromkeys(links))
     group_of = np.array([link_names.index(name) for name in links], dtype=int)
     for obstacle, distance, w, normal in _environment(bound, geometry, ends):
-        kept = [g for g, link in enumerate(link_names) if frozenset((link, obstacle)) not in geometry.allowed_pairs
-                and not (obstacle == FLOOR and link in bound.level_links)]
+        kept = [g for g, link in enumerate(link_names) if not (obstacle == FLOOR and link in bound.level_links)]
         chosen = _group_minimum(distance, group_of, len(link_names))[:, kept]
         surface = w[rows, chosen]
         out.add([(link_names[g], obstacle) for g in kept], distance[rows, chosen], surface,

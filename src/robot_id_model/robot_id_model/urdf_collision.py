@@ -84,8 +84,8 @@ def _shape_points(geometry: ET.Element, urdf_path: pathlib.Path) -> np.ndarray:
 def urdf_collision_geometry(urdf_path: str | pathlib.Path, clearance_m: float, floor_z_m: float,
                             allowed_pairs: tuple[tuple[str, str], ...] = ()) -> CollisionGeometry | None:
     """The collision geometry of every link as the URDF describes it; None if it describes none. `allowed_pairs`
-    (links, or a link and "floor") may come closer than the clearance. ModelError (one line, naming the link) for a
-    shape that cannot be read or a pair that names a link without geometry."""
+    (links, or a link and "floor") may come closer than the clearance, down to ALLOWED_CLEARANCE_M. ModelError
+    (one line, naming the link) for a shape that cannot be read or a pair that names a link without geometry."""
     path = pathlib.Path(urdf_path)
     root = ET.parse(path).getroot()
     capsules, hulls = [], {}
