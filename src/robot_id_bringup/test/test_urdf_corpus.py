@@ -16,6 +16,7 @@ import pinocchio as pin
 import pytest
 
 from robot_id_excitation.__main__ import main
+from robot_id_excitation.command_check import CommandPoints, check_points
 from robot_id_excitation.constraints import check_samples, design_limits
 from robot_id_excitation.excitation_guard import allowance_refusal, trajectory_refusal
 from robot_id_excitation.trajectory_file import load_trajectory, recorded_allowed_pairs
@@ -173,14 +174,19 @@ def _allowing_the_wrist(config: RobotConfig) -> RobotConfig:
 
 def test_an_allowed_pair_that_touches_is_a_violation(fr3_config):
     """A pose of the FR3 within its limits where links 5 and 7 touch on the vendor's meshes (coal, here) violates
-    the pair's clearance though the pair is allowed closer: allowed closer is never allowed to touch."""
+    the pair's clearance though the pair is allowed closer, in the check and in the command monitor: allowed closer
+    is never allowed to touch."""
     config = _allowing_the_wrist(fr3_config)
     q_rad = np.array([[0.0, 0.0, 0.0, -1.5, 0.0, 0.65, 2.2]])
     assert _vendor_mesh_distance_m(q_rad)[0] == 0.0
     zeros = np.zeros_like(q_rad)
-    report = check_samples(config.load_model(()), design_limits(config), np.zeros(1), q_rad, zeros, zeros)
+    robot, limits = config.load_model(()), design_limits(config)
+    report = check_samples(robot, limits, np.zeros(1), q_rad, zeros, zeros)
     (wrist,) = [c for c in report.violations if c.where == "–".join(FR3_WRIST)]
     assert wrist.limit == ALLOWED_CLEARANCE_M and wrist.value < 0
+    command = CommandPoints(robot.joint_names, 0.0, np.zeros(1), q_rad, zeros, zeros)
+    assert f"point {FR3_WRIST[0]} and {FR3_WRIST[1]} {wrist.value:.4g} m apart, clearance 0.005 m" in \
+        check_points(command, robot, limits)
 
 
 def test_a_trajectory_used_with_allowances_it_was_not_designed_with_is_refused_in_one_line(fr3_allowing,
