@@ -41,8 +41,12 @@ if TYPE_CHECKING:
     from robot_id_estimator.robot_setup import RobotSetup
 
 EXIT_CHECK_FAILED = 3
-EPILOG = ("exit codes: 0 done; 2 bad input or a failure (one line on stderr); 3 results written but a parameter "
-          "set failed its check on held-out data (see the warnings); 130 interrupted (no half-written files)")
+EXIT_DATA_MISTAKE = 4
+EPILOG = ("exit codes: 0 done, the written model holds; 2 bad input or a failure (one line on stderr); 3 results "
+          "written but a parameter set failed its check on held-out data (see the warnings); 4 the diagnosis named a "
+          "mistake in the data (a torque sign, an encoder, a zero, the torque filter, too little data): "
+          "identification.json and the report written, the model only as identified.rejected.urdf; "
+          "130 interrupted (no half-written files)")
 DEFAULT_GRAVITY = ",".join(f"{g:g}" for g in STANDARD_GRAVITY_M_S2)
 
 
@@ -169,6 +173,11 @@ def _identify(args: argparse.Namespace, say) -> int:
         print(f"note: {note}")
     print("wrote " + ", ".join(str(path) for path in written.paths))
     _warn(written.warnings)
+    if result.mistake:
+        where = " (written as identified.rejected.urdf)" if written.model_files else ""
+        print(f"error: a mistake in the data, the model rejected{where}: {result.mistake.removeprefix('diagnosis: ')}; "
+              f"see {report}", file=sys.stderr)
+        return EXIT_DATA_MISTAKE
     failed = result.failed_sets()
     if failed:
         print(f"error: the {' and '.join(failed)} parameters failed their check on held-out data "

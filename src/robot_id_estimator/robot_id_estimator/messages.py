@@ -15,17 +15,21 @@ def _floats(values: np.ndarray) -> list[float]:
 
 
 def result_message(result: Identification, output_dir: str) -> IdentificationResult:
-    """IdentificationResult of an identification (NaN for parameters the data did not identify).
+    """IdentificationResult of an identification (NaN for parameters the data did not identify); success false when
+    a set failed its check or the diagnosis named a data mistake (the message says which).
 
     JointFriction holds the linear terms and, when a sweep gave a Stribeck fit, its seven coefficients of
     Luo et al. 2024, eq. (7).
     """
     failed = result.failed_sets()
-    msg = IdentificationResult(robot=result.setup.name, output_dir=output_dir, success=not failed,
-                               failed_sets=failed, warnings=list(result.warnings))
-    msg.message = (f"{', '.join(failed)} failed the check on held-out data" if failed else
-                   f"{len(result.essential.names)} essential of {len(result.base.names)} base parameters, "
-                   f"cond(Yb) = {result.metrics.condition_number:.4g}; best on held-out data: {result.best_set}")
+    msg = IdentificationResult(robot=result.setup.name, output_dir=output_dir,
+                               success=not failed and result.mistake is None, failed_sets=failed,
+                               warnings=list(result.warnings))
+    msg.message = "; ".join(
+        ([f"a mistake in the data, the model rejected: {result.mistake}"] if result.mistake else [])
+        + ([f"{', '.join(failed)} failed the check on held-out data"] if failed else [])
+    ) or (f"{len(result.essential.names)} essential of {len(result.base.names)} base parameters, "
+          f"cond(Yb) = {result.metrics.condition_number:.4g}; best on held-out data: {result.best_set}")
     msg.joint_names = list(result.setup.joint_names)
     msg.base_names = list(result.base.names)
     msg.base_expressions = list(result.base_expressions)

@@ -5,7 +5,9 @@ Subscribes /robot_id/recording_status (robot_id_msgs/RecordingStatus; a run is i
 /robot_id/identification_result (robot_id_msgs/IdentificationResult, transient local) and, when physical
 parameters were retrieved and passed their check on held-out data, the identified URDF on
 robot_description_identified (std_msgs/String, transient local). A failed identification is answered (service)
-or published (result topic) with success false and the reason; the node keeps serving. It writes the same
+or published (result topic) with success false and the reason; so is one whose data the diagnosis finds a mistake
+in (a torque sign, an encoder, a zero, the torque filter, too little data: the message names it, nothing is
+published as the identified description); the node keeps serving. It writes the same
 files as `python -m robot_id_estimator identify`: identification.json, the report, identified.urdf and
 identified.yaml. Bags of friction sweeps in the parameter friction_sweep_bags are read with every identification,
 like `identify --friction-sweep`: the Stribeck friction fitted to them (Luo et al. 2024) is taken out of the torque.
@@ -144,7 +146,7 @@ class EstimatorNode(Node):
         summary = f"{msg.message}; wrote {out}"
         if result.unidentified:
             summary += f"; not identified: {', '.join(result.unidentified)}"
-        description = files.urdf if files is not None and result.passed("physical") else None
+        description = files.urdf if files is not None and result.model_holds else None
         self._report(msg, summary, written.notes, written.warnings, description)
         return msg, summary
 

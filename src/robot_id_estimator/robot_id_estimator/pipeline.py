@@ -52,7 +52,7 @@ from robot_id_estimator.results import (
 )
 from robot_id_estimator.robot_setup import RobotSetup
 from robot_id_estimator.settings import EstimatorConfig
-from robot_id_estimator.validation.diagnosis_stage import diagnosis_warnings
+from robot_id_estimator.validation.diagnosis_stage import diagnosis_of
 from robot_id_estimator.validation.held_out import HeldOut, cross_validate, predicted_blocks
 from robot_id_estimator.validation.prediction_errors import predict_torque
 from robot_id_estimator.validation.set_checks import SetCheck, check_sets
@@ -310,6 +310,8 @@ def _assemble(
         checks["physical"] = SetCheck(False, (outcome.failure,))
     say(progress, f"identified {len(estimate.columns)} of {len(names)} base parameters, "
                   f"{len(essential.fit.columns)} essential; cond(Yb) = {metrics.condition_number:.4g}")
+    diagnosis = diagnosis_of(setup, robot, base, config, data, estimate, essential, metrics, held_out, torque_rms_nm,
+                             progress)
     return Identification(
         setup=setup,
         friction_terms=robot.friction,
@@ -329,8 +331,8 @@ def _assemble(
         checks=checks,
         warnings=(*data.warnings, *(f for c in checks.values() for f in c.failures),
                   *(outcome.physical.plausibility.warnings() if outcome.physical is not None else ()),
-                  *diagnosis_warnings(setup, robot, base, config, data, estimate, essential, metrics, held_out,
-                                      torque_rms_nm, progress)),
+                  *((diagnosis.line,) if diagnosis else ())),
+        mistake=diagnosis.line if diagnosis and diagnosis.data_mistake else None,
     )
 
 

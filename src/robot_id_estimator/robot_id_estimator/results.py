@@ -3,8 +3,8 @@
 identification.json is an Identification's fields as they are (output.json_values derives it from the dataclasses
 below): `setup` (what is needed to rebuild the regressor, the URDF text included), `base`, `essential`, `friction`,
 `metrics`, `config`, `physical` (with each standard parameter's determination), `held_out` (each parameter set
-predicting data it was not fitted to), `checks` (each set's verdict), `best_set` and `warnings`; values not
-estimated are null.
+predicting data it was not fitted to), `checks` (each set's verdict), `best_set`, `warnings` and `mistake` (the data
+mistake the diagnosis named, null when none); values not estimated are null.
 """
 
 from __future__ import annotations
@@ -170,6 +170,10 @@ class Identification:
     """Each parameter set checked on held-out data (validation/set_checks.py)."""
     warnings: tuple[str, ...] = ()
     """What the user must see: data the processing dropped or could not average, failed checks."""
+    mistake: str | None = None
+    """The data mistake the diagnosis names (validation.diagnosis: a torque sign, an encoder, a zero, the torque
+    filter, too little data), one of the warnings; None when it names none. With one the model is not to be trusted:
+    written only as identified.rejected.urdf, and `identify` exits 4."""
 
     def robot_model(self) -> RobotModel:
         """The arm's model as identified: its friction terms and each joint's Coulomb law."""
@@ -178,6 +182,11 @@ class Identification:
     def passed(self, parameter_set: str) -> bool:
         """Whether `parameter_set` passed its check on held-out data."""
         return self.checks[parameter_set].passed
+
+    @property
+    def model_holds(self) -> bool:
+        """Whether the physical model is the identified model: it passed its check and no data mistake was named."""
+        return self.physical is not None and self.passed("physical") and self.mistake is None
 
     def failed_sets(self) -> list[str]:
         """The parameter sets that failed their check on held-out data."""

@@ -169,7 +169,11 @@ def _checks_section(result: Identification) -> list[str]:
     """Each parameter set's check on held-out data with its errors there and on the data it was fitted to, the best
     set, and the warnings."""
     held_out, sets = result.held_out, result.parameter_sets
-    lines = ["## Checks", "", f"Held out: {held_out.source}. Rule: {RULE}.", ""]
+    lines = ["## Checks", ""]
+    if result.mistake:
+        lines += [f"**Verdict: a mistake in the data.** {result.mistake}. The model does not hold: written only as "
+                  "identified.rejected.urdf; correct the data and identify again.", ""]
+    lines += [f"Held out: {held_out.source}. Rule: {RULE}.", ""]
     for name, check in result.checks.items():
         lines.append(f"- {name}: " + ("passed" if check.passed else "**FAILED**: " + "; ".join(check.failures)))
     lines += ["", f"Best on held-out data: **{result.best_set}** parameters.", "",
@@ -234,7 +238,7 @@ def _physical_section(result: Identification) -> list[str]:
         "- bodies as the regressor sees them: an arm link together with the fixed links it carries (a "
         "gripper); identified.urdf writes the arm link's own part",
         ("- model: [identified.urdf](identified.urdf), friction and uncertainties: "
-         "[identified.yaml](identified.yaml)" if result.passed("physical") else
+         "[identified.yaml](identified.yaml)" if result.model_holds else
          "- model: REJECTED (see Checks), written as [identified.rejected.urdf](identified.rejected.urdf) "
          "for inspection only"),
         "",

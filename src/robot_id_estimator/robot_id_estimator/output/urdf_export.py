@@ -151,25 +151,22 @@ def write_identified_model(result: Identification, out_dir: str | pathlib.Path) 
     as MJCF, mjcf_export): a model MuJoCo does not load is a warning naming the file, and the URDF and YAML stay
     written. Needs result.physical.
 
-    When the physical set failed its check on held-out data, the URDF is written as identified.rejected.urdf,
-    headed by a comment with the failures, no MJCF is written, and the model files of an earlier run there are
-    removed.
+    When the physical set failed its check on held-out data or the diagnosis named a data mistake
+    (Identification.mistake), the URDF is written as identified.rejected.urdf, headed by a comment with the failures
+    and the mistake, no MJCF is written, and the model files of an earlier run there are removed.
     """
     if result.physical is None:
         raise ValueError("the identification has no physical parameters to export")
     out = pathlib.Path(out_dir)
     friction = model_friction(result)
     text = identified_urdf_text(result)
-    passed = result.passed("physical")
+    passed = result.model_holds
     (out / MJCF_NAME).unlink(missing_ok=True)
     if passed:
         urdf_path = write_text(out / URDF_NAME, _after_declaration(text, f"<!-- {_which_set(result)} -->\n"))
         (out / REJECTED_URDF_NAME).unlink(missing_ok=True)
     else:
-        failures = "\n".join(f"  - {f}" for f in result.checks["physical"].failures).replace("--", "- -")
-        comment = ("<!-- REJECTED by robot_id: these physical parameters failed their check on held-out data:\n"
-                   f"{failures}\n-->\n")
-        urdf_path = write_text(out / REJECTED_URDF_NAME, _after_declaration(text, comment))
+        urdf_path = write_text(out / REJECTED_URDF_NAME, _after_declaration(text, _rejection_comment(result)))
         (out / URDF_NAME).unlink(missing_ok=True)
     model = _model_yaml(result, urdf_path.name, friction, passed)
     yaml_path = write_text(out / YAML_NAME, yaml.safe_dump(model, sort_keys=False, allow_unicode=True))
@@ -186,6 +183,16 @@ def write_identified_model(result: Identification, out_dir: str | pathlib.Path) 
                          "the same both ways (an off-centre sigmoid's two levels differ), so a simulation with it does "
                          f"not reproduce the laws of {YAML_NAME} ({'; '.join(shaped)})")
     return ModelFiles(urdf_path, yaml_path, mjcf_path, notes)
+
+
+def _rejection_comment(result: Identification) -> str:
+    """The comment heading identified.rejected.urdf: the data mistake the diagnosis named, and the physical set's
+    failures on held-out data (an XML comment holds no '--')."""
+    reasons = [f"the data hold a mistake: {result.mistake}"] if result.mistake else []
+    failures = result.checks["physical"].failures
+    reasons += ["these physical parameters failed their check on held-out data:", *failures] if failures else []
+    lines = "\n".join(f"  - {r}" for r in reasons).replace("--", "- -")
+    return f"<!-- REJECTED by robot_id:\n{lines}\n-->\n"
 
 
 def _which_set(result: Identification) -> str:
@@ -240,6 +247,7 @@ def _model_yaml(result: Identification, urdf_name: str, friction: dict, passed: 
             "residual_increase_percent": physical.residual_increase_percent,
             "violations": list(physical.violations),
             "check": {"passed": passed, "failures": list(result.checks["physical"].failures),
+                      "data_mistake": result.mistake,
                       "held_out": result.held_out.source, "best_set": result.best_set,
                       "held_out_rms_nm": {s: [_plain(x) for x in result.held_out.rms_nm(s)]
                                           for s in result.parameter_sets}},

@@ -12,9 +12,19 @@ position offset on one joint (fitted as an extra parameter: Gauss-Newton on δ f
 one. A hypothesis is named when it leaves at most IMPROVEMENT of the residual (summed over joints, each relative to
 its torque RMS).
 
+A flipped torque sign or encoder on a lightly loaded joint (the last one, a wrist) the base set can absorb: the
+joint's own friction columns and inertia take the other sign and the fit stays as good (the iiwa14's and the
+Panda's A7: FV7 and FC7 negative, RSD 0.3 %). Friction takes energy from the motion, so a joint whose friction
+gives energy (energy_giving) names its torque sign or its encoder when undoing it makes the friction take energy
+and fits as well (FIT_TOLERANCE); on the last joint the two fit alike and both are named.
+
 A base set that fits well but predicts held-out data far worse (poor_generalisation) is explained by the RSDs of
-Xu et al. 2020, eq. (7): too little excitation when an essential parameter is poorly determined, else a model that
+Xu et al. 2020, eq. (7): too little excitation when an essential parameter is poorly determined, too little data or
+a model that misses something when another base parameter is (twice the data tell them apart), else a model that
 misses something the data hold (another arm's config, a payload, effects outside the model).
+
+A named mistake, too little excitation and too little data are data mistakes (Diagnosis.data_mistake): the model
+written from such data would not hold.
 """
 
 from __future__ import annotations
@@ -24,9 +34,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 import numpy as np
+import scipy.linalg
 
 from robot_id_estimator.processing.model_side import torque_side
 from robot_id_estimator.processing.samples import ProcessedData, ProcessingConfig
+from robot_id_estimator.validation.set_checks import TORQUE_FRACTION
+from robot_id_model.parameters import friction_columns
 from robot_id_model.regressor import regressor
 from robot_id_model.robot_model import RobotModel
 
@@ -42,6 +55,12 @@ DIAGNOSIS_SECONDS = 30.0
 """Seconds of each recording the hypotheses are fitted on (a period of periodic data is all of it)."""
 TIME_CONSTANTS_S = (0.0, 0.002, 0.005, 0.01, 0.016, 0.025, 0.04)
 """Torque-filter time constants tried (the LBR's is 0.016 s; none: 0)."""
+FIT_TOLERANCE = 0.1
+"""A sign or encoder hypothesis on a joint whose friction gives energy fits as well when it leaves at most this
+fraction more residual than the data as given; two such hypotheses within it of each other are both named."""
+FRICTION_SIGNIFICANCE = 3.0
+"""A friction term is below zero when it is more than this many standard deviations below (its RSD under
+100/FRICTION_SIGNIFICANCE %)."""
 OFFSET_ITERATIONS = 3
 STEP_RAD = 1e-4
 """Finite-difference step of ∂Yb/∂q_j."""
@@ -98,9 +117,11 @@ def _yb(problem: DiagnosisProblem, motion: Motion | None = None) -> np.ndarray:
 
 
 def _fit(yb: np.ndarray, tau_nm: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Least-squares values over all joints' equations and the (n,) residual RMS per joint."""
-    values = np.linalg.lstsq(yb.reshape(-1, yb.shape[-1]), tau_nm.ravel(), rcond=None)[0]
-    return values, np.sqrt(np.mean((tau_nm - yb @ values) ** 2, axis=0))
+    """Least-squares values over all joints' equations and the (n,) residual RMS per joint; with (K, n, m) torques,
+    m fits at once: (b, m) values and (n, m) residuals."""
+    rhs = tau_nm.reshape(-1, *tau_nm.shape[2:])
+    values = scipy.linalg.lstsq(yb.reshape(-1, yb.shape[-1]), rhs, lapack_driver="gelsy")[0]
+    return values, np.sqrt(np.mean((tau_nm - np.einsum("knb,b...->kn...", yb, values)) ** 2, axis=0))
 
 
 def _score(rms_nm: np.ndarray, torque_rms_nm: np.ndarray) -> float:
@@ -114,44 +135,113 @@ class Finding:
     text: str
     rms_nm: np.ndarray
     score: float
+    values: np.ndarray | None = None
+    """The refitted values over the base columns (sign and encoder hypotheses, for the friction's energy)."""
 
 
-def diagnose(problem: DiagnosisProblem, joint_names: Sequence[str], flagged: np.ndarray, poor: bool) -> list[str]:
-    """One line naming the mistake that best explains the misfit of the `flagged` joints, with its evidence; when
-    the fit is `poor` (POOR_FRACTION) every hypothesis is tried, else (a fit merely above the noise) only the
-    torque filter's time constant, and a poor fit none explains is said so."""
+@dataclass(frozen=True)
+class Diagnosis:
+    """What the diagnosis says (a warning line) and whether it names a mistake in the data: then the identified model
+    is not to be trusted (identified.rejected.urdf, exit 4)."""
+
+    line: str
+    data_mistake: bool
+
+
+def energy_giving(base_names: Sequence[str], values: np.ndarray, rsd_percent: np.ndarray,
+                  n_joints: int) -> np.ndarray:
+    """(n,) the joints whose estimated viscous and Coulomb friction (those estimated) are all below zero by more than
+    FRICTION_SIGNIFICANCE standard deviations: friction that gives the motion energy."""
+    index = {name: i for i, name in enumerate(base_names)}
+    out = np.zeros(n_joints, bool)
+    for j in range(n_joints):
+        terms = [index[f"{t}{j + 1}"] for t in ("FV", "FC") if f"{t}{j + 1}" in index]
+        estimated = [k for k in terms if np.isfinite(values[k])]
+        out[j] = bool(estimated) and all(values[k] < 0 and rsd_percent[k] < 100.0 / FRICTION_SIGNIFICANCE
+                                         for k in estimated)
+    return out
+
+
+def diagnose(problem: DiagnosisProblem, joint_names: Sequence[str], flagged: np.ndarray, every: bool,
+             poor: bool, energy: np.ndarray) -> Diagnosis | None:
+    """The mistake that best explains the misfit of the `flagged` joints, with its evidence. With `every` each
+    hypothesis is tried, else (a fit merely above the noise) only the torque filter's time constant; the torque sign
+    and encoder of the joints whose friction gives `energy` always. A `poor` fit (POOR_FRACTION) none explains is
+    said so (not a data mistake); otherwise None when none explains it."""
     tau = np.concatenate(problem.tau_nm)
     torque_rms = np.sqrt(np.mean(tau**2, axis=0))
     raw = _raw(problem)
     yb = _filtered(problem, raw, problem.time_constant_s)
     values, rms = _fit(yb, tau)
+    score = _score(rms, torque_rms)
     findings = _time_constants(problem, raw, tau, torque_rms)
-    if poor:
-        findings += [*_signs(yb, tau, joint_names, torque_rms), *_encoders(problem, tau, joint_names, torque_rms),
+    if every:
+        findings += [*_signs(yb, tau, joint_names, torque_rms, range(len(joint_names))),
+                     *_encoders(problem, tau, joint_names, torque_rms, range(len(joint_names))),
                      _offset(problem, yb, values, tau, joint_names, torque_rms)]
 
     def shares(rms_nm: np.ndarray) -> str:
         return ", ".join(f"{joint_names[j]} {100 * rms_nm[j] / torque_rms[j]:.3g} %" for j in np.flatnonzero(flagged))
 
     best = min(findings, key=lambda f: f.score)
-    if best.score <= IMPROVEMENT * _score(rms, torque_rms):
-        return [f"diagnosis: {best.text}? The model leaves {shares(rms)} of the torque RMS unexplained; with that "
-                f"corrected, {shares(best.rms_nm)}"]
+    if best.score <= IMPROVEMENT * score:
+        return Diagnosis(f"diagnosis: {best.text}? The model leaves {shares(rms)} of the torque RMS unexplained; "
+                         f"with that corrected, {shares(best.rms_nm)}", True)
+    reversed_joint = _reversed_joint(problem, yb, tau, joint_names, torque_rms, score, values, energy)
+    if reversed_joint is not None:
+        return reversed_joint
     if poor:
-        return [f"diagnosis: the model leaves {shares(rms)} of the torque RMS unexplained; none of a flipped torque "
-                "sign, an encoder counting the other way, a position offset or another torque-filter time constant "
-                "explains it (a payload, a URDF far from the robot or effects outside the model do this)"]
-    return []
+        return Diagnosis(f"diagnosis: the model leaves {shares(rms)} of the torque RMS unexplained; none of a flipped "
+                         "torque sign, an encoder counting the other way, a position offset or another torque-filter "
+                         "time constant explains it (a payload, a URDF far from the robot or effects outside the "
+                         "model do this)", False)
+    return None
 
 
-def _signs(yb: np.ndarray, tau: np.ndarray, names: Sequence[str], torque_rms: np.ndarray) -> list[Finding]:
-    findings = []
-    for j, name in enumerate(names):
-        flipped = tau.copy()
-        flipped[:, j] *= -1.0
-        _, rms = _fit(yb, flipped)
-        findings.append(Finding(f"{name}'s torque has the wrong sign", rms, _score(rms, torque_rms)))
-    return findings
+def _reversed_joint(problem: DiagnosisProblem, yb: np.ndarray, tau: np.ndarray, names: Sequence[str],
+                    torque_rms: np.ndarray, score: float, values: np.ndarray, energy: np.ndarray) -> Diagnosis | None:
+    """The first joint whose friction gives `energy` and whose torque sign or encoder, undone, makes it take energy
+    with a fit as good (FIT_TOLERANCE): the hypothesis that fits best, with the other when it fits alike."""
+    for j in np.flatnonzero(energy):
+        undone = [f for f in (*_signs(yb, tau, names, torque_rms, [j]),
+                              *_encoders(problem, tau, names, torque_rms, [j]))
+                  if f.score <= (1.0 + FIT_TOLERANCE) * score and _friction_power_w(problem, f.values)[j] > 0.0]
+        if not undone:
+            continue
+        undone.sort(key=lambda f: f.score)
+        alike = [f.text for f in undone if f.score <= (1.0 + FIT_TOLERANCE) * undone[0].score]
+        given_w, corrected_w = (_friction_power_w(problem, v)[j] for v in (values, undone[0].values))
+        return Diagnosis(f"diagnosis: {' or '.join(alike)}? {names[j]}'s friction gives the motion energy "
+                         f"({given_w:.3g} W on average: its viscous and Coulomb terms came out below zero), which no "
+                         f"friction does; with that corrected it takes {corrected_w:.3g} W"
+                         + (" (the data fit both alike)" if len(alike) > 1 else ""), True)
+    return None
+
+
+def _friction_power_w(problem: DiagnosisProblem, values: np.ndarray) -> np.ndarray:
+    """(n,) the mean power each joint's fitted viscous and Coulomb friction takes from the motion of the diagnosed
+    samples, FV·⟨q̇²⟩ + FC·⟨|q̇|⟩ (the sign law; a joint without those columns: 0)."""
+    dq = np.concatenate([d.dq_rad_s for d in problem.data])
+    at = {int(k): i for i, k in enumerate(problem.independent[problem.columns])}
+    robot = problem.robot
+    power = np.zeros(robot.n_joints)
+    for term, mean in (("FV", np.mean(dq**2, axis=0)), ("FC", np.mean(np.abs(dq), axis=0))):
+        if term not in robot.friction:
+            continue
+        for j, k in enumerate(friction_columns(robot)[:, robot.friction.index(term)]):
+            power[j] += values[at[int(k)]] * mean[j] if int(k) in at else 0.0
+    return power
+
+
+def _signs(yb: np.ndarray, tau: np.ndarray, names: Sequence[str], torque_rms: np.ndarray,
+           joints: Sequence[int]) -> list[Finding]:
+    """Each of `joints` with its torque negated, fitted together (one factorisation of `yb`)."""
+    flipped = np.repeat(tau[..., None], len(joints), axis=2)
+    for k, j in enumerate(joints):
+        flipped[:, j, k] *= -1.0
+    values, rms = _fit(yb, flipped)
+    return [Finding(f"{names[j]}'s torque has the wrong sign", rms[:, k], _score(rms[:, k], torque_rms), values[:, k])
+            for k, j in enumerate(joints)]
 
 
 def _negated(j: int) -> Motion:
@@ -173,13 +263,13 @@ def _shifted(j: int, offset_rad: float) -> Motion:
     return motion
 
 
-def _encoders(problem: DiagnosisProblem, tau: np.ndarray, names: Sequence[str],
-              torque_rms: np.ndarray) -> list[Finding]:
+def _encoders(problem: DiagnosisProblem, tau: np.ndarray, names: Sequence[str], torque_rms: np.ndarray,
+              joints: Sequence[int]) -> list[Finding]:
     findings = []
-    for j, name in enumerate(names):
-        _, rms = _fit(_yb(problem, _negated(j)), tau)
-        findings.append(Finding(f"{name}'s encoder counts the other way (position, velocity and acceleration of the "
-                                "opposite sign)", rms, _score(rms, torque_rms)))
+    for j in joints:
+        values, rms = _fit(_yb(problem, _negated(j)), tau)
+        findings.append(Finding(f"{names[j]}'s encoder counts the other way (position, velocity and acceleration of "
+                                "the opposite sign)", rms, _score(rms, torque_rms), values))
     return findings
 
 
@@ -244,17 +334,26 @@ def _generalisation(training_rms_nm: np.ndarray, held_out_rms_nm: np.ndarray,
     return ratio, over_noise
 
 
+def material(held_out_rms_nm: np.ndarray, torque_rms_nm: np.ndarray) -> np.ndarray:
+    """(n,) the joints whose held-out error matters: above set_checks.TORQUE_FRACTION of their torque RMS (below it
+    the sets' check passes any set; noise-free data predict 1e4 × the noise their periods show and no worse)."""
+    return np.asarray(held_out_rms_nm) > TORQUE_FRACTION * np.asarray(torque_rms_nm)
+
+
 def poor_generalisation(training_rms_nm: np.ndarray, held_out_rms_nm: np.ndarray, noise_nm: np.ndarray | None,
                         joint_names: Sequence[str], base_rsd_percent: np.ndarray, essential_rsd_percent: np.ndarray,
-                        seconds: float, condition_number: float) -> list[str]:
-    """One line when the base set predicts held-out data far worse than it fits (OVERFIT_FACTOR) or, given the noise
-    the periods show, than NOISE_FACTOR × that noise: too little excitation when some essential parameter is poorly
-    determined (RSD, Xu et al. 2020, eq. 7; with the seconds of such data it needs), else a model that misses
-    something the data hold."""
+                        seconds: float, condition_number: float, torque_rms_nm: np.ndarray) -> Diagnosis | None:
+    """When the base set predicts held-out data far worse than it fits (OVERFIT_FACTOR) or, given the noise the
+    periods show, than NOISE_FACTOR × that noise: too little excitation when some essential parameter is poorly
+    determined (RSD above RSD_TARGET_PERCENT, Xu et al. 2020, eq. 7; with the seconds of such data it needs); too
+    little data or a model that misses something when only other base parameters are, which twice the seconds
+    recorded tell apart (the held-out error of too little data falls with more of it); both data mistakes (the model
+    written would not hold) when some joint's held-out error matters (`material`). With every base parameter
+    determined, a model that misses something the data hold (a warning)."""
     ratio, over_noise = _generalisation(training_rms_nm, held_out_rms_nm, noise_nm)
     joints = np.flatnonzero((ratio > OVERFIT_FACTOR) | (over_noise > NOISE_FACTOR))
     if not len(joints):
-        return []
+        return None
 
     def joint(j: int) -> str:
         return f"{joint_names[j]} {ratio[j]:.2g}×" + (f", {over_noise[j]:.2g}× the noise the periods show"
@@ -263,14 +362,23 @@ def poor_generalisation(training_rms_nm: np.ndarray, held_out_rms_nm: np.ndarray
     worse = (f"The base set predicts held-out data far worse than the data it was fitted to "
              f"({'; '.join(joint(j) for j in joints)})")
     worst = float(np.nanmax(essential_rsd_percent)) if len(essential_rsd_percent) else 0.0
-    if worst <= RSD_TARGET_PERCENT:
-        return [f"diagnosis: the model misses something the data hold? {worse}, though the data "
-                f"determine every essential parameter (RSD at most {worst:.3g} %): another arm's kinematics (the "
-                "config of another robot), a payload, or effects outside the model (a cogging or cable torque)"]
     estimated = np.isfinite(base_rsd_percent)
-    vague = int(np.sum(base_rsd_percent[estimated] > RSD_TARGET_PERCENT))
-    return [f"diagnosis: too little excitation? {worse}: it follows the noise there. {vague} of "
-            f"{int(estimated.sum())} base parameters have an RSD above {RSD_TARGET_PERCENT:g} % (Xu et al. 2020, "
-            f"eq. 7), cond(Yb) {condition_number:.3g}; about {seconds * (worst / RSD_TARGET_PERCENT) ** 2:.3g} s of "
-            f"data like these would bring the worst essential parameter's RSD ({worst:.3g} %) to "
-            f"{RSD_TARGET_PERCENT:g} % (it falls as 1/√T); record longer or a richer motion"]
+    n_vague = int(np.sum(base_rsd_percent[estimated] > RSD_TARGET_PERCENT))
+    vague = (f"{n_vague} of {int(estimated.sum())} base parameters have an RSD above {RSD_TARGET_PERCENT:g} % (Xu et "
+             "al. 2020, eq. 7)")
+    matters = bool(material(held_out_rms_nm, torque_rms_nm)[joints].any())
+    misses = ("another arm's kinematics (the config of another robot), a payload, or effects outside the model (a "
+              "cogging or cable torque)")
+    if worst > RSD_TARGET_PERCENT:
+        needed_s = seconds * (worst / RSD_TARGET_PERCENT) ** 2
+        return Diagnosis(f"diagnosis: too little excitation? {worse}: it follows the noise there. {vague}, cond(Yb) "
+                         f"{condition_number:.3g}; about {needed_s:.3g} s of data like these would bring the worst "
+                         f"essential parameter's RSD ({worst:.3g} %) to {RSD_TARGET_PERCENT:g} % (it falls as 1/√T): "
+                         f"record at least {needed_s:.3g} s, or a richer motion", matters)
+    if n_vague:
+        return Diagnosis(f"diagnosis: too little data, or the model misses something the data hold? {worse}; the "
+                         f"essential parameters are determined (RSD at most {worst:.3g} %) but {vague}: record at "
+                         f"least {2 * seconds:.3g} s, twice the {seconds:.3g} s recorded (a held-out error that falls "
+                         f"with it was too little data; one that stays is {misses})", matters)
+    return Diagnosis(f"diagnosis: the model misses something the data hold? {worse}, though the data determine "
+                     f"every base parameter (RSD at most {float(np.nanmax(base_rsd_percent)):.3g} %): {misses}", False)

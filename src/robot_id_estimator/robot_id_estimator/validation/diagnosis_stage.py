@@ -1,6 +1,7 @@
 """The diagnosis stage: when the base set explains its data less well than it should, or predicts held-out data
-far worse, the likely mistake in the data (validation.diagnosis). In: the identification's stages' results. Out:
-warnings, one line each."""
+far worse, or a joint's friction gives the motion energy, the likely mistake in the data (validation.diagnosis). In:
+the identification's stages' results. Out: the Diagnosis (a warning line; a data mistake rejects the model), or
+None."""
 
 from __future__ import annotations
 
@@ -16,9 +17,12 @@ from robot_id_estimator.settings import EstimatorConfig
 from robot_id_estimator.validation.diagnosis import (
     NOISE_FACTOR,
     POOR_FRACTION,
+    Diagnosis,
     diagnose,
     diagnosis_problem,
+    energy_giving,
     generalises_poorly,
+    material,
     poor_generalisation,
 )
 from robot_id_estimator.validation.held_out import HeldOut
@@ -26,15 +30,16 @@ from robot_id_model.base_parameters import BaseParameters
 from robot_id_model.robot_model import RobotModel
 
 
-def diagnosis_warnings(setup: RobotSetup, robot: RobotModel, base: BaseParameters, config: EstimatorConfig,
-                       data: RegressionData, estimate: BaseEstimate, essential: estimation.Essential, metrics: Metrics,
-                       held_out: HeldOut, torque_rms_nm: np.ndarray, progress: Progress) -> list[str]:
+def diagnosis_of(setup: RobotSetup, robot: RobotModel, base: BaseParameters, config: EstimatorConfig,
+                 data: RegressionData, estimate: BaseEstimate, essential: estimation.Essential, metrics: Metrics,
+                 held_out: HeldOut, torque_rms_nm: np.ndarray, progress: Progress) -> Diagnosis | None:
     """The likely mistake behind a misfit, else why the base set generalises poorly (validation.diagnosis), else
-    nothing."""
+    None."""
     return (_diagnosis(setup, robot, base, config, data, estimate, metrics, torque_rms_nm, held_out, progress)
             or poor_generalisation(np.asarray(metrics.residual_rms_nm["base"]), held_out.rms_nm("base"),
                                    _periods_noise_nm(data, metrics), robot.joint_names, estimate.rsd_percent,
-                                   essential.fit.rsd_percent, _recorded_seconds(data), metrics.condition_number))
+                                   essential.fit.rsd_percent, _recorded_seconds(data), metrics.condition_number,
+                                   torque_rms_nm))
 
 
 def _periods_noise_nm(data: RegressionData, metrics: Metrics) -> np.ndarray | None:
@@ -52,21 +57,27 @@ def _recorded_seconds(data: RegressionData) -> float:
 
 def _diagnosis(setup: RobotSetup, robot: RobotModel, base: BaseParameters, config: EstimatorConfig,
                data: RegressionData, estimate: BaseEstimate, metrics: Metrics, torque_rms_nm: np.ndarray,
-               held_out: HeldOut, progress: Progress) -> list[str]:
+               held_out: HeldOut, progress: Progress) -> Diagnosis | None:
     """The likely mistake behind a misfit (validation.diagnosis): every one when the base set leaves more than
-    POOR_FRACTION of some joint's torque RMS unexplained, the torque filter's when more than NOISE_FACTOR × the
-    noise of the averaged torque (periodic data, estimation.base_stage's noise model) or when it predicts held-out
-    data far worse than its training data (a friction law can take up a filter's lag on the data it is fitted to)."""
+    POOR_FRACTION of some joint's torque RMS unexplained or predicts held-out data far worse than its training data
+    by an error that matters (a friction law can take up a filter's lag, the base set a flipped sign, on the data it
+    is fitted to), the torque filter's when it leaves more than NOISE_FACTOR × the noise of the averaged torque
+    (periodic data, estimation.base_stage's noise model) or generalises poorly by an error that does not, and a
+    joint's torque sign and encoder when its friction gives energy."""
     residual = np.asarray(metrics.residual_rms_nm["base"])
     poor = residual > POOR_FRACTION * torque_rms_nm
     noise = _periods_noise_nm(data, metrics)
     above_noise = residual > NOISE_FACTOR * noise if noise is not None else np.zeros(len(residual), bool)
     above_noise |= generalises_poorly(residual, held_out.rms_nm("base"), noise)
-    if not (poor.any() or above_noise.any()):
-        return []
+    generalising_poorly = above_noise & material(held_out.rms_nm("base"), torque_rms_nm)
+    energy = energy_giving(base.names, estimate.values, estimate.rsd_percent, robot.n_joints)
+    if not (poor.any() or above_noise.any() or generalising_poorly.any() or energy.any()):
+        return None
     say(progress, "diagnosis: the model explains the data less well than it should; trying the usual mistakes")
     tau = np.split(data.tau_nm, np.cumsum([len(d.t_s) for d in data.processed])[:-1])
     # against the sign law: a law chosen on these data can take up a mistake (a filter's lag looks like presliding)
     problem = diagnosis_problem(setup.model(config.friction), base.independent, estimate.columns, config.processing,
                                 setup.torque_filter_time_constant_s, data.processed, tau)
-    return diagnose(problem, robot.joint_names, poor if poor.any() else above_noise, bool(poor.any()))
+    flagged = next(mask for mask in (poor, generalising_poorly, above_noise, energy) if mask.any())
+    return diagnose(problem, robot.joint_names, flagged, bool(poor.any() or generalising_poorly.any()),
+                    bool(poor.any()), energy)
