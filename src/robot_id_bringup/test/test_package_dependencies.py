@@ -1,8 +1,10 @@
-"""Every package.xml in src/ declares what the package's Python code imports, and nothing it does not use.
+"""Every package.xml in src/ declares what the package's Python code imports, and nothing it does not use, with keys
+rosdep knows.
 
 Runtime code (<pkg>/<pkg>/**/*.py, launch/*.py) needs an exec_depend (or depend); tests (test/*.py) need an
 exec_depend, depend or test_depend. A module stands for the rosdep key ROSDEP_KEYS gives it, or for the ROS
-package of its own name (one in the ament index or in src/).
+package of its own name (one in the ament index or in src/). Every key is one of rosdistro's (the snapshot
+data/rosdistro_keys.txt) or one of our packages.
 """
 
 import ast
@@ -16,14 +18,14 @@ from ament_index_python.packages import get_packages_with_prefixes
 
 SRC = pathlib.Path(__file__).resolve().parents[2]
 
-ROSDEP_KEYS = {  # Python module -> rosdep key (ros/rosdistro rosdep/python.yaml; pinocchio is a ROS package)
+ROSDEP_KEYS = {  # Python module -> rosdep key (ros/rosdistro rosdep/python.yaml; pinocchio, coal are ROS packages)
     "cvxpy": "python3-cvxpy-pip",
     "hypothesis": "python3-hypothesis",
     "launch": "launch",  # ROS packages the PyPI wheels lack: only the launch files import them
     "launch_ros": "launch_ros",
     "matplotlib": "python3-matplotlib",
-    "mcap": "python3-mcap-pip",
-    "mcap_ros2": "python3-mcap-ros2-support-pip",
+    "mcap": "mcap-ros2-support",  # no key of its own: mcap-ros2-support's pip package requires it
+    "mcap_ros2": "mcap-ros2-support",
     "mujoco": "python3-mujoco-pip",
     "numpy": "python3-numpy",
     "pinocchio": "pinocchio",
@@ -39,7 +41,6 @@ NOT_IMPORTED = {  # declared although no code imports them
     "robot_id_recorder": "robot_id_bringup's graph (graph.py) starts its node as a process",
     "python3-pytest": "runs the tests",
     "python3-pytest-timeout": "the per-test timeout of the package's pytest configuration",
-    "python3-pytest-rerunfailures": "the one rerun of the hardware-mode end-to-end test (its flaky marker)",
     "python3-pytest-xdist": "the test processes (-n) of the package's pytest configuration",
 }
 
@@ -114,3 +115,46 @@ def test_every_declared_dependency_is_used():
     if unused:
         pytest.fail("package.xml declares what nothing imports (or give the reason in NOT_IMPORTED):\n  "
                     + "\n  ".join(unused), pytrace=False)
+
+
+def unknown_keys(package_xml: pathlib.Path, snapshot: dict[str, set[str]], ours: set[str]) -> list[str]:
+    """The keys of a package.xml that rosdep cannot resolve for both Jazzy and Kilted: "<tag>key</tag> (why)"."""
+    unknown = []
+    for element in ET.parse(package_xml).getroot():
+        if not element.tag.endswith("depend") or element.tag == "group_depend":  # group names are no keys
+            continue
+        key = element.text.strip()
+        unreleased = [distro for distro in ("jazzy", "kilted") if key not in snapshot[distro]]
+        if key in ours or key in snapshot["rosdep"] or not unreleased:
+            continue
+        why = (f"a ROS package {unreleased[0].capitalize()} has not released" if len(unreleased) == 1
+               else "neither a rosdep key nor a ROS package")
+        unknown.append(f"<{element.tag}>{key}</{element.tag}> ({why})")
+    return unknown
+
+
+def test_every_key_is_a_rosdep_key_a_ros_package_or_ours(rosdistro_keys):
+    ours = {p.parent.name for p in SRC.glob("*/package.xml")}
+    unknown = [f"{p.relative_to(SRC.parent)}: {line}" for p in sorted(SRC.glob("*/package.xml"))
+               for line in unknown_keys(p, rosdistro_keys, ours)]
+    if unknown:
+        pytest.fail("rosdep does not know these keys (data/rosdistro_keys.txt): use rosdistro's key, or pin the "
+                    "package in requirements/ with a comment in package.xml:\n  " + "\n  ".join(unknown),
+                    pytrace=False)
+
+
+def test_unknown_keys_are_named_with_their_tag(tmp_path, rosdistro_keys):
+    """The keys the image's rosdep step stopped on, and a package one distribution lacks, are found."""
+    assert not {"python3-pytest-rerunfailures", "python3-mcap-pip", "python3-mcap-ros2-support-pip"} & (
+        rosdistro_keys["rosdep"]) and "mcap-ros2-support" in rosdistro_keys["rosdep"]
+    package_xml = tmp_path / "package.xml"
+    package_xml.write_text("<package format='3'><name>x</name><exec_depend>python3-mcap-pip</exec_depend>"
+                           "<test_depend>python3-pytest-rerunfailures</test_depend><depend>rclpy</depend>"
+                           "<exec_depend>franka_msgs</exec_depend><build_depend>robot_id_msgs</build_depend>"
+                           "<test_depend>python3-pytest</test_depend><member_of_group>g</member_of_group></package>")
+    snapshot = {"rosdep": {"python3-pytest"}, "jazzy": {"rclpy", "franka_msgs"}, "kilted": {"rclpy"}}
+    assert unknown_keys(package_xml, snapshot, {"robot_id_msgs"}) == [
+        "<exec_depend>python3-mcap-pip</exec_depend> (neither a rosdep key nor a ROS package)",
+        "<test_depend>python3-pytest-rerunfailures</test_depend> (neither a rosdep key nor a ROS package)",
+        "<exec_depend>franka_msgs</exec_depend> (a ROS package Kilted has not released)",
+    ]
