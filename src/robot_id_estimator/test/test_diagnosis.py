@@ -43,12 +43,14 @@ def test_clean_data_get_no_diagnosis():
     assert _diagnoses(_recording()) == []
 
 
-@pytest.mark.parametrize(("mistake", "expected"), [
-    ("a flipped torque sign on the lightly loaded A5", "diagnosis: lbr_A5's torque has the wrong sign?"),
-    ("an A3 encoder counting the other way", "diagnosis: lbr_A3's encoder counts the other way"),
-    ("A2 off by 0.3 rad", "diagnosis: lbr_A2's position is off by a constant +0.3"),
+@pytest.mark.parametrize(("mistake", "expected", "then"), [
+    ("a flipped torque sign on the lightly loaded A5", "diagnosis: lbr_A5's torque has the wrong sign?",
+     "'s torque has the wrong sign? The model leaves lbr_A5 "),
+    ("an A3 encoder counting the other way", "diagnosis: lbr_A3's encoder counts the other way", "? The model leaves "),
+    ("A2 off by 0.3 rad", "diagnosis: lbr_A2's position is off by a constant +0.3",
+     " rad (its zero)? The model leaves "),
 ])
-def test_a_mistake_in_the_data_is_named(mistake, expected):
+def test_a_mistake_in_the_data_is_named(mistake, expected, then):
     rec = _recording()
     rec = {"a flipped torque sign on the lightly loaded A5": lambda: _with(rec, "tau_nm", 4, np.negative),
            "an A3 encoder counting the other way": lambda: _with(rec, "q_rad", 2, np.negative),
@@ -56,7 +58,8 @@ def test_a_mistake_in_the_data_is_named(mistake, expected):
     result = identify([rec], SETUP, WITHOUT_PHYSICAL, allow_outside_limits=True, allow_implausible_torque=True)
     found = [w for w in result.warnings if w.startswith("diagnosis:")]
     assert len(found) == 1 and found[0].startswith(expected), found
-    assert "with that corrected" in found[0] and result.mistake == found[0]
+    assert then in found[0] and " of the torque RMS unexplained; with that corrected, " in found[0]
+    assert result.mistake == found[0]
 
 
 @pytest.mark.parametrize(("robot_ms", "configured_ms"), [(16, 0), (0, 16)])
