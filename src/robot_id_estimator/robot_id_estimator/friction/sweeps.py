@@ -44,16 +44,7 @@ def friction_sweeps(
     frictions: list[list[np.ndarray]] = [[] for _ in range(n)]
     for rec in recordings:
         check_joints(rec, joint_names)
-        fs_hz = 1.0 / float(np.median(np.diff(rec.t_s)))
-        lag = functools.partial(first_order_lowpass, dt_s=1.0 / fs_hz, time_constant_s=torque_filter_time_constant_s)
-        try:
-            q = zero_phase_lowpass(lag(rec.q_rad), fs_hz, processing.motion_cutoff_hz, processing.filter_order)
-            dq = (np.gradient(q, 1.0 / fs_hz, axis=0) if rec.dq_rad_s is None else
-                  zero_phase_lowpass(lag(rec.dq_rad_s), fs_hz, processing.motion_cutoff_hz, processing.filter_order))
-            tau = zero_phase_lowpass(rec.tau_nm, fs_hz, processing.motion_cutoff_hz, processing.filter_order)
-        except ValueError as err:
-            raise DataError(f"{rec.source}: {err}") from None
-        passes = [mirrored_friction(q[:, j], dq[:, j], tau[:, j]) for j in range(n)]
+        passes = _mirrored_passes(rec, processing, torque_filter_time_constant_s)
         most = max(speed_levels(v) for v, _ in passes)
         if most < MIN_LEVELS:  # an excitation's velocity peaks pair up by chance, one speed per joint
             raise DataError(f"{rec.source}: no joint moves forward and backward at {MIN_LEVELS} or more constant "
@@ -82,6 +73,22 @@ def friction_sweeps(
             f"{fit.speed_range_rad_s[0]:.3g}–{fit.speed_range_rad_s[1]:.3g} rad/s, RMS {fit.rms_nm:.3g} Nm; {fit.terms}"
         )
     return coefficients, rms, notes, ranges
+
+
+def _mirrored_passes(rec: Recording, processing: ProcessingConfig,
+                     torque_filter_time_constant_s: float) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Each joint's (speed, friction) points of one recording (mirrored_friction), its motion lagged by the torque
+    filter and everything filtered as friction_sweeps says."""
+    fs_hz = 1.0 / float(np.median(np.diff(rec.t_s)))
+    lag = functools.partial(first_order_lowpass, dt_s=1.0 / fs_hz, time_constant_s=torque_filter_time_constant_s)
+    try:
+        q = zero_phase_lowpass(lag(rec.q_rad), fs_hz, processing.motion_cutoff_hz, processing.filter_order)
+        dq = (np.gradient(q, 1.0 / fs_hz, axis=0) if rec.dq_rad_s is None else
+              zero_phase_lowpass(lag(rec.dq_rad_s), fs_hz, processing.motion_cutoff_hz, processing.filter_order))
+        tau = zero_phase_lowpass(rec.tau_nm, fs_hz, processing.motion_cutoff_hz, processing.filter_order)
+    except ValueError as err:
+        raise DataError(f"{rec.source}: {err}") from None
+    return [mirrored_friction(q[:, j], dq[:, j], tau[:, j]) for j in range(q.shape[1])]
 
 
 def extrapolation_notes(stribeck, ranges, processed, joint_names) -> list[str]:
