@@ -91,7 +91,10 @@ def test_five_seconds_of_an_excitation_are_a_data_mistake_with_the_seconds_to_re
 
 def test_the_config_of_another_arm_on_good_data_is_named_as_a_model_that_misses_something():
     iiwa7 = RobotSetup.from_config(load_robot_config(CONFIG_DIR / "iiwa7.yaml"))
-    (found,) = _diagnoses(_recording(), iiwa7)  # iiwa14 data: the fit looks good, the generalisation does not
+    result = identify([_recording()], iiwa7, WITHOUT_PHYSICAL, allow_outside_limits=True,
+                      allow_implausible_torque=True)  # iiwa14 data: the fit looks good, the generalisation does not
+    (found,) = [w for w in result.warnings if w.startswith("diagnosis:")]
+    assert result.mistake is None  # A1 2.8× its training error, 2.5 % of its torque: warned, exit 0
     assert found.startswith("diagnosis: too little data, or the model misses something the data hold? The base set "
                             "predicts held-out data far worse than the data it was fitted to")
     assert "the essential parameters are determined (RSD at most" in found and "another arm's kinematics" in found

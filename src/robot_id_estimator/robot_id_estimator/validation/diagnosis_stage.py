@@ -22,7 +22,7 @@ from robot_id_estimator.validation.diagnosis import (
     diagnosis_problem,
     energy_giving,
     generalises_poorly,
-    material,
+    matters,
     poor_generalisation,
 )
 from robot_id_estimator.validation.held_out import HeldOut
@@ -69,7 +69,7 @@ def _diagnosis(setup: RobotSetup, robot: RobotModel, base: BaseParameters, confi
     noise = _periods_noise_nm(data, metrics)
     above_noise = residual > NOISE_FACTOR * noise if noise is not None else np.zeros(len(residual), bool)
     above_noise |= generalises_poorly(residual, held_out.rms_nm("base"), noise)
-    generalising_poorly = above_noise & material(held_out.rms_nm("base"), torque_rms_nm)
+    generalising_poorly = matters(residual, held_out.rms_nm("base"), torque_rms_nm)
     energy = energy_giving(base.names, estimate.values, estimate.rsd_percent, robot.n_joints)
     if not (poor.any() or above_noise.any() or generalising_poorly.any() or energy.any()):
         return None
