@@ -102,3 +102,29 @@ def test_published_limits():
     np.testing.assert_allclose(np.degrees(iiwa14.position_upper_rad), [170, 120, 170, 120, 170, 120, 175])
     np.testing.assert_allclose(panda.torque_nm, [87, 87, 87, 87, 12, 12, 12])
     np.testing.assert_allclose(panda.position_lower_rad[3], -3.0718)
+
+
+
+FLANGE_BEYOND_M = {"iiwa7": (6, 0.126), "iiwa14": (6, 0.126), "panda": (7, 0.107), "panda_hand": (7, 0.107)}
+"""Where the flange's face is along the last joint's axis: KUKA's 126 mm beyond the A6 axis (datasheets: 1266 and
+1306 mm high at zero, 340 + 400 + 400 + 126 and 360 + 420 + 400 + 126 mm), Franka's 0.107 m beyond joint 7's frame
+(its DH d_F)."""
+
+
+@pytest.mark.parametrize("name", ROBOTS)
+def test_the_load_frame_is_the_flange_the_controller_takes_a_load_in(name):
+    """KUKA's load data and Franka's setLoad take a load in the flange frame (libfranka's F: at the centre of the
+    flange surface, its z the last joint's axis): the config's load_frame (else its flange_frame) is that frame."""
+    config = _config(name)
+    model = config.load_model(friction=()).model
+    data = model.createData()
+    pin.framesForwardKinematics(model, data, pin.neutral(model))
+    flange = data.oMf[model.getFrameId(config.load_frame or config.flange_frame)]
+    last = model.njoints - 1
+    assert model.frames[model.getFrameId(config.load_frame or config.flange_frame)].parentJoint == last
+    assert model.joints[last].shortname() == "JointModelRZ"  # the last joint turns about its frame's z
+    axis, on_axis = data.oMi[last].rotation[:, 2], data.oMi[last].translation
+    np.testing.assert_allclose(flange.rotation[:, 2], axis, atol=1e-9)
+    np.testing.assert_allclose(np.cross(axis, flange.translation - on_axis), 0.0, atol=1e-9)  # on the axis
+    joint, beyond_m = FLANGE_BEYOND_M[name]
+    assert axis @ (flange.translation - data.oMi[joint].translation) == pytest.approx(beyond_m, abs=1e-9)

@@ -254,7 +254,11 @@ def _payload(args: argparse.Namespace, say) -> int:
     for k in e.undetermined_moments:
         bound = "" if e.arm_error is None else f", the arm's error up to {e.arm_error.moments_percent[k]:.0f} %"
         print(f"  principal moment {k + 1} is not determined (RSD {e.moments_rsd_percent[k]:.0f} %{bound})")
-    print(f"  {axes_summary(e.axes)}")
+    exported = written.exported
+    if exported is not None and exported.frame != written.frame:
+        print(f"  in {exported.frame}, the robot's load frame (KUKA's load data, Franka's setLoad): CoM "
+              + " ".join(f"{1000 * x:.1f}" for x in exported.inertial.com_m) + " mm")
+    print(f"  {axes_summary(e.axes if exported is None else exported.axes)}")
     for note in written.notes:
         print(f"note: {note}")
     print("wrote " + ", ".join(str(path) for path in written.paths))

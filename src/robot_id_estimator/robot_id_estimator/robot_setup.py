@@ -37,6 +37,9 @@ class RobotSetup:
     """The robot config's rated payload: how heavy a tool the URDF does not hold may be (physical bounds)."""
     flange_frame: str | None = None
     """The robot config's flange, where a payload is identified by default; None: the last arm link."""
+    load_frame: str | None = None
+    """The robot config's load_frame, where the robot's controller takes a load (KUKA's load data, Franka's setLoad);
+    None: flange_frame."""
     collision: CollisionGeometry | None = field(default=None, compare=False, repr=False, metadata={"json": False})
     """The robot config's collision geometry (the vendor's meshes), whose hulls bound the links' inertia
     (physical.size_bounds); None: the URDF's <collision> elements are used."""
@@ -53,7 +56,7 @@ class RobotSetup:
         return cls(config.robot, str(config.urdf_path), config.joint_names, config.gravity_m_s2,
                    config.torque_filter_time_constant_s, config.datasheet_mass_kg,
                    rated_payload_kg=config.rated_payload_kg, flange_frame=config.flange_frame,
-                   collision=config.collision)
+                   load_frame=config.load_frame, collision=config.collision)
 
     def with_urdf(self, path: str | pathlib.Path) -> RobotSetup:
         """The same arm described by another URDF file (read now)."""

@@ -250,13 +250,18 @@ def test_a_load_on_another_frame_fails_the_check_naming_the_joint_it_leaves_unex
     save_csv(_recording(arm, LOADS["1.5 kg, 10 cm off the axis"]), tmp_path / "loaded.csv")
     assert main(["payload", "--robot", str(IIWA14), "--data", str(tmp_path / "loaded.csv"), "--frame", "lbr_link_6",
                  "--out", str(tmp_path / "out")]) == 3
-    check = yaml.safe_load((tmp_path / "out" / "payload.yaml").read_text())["check"]
+    payload = yaml.safe_load((tmp_path / "out" / "payload.yaml").read_text())
+    check = payload["check"]
     assert "lbr_A7" in [failed.split(":")[0] for failed in check["failed_joints"]]
+    assert payload["kuka_load_data"] is None and payload["franka_set_load"] is None  # link 6 is not the flange
     written = sorted(path.name for path in (tmp_path / "out").iterdir())
     assert written == ["arm_with_payload.rejected.urdf", "payload.rejected.urdf", "payload.yaml"], written
     assert sum(check["held_out_rms_nm"]) < 0.5 * sum(check["load_torque_rms_nm"])
+    err = capsys.readouterr().err
     assert re.search(r"failed its check on held-out data \((lbr_A\d: [\d.]+ of its [\d.]+ Nm load torque "
-                     r"unexplained; )*lbr_A7: ", capsys.readouterr().err)
+                     r"unexplained; )*lbr_A7: ", err)
+    assert ("warning: no KUKA load data or Franka setLoad values: the load was identified on 'lbr_link_6', which "
+            "lbr_A6 moves, and the robot takes a load on 'lbr_link_ee', which lbr_A7 moves") in err
 
 
 def test_a_baseline_recorded_with_a_load_on_is_no_rigid_body_and_fails_the_check(arm):

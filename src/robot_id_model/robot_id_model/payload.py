@@ -47,6 +47,22 @@ def to_joint_frame(rotation: np.ndarray, origin_m: np.ndarray) -> np.ndarray:
     return a
 
 
+def placement_in(robot: RobotModel, frame: str, reference: str) -> tuple[np.ndarray, np.ndarray]:
+    """(R, p): `frame`'s axes and origin in `reference`, two frames of the URDF on the same arm body (the TCP of a
+    tool in the flange frame); ModelError when a joint moves between them."""
+    joint, rotation, origin_m = frame_placement(robot, frame)
+    joint_ref, rotation_ref, origin_ref_m = frame_placement(robot, reference)
+    if joint != joint_ref:
+        raise ModelError(f"'{frame}' and '{reference}' are on different arm bodies ({robot.joint_names[joint]} "
+                         f"moves '{frame}', {robot.joint_names[joint_ref]} '{reference}')")
+    return rotation_ref.T @ rotation, rotation_ref.T @ (origin_m - origin_ref_m)
+
+
+def parameters_in(robot: RobotModel, parameters: np.ndarray, frame: str, reference: str) -> np.ndarray:
+    """(10,) a load's standard parameters in `frame` expressed in `reference` (placement_in, to_joint_frame)."""
+    return to_joint_frame(*placement_in(robot, frame, reference)) @ parameters
+
+
 def payload_regressor(robot: RobotModel, frame: str, q_rad: np.ndarray, dq_rad_s: np.ndarray,
                       ddq_rad_s2: np.ndarray) -> np.ndarray:
     """(K, n, 10): τ_k = Y[k] @ π_F, the joint torques of a load with standard parameters π_F in `frame`."""

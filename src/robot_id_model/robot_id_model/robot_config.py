@@ -44,6 +44,9 @@ class RobotConfig:
     """The load the datasheet allows on the flange (a gripper in the URDF not counted); None: not stated."""
     collision: CollisionGeometry | None = None
     """The arm's capsules, the environment and the clearance (docs/safety.md, guarantee 5); None: not checked."""
+    load_frame: str | None = None
+    """The frame the robot's controller takes a load in, where it is not flange_frame (Franka's setLoad: the flange F,
+    fer_link8, when flange_frame is the hand's TCP); None: flange_frame."""
 
     def load_model(self, friction: Sequence[str] = DEFAULT_FRICTION) -> RobotModel:
         """The RobotModel of this robot's URDF, joints and gravity."""
@@ -114,6 +117,7 @@ def load_robot_config(name_or_path: str | pathlib.Path) -> RobotConfig:
         datasheet_mass_kg=raw.optional_number("datasheet_mass_kg", "kg", ABOVE_ZERO),
         rated_payload_kg=raw.optional_number("rated_payload_kg", "kg", AT_LEAST_ZERO),
         collision=_collision(raw.section("collision") if raw.has("collision") else None, path, floor_z_m),
+        load_frame=raw.text("load_frame") if raw.has("load_frame") else None,
     )
 
 

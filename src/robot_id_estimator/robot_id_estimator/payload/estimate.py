@@ -8,7 +8,8 @@ In: PayloadSamples and PayloadBounds. Out: PayloadEstimate.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import dataclasses
+from dataclasses import dataclass, field
 
 import cvxpy as cp
 import numpy as np
@@ -78,6 +79,9 @@ class PayloadEstimate:
     """The least-squares load's smallest second moment about its CoM in standard deviations (NOT_A_BODY_SIGMAS)."""
     axes: PrincipalAxes
     """The consistent load's principal axes, their spread over the draws and which the data determine."""
+    drawn_inertia_kg_m2: np.ndarray = field(repr=False, compare=False)
+    """(DRAWS, 3, 3) the drawn loads' inertias about their CoM (none when too few draws have a positive mass): the
+    axes' spread in another frame (axes_in)."""
 
     @property
     def not_a_body(self) -> bool:
@@ -100,6 +104,13 @@ class PayloadEstimate:
     def inertial(self) -> LinkInertial:
         """Mass, CoM and inertia about the CoM, in the load's frame."""
         return link_from_standard(self.values)
+
+    def axes_in(self, rotation: np.ndarray) -> PrincipalAxes:
+        """The principal axes seen from a frame in which the load's frame has axes `rotation`: the same axes turned,
+        KUKA's A B C and their spread there; which axes are determined does not depend on the frame."""
+        inertia = rotation @ self.inertial.inertia_com_kg_m2 @ rotation.T
+        turned = principal_axes(inertia, rotation @ self.drawn_inertia_kg_m2 @ rotation.T)
+        return dataclasses.replace(turned, unresolved=self.axes.unresolved)
 
 
 def estimate_payload(samples: PayloadSamples, bounds: PayloadBounds) -> PayloadEstimate:
@@ -126,7 +137,7 @@ def estimate_payload(samples: PayloadSamples, bounds: PayloadBounds) -> PayloadE
     bound = None if arm_error is None else arm_error.moments_percent / 100.0 * np.abs(least_squares_moments)
     axes = principal_axes(inertia, drawn, bound, rigid_body=body_sigmas >= -NOT_A_BODY_SIGMAS)
     return PayloadEstimate(values, theta, rsd, held, _rms(residual), _rms(held_out), _rms(samples.tau_nm),
-                           moments_rsd, arm_error, body_sigmas, axes)
+                           moments_rsd, arm_error, body_sigmas, axes, drawn)
 
 
 def _drawn_statistics(theta: np.ndarray, covariance: np.ndarray) -> tuple[np.ndarray, float, np.ndarray]:

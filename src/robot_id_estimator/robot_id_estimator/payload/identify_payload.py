@@ -5,10 +5,11 @@ it in every format robots take (payload.exports).
 The arm's model: an identification of it (its best set), an identification of baseline recordings of the same
 excitation without the load, or the URDF's rigid bodies (the arm's model error then goes into the load).
 
-Out (in the output directory): payload.yaml (the load with its uncertainty, the checks, KUKA's load data, Franka's
-setLoad values and service call), payload.urdf (a fixed link holding the load on its frame) and arm_with_payload.urdf /
-arm_with_payload.xml (the arm's URDF, identified or nominal, with the load attached; MJCF where MuJoCo takes it); after
-a failed check the URDFs as *.rejected.urdf and no MJCF.
+Out (in the output directory): payload.yaml (the load with its uncertainty in its frame, the checks; KUKA's load
+data, Franka's setLoad values and service call in the robot's load frame, payload.load_frame), payload.urdf (a fixed
+link holding the load on its frame) and arm_with_payload.urdf / arm_with_payload.xml (the arm's URDF, identified or
+nominal, with the load attached; MJCF where MuJoCo takes it); after a failed check the URDFs as *.rejected.urdf and
+no MJCF.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from robot_id_estimator.payload.exports import (
     urdf_fragment,
     with_load,
 )
+from robot_id_estimator.payload.load_frame import SET_LOAD_WHEN, ExportedLoad, exported_load
 from robot_id_estimator.payload.principal_axes import AXIS_SIGMAS, axes_warning, kuka_meaning
 from robot_id_estimator.payload.samples import (
     ArmModel,
@@ -83,6 +85,8 @@ class PayloadResult:
     paths: tuple[pathlib.Path, ...]
     notes: tuple[str, ...]
     warnings: tuple[str, ...]
+    exported: ExportedLoad | None
+    """The load in the robot's load frame, as KUKA's load data and Franka's setLoad take it; None: not on its body."""
 
     @property
     def passed(self) -> bool:
@@ -108,14 +112,16 @@ def identify_payload_and_write(recordings: Sequence[Recording], setup: RobotSetu
     bounds = PayloadBounds(mass_range_kg or (0.0, setup.rated_payload_kg or nominal_mass_kg(model.robot)), reach_m)
     estimate = estimate_payload(samples, bounds)
     failures = check_failures(estimate, samples.noise_std_nm, samples.arm_error_rms_nm, setup.joint_names)
+    exported, no_export = exported_load(model.robot, estimate, frame, setup.load_frame or setup.flange_frame or frame)
     written = write_text(out_dir / "payload.yaml", yaml.safe_dump(
-        _payload_yaml(frame, model.description, estimate, bounds, failures), sort_keys=False))
+        _payload_yaml(frame, model.description, estimate, bounds, failures, exported, no_export), sort_keys=False))
     paths, notes, warnings = _write_models(out_dir, setup, _arm_urdf(arm, setup), estimate.inertial, frame,
                                            not failures)
     warnings = ([] if arm is not None or baseline else [URDF_ARM_WARNING]) + warnings
     warnings.extend(_bound_warnings(estimate, bounds))
+    warnings.extend([no_export] if no_export else [])
     return PayloadResult(frame, model.description, estimate, failures, (written, *paths),
-                         (*samples.notes, *notes), tuple(warnings))
+                         (*samples.notes, *notes), tuple(warnings), exported)
 
 
 def _write_models(out_dir: pathlib.Path, setup: RobotSetup, arm_urdf: str, load: LinkInertial, frame: str,
@@ -234,12 +240,15 @@ def _arm_urdf(arm: Identification | None, setup: RobotSetup) -> str:
     return identified_urdf_text(arm)
 
 
-def _payload_yaml(frame: str, method: str, e: PayloadEstimate, bounds: PayloadBounds, failures: tuple[str, ...]
-                  ) -> dict:
-    load, kuka = e.inertial, kuka_load_data(e.inertial)
+def _payload_yaml(frame: str, method: str, e: PayloadEstimate, bounds: PayloadBounds, failures: tuple[str, ...],
+                  exported: ExportedLoad | None, no_export: str) -> dict:
+    load = e.inertial
     moments = np.linalg.eigvalsh(load.inertia_com_kg_m2)
     return {
         "frame": frame,
+        "frames": f"mass_kg to principal_axes: the load as identified, in {frame}; kuka_load_data, franka_set_load "
+                  "and franka_ros2: in the frame each names, the robot's load frame (the config's load_frame, else "
+                  "its flange_frame)",
         "method": method,
         "mass_kg": float(load.mass_kg),
         "com_m": [float(x) for x in load.com_m],
@@ -277,9 +286,20 @@ def _payload_yaml(frame: str, method: str, e: PayloadEstimate, bounds: PayloadBo
                     "these (one standard deviation)",
             "use": axes_warning(e.axes) or "the axes are determined: KUKA's A B C as written, within abc_spread_deg; "
                                             "Franka's load_inertia holds the inertia about the CoM as a full matrix"},
-        "kuka_load_data": {**dataclasses.asdict(kuka), "abc_spread_deg": [float(x) for x in e.axes.abc_spread_deg],
-                           "abc_determined": e.axes.all_determined,
-                           "meaning": kuka_meaning(e.axes, e.undetermined_moments)},
-        "franka_set_load": franka_set_load(load),
+        **_robot_exports(exported, no_export, e.undetermined_moments),
+    }
+
+
+def _robot_exports(exported: ExportedLoad | None, no_export: str, undetermined_moments: tuple[int, ...]) -> dict:
+    """payload.yaml's KUKA load data, Franka setLoad values and franka_ros2 call, each naming its frame (the robot's
+    load frame); all None, and why, where the load is not on that frame's body."""
+    if exported is None:
+        return {"kuka_load_data": None, "franka_set_load": None, "franka_ros2": None, "no_robot_exports": no_export}
+    load, axes = exported.inertial, exported.axes
+    return {
+        "kuka_load_data": {"frame": exported.frame, **dataclasses.asdict(kuka_load_data(load)),
+                           "abc_spread_deg": [float(x) for x in axes.abc_spread_deg],
+                           "abc_determined": axes.all_determined, "meaning": kuka_meaning(axes, undetermined_moments)},
+        "franka_set_load": {"frame": exported.frame, **franka_set_load(load), "when": SET_LOAD_WHEN},
         "franka_ros2": franka_service_call(load),
     }
