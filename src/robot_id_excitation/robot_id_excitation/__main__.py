@@ -24,14 +24,8 @@ import sys
 
 import numpy as np
 
-from robot_id_excitation.check import check_trajectory, trajectory_criteria
-from robot_id_excitation.constraints import (
-    DESIGN_CLEARANCE_MARGIN_M,
-    CheckReport,
-    DesignLimits,
-    design_limits,
-    pair_lists,
-)
+from robot_id_excitation.check import check_trajectory, closest_approach_line, trajectory_criteria
+from robot_id_excitation.constraints import DESIGN_CLEARANCE_MARGIN_M, DesignLimits, design_limits
 from robot_id_excitation.criteria import CRITERIA
 from robot_id_excitation.design import DesignError, DesignInterrupted, DesignResult, design_excitation
 from robot_id_excitation.design_problem import DesignOptions
@@ -47,7 +41,7 @@ from robot_id_excitation.trajectory_file import (
     save_trajectory,
 )
 from robot_id_excitation.urdf_config import DEFAULT_CLEARANCE_M, urdf_robot_config
-from robot_id_model.collision_geometry import ALLOWED_CLEARANCE_M
+from robot_id_model.collision_geometry import ALLOWED_CLEARANCE_M, pair_lists
 from robot_id_model.command_line import HelpFormatter, check_writable_directory, joint_names, robot_source_problems
 from robot_id_model.robot_config import RobotConfig, load_robot_config
 from robot_id_model.robot_model import DEFAULT_FRICTION, ModelError, RobotModel
@@ -107,10 +101,9 @@ def _add_robot_options(parser: argparse.ArgumentParser, required: bool, robot_he
                        help="least distance between non-adjacent links and to the floor, by the URDF's <collision> "
                             "geometry [m] (default 0.02)")
     group.add_argument("--allow-pair", action="append", metavar="LINK,LINK",
-                       help="two links (or a link and floor) that may come closer than the clearance, such as a pair "
-                            f"built closer than it, but keep {1000 * ALLOWED_CLEARANCE_M:g} mm (plus "
-                            "--clearance-margin); a design writes it into the trajectory, whose check applies it "
-                            "(default: none, for check the trajectory's); repeat for more")
+                       help=f"two links (or a link and floor) allowed closer than the clearance (a pair built closer), "
+                            f"never under {1000 * ALLOWED_CLEARANCE_M:g} mm; written into a design's trajectory, whose "
+                            "check applies it (default: none; for check the trajectory's); repeat for more")
 
 
 def _add_limit_options(parser: argparse.ArgumentParser, margin_default: float, clearance_default: float) -> None:
@@ -141,8 +134,7 @@ def _robot_config(args: argparse.Namespace, fallback_robot: str = "", joints: tu
     """The robot config of --robot (default `fallback_robot`), or one made from --urdf and its options, allowing
     the pairs of --allow-pair, else `carried_pairs` (those a checked trajectory was designed allowing)."""
     urdf_only = {"--joints": args.joints, "--acceleration-limit": args.acceleration_limit,
-                 "--flange-frame": args.flange_frame, "--clearance": args.clearance,
-                 "--allow-pair": args.allow_pair}
+                 "--flange-frame": args.flange_frame, "--clearance": args.clearance, "--allow-pair": args.allow_pair}
     if not args.urdf:
         given = [option for option, value in urdf_only.items() if value is not None]
         if given:
@@ -209,7 +201,7 @@ def _write_design(result: DesignResult, config: RobotConfig, robot: RobotModel, 
     (out / "design.json").write_text(json.dumps(summary, indent=2) + "\n")
     return [f"{config.robot}: cond(Yb) = {values['condition_number']:.2f}, log det = {values['log_det']:.2f} "
             f"({values['n_base']} base parameters, friction {list(result.friction)}), {result.wall_time_s:.0f} s",
-            *result.report.lines(), _closest_approach(result.report, limits),
+            *result.report.lines(), closest_approach_line(result.report, limits),
             f"wrote {path}, {png}, {out / 'design.json'}"]
 
 
@@ -226,7 +218,7 @@ def _design(args: argparse.Namespace) -> int:
     columns = payload_columns(robot, args.payload) if args.payload else None
     limits = _limits(config, args)
     if limits.collision is None:
-        print(_closest_approach(None, limits), file=sys.stderr)
+        print(closest_approach_line(None, limits), file=sys.stderr)
     try:
         result = design_excitation(robot, limits, options, config.robot, columns)
     except DesignError as err:
@@ -254,8 +246,7 @@ def _check(args: argparse.Namespace) -> int:
     trajectory = load_trajectory(args.trajectory)
     carried = recorded_allowed_pairs(args.trajectory)
     config = _robot_config(args, trajectory.robot, tuple(trajectory.joint_names), carried)
-    refusal = allowance_refusal(carried, config.collision)
-    if refusal:
+    if refusal := allowance_refusal(carried, config.collision):
         raise ValueError(f"{args.trajectory}: {refusal}")
     png = check_writable_directory(args.out) / f"{pathlib.Path(args.trajectory).stem}.png"
     friction = _terms(args.friction) if args.friction else recorded_friction(args.trajectory) or DEFAULT_FRICTION
@@ -264,7 +255,7 @@ def _check(args: argparse.Namespace) -> int:
     report = check_trajectory(robot, limits, trajectory, args.samples)
     print(f"{args.trajectory}: {trajectory.kind}, {trajectory.n_joints} joints, period {trajectory.period_s:.4g} s")
     print("\n".join(report.lines()))
-    print(_closest_approach(report, limits))
+    print(closest_approach_line(report, limits))
     if isinstance(trajectory, FourierTrajectory):
         values = trajectory_criteria(robot, trajectory)
         print(f"cond(Yb) = {values.condition_number:.2f}, log det = {values.log_det:.2f}, Hadamard = "
@@ -272,24 +263,6 @@ def _check(args: argparse.Namespace) -> int:
     plot_trajectory(trajectory, png, limits, design_limits(config), samples=report.n_samples, robot=robot)
     print(f"wrote {png}")
     return 0 if report.feasible else INFEASIBLE
-
-
-def _closest_approach(report: CheckReport | None, limits: DesignLimits) -> str:
-    """One line: the least distance between two links or a link and the environment, allowed pairs included, and
-    where it is; its pair's clearance, and any other pair that violates its own."""
-    geometry = limits.collision
-    if geometry is None:
-        return "collision: NOT CHECKED (the robot config names no collision geometry, the URDF has no <collision>)"
-    closest, worst = report.least("collision"), report.closest("collision")
-    if closest is None:
-        return "collision: no pair of links to check"
-    first, second = closest.where.split("–")
-    clearance = f"clearance {closest.limit * 1000:.1f} mm"
-    if closest.limit < geometry.clearance_m:
-        clearance = f"an allowed pair: {clearance}, the other pairs' {geometry.clearance_m * 1000:.1f} mm"
-    violated = ", VIOLATED" if closest.violated else f"; {worst.where} VIOLATES its clearance" if worst.violated else ""
-    return (f"closest approach (capsules and convex hulls, never more than the meshes): {closest.value * 1000:.1f} mm "
-            f"between {first} and {second} at t = {closest.time_s:.3f} s ({clearance}{violated})")
 
 
 def _sweep_velocities(text: str) -> tuple[float, ...]:

@@ -49,3 +49,21 @@ def trajectory_criteria(
     rows = np.ones(robot.n_joints)
     rows[list(still_joints)] = 0.0
     return evaluate_criteria(rows[:, None] * base_regressor(robot, columns, *trajectory.evaluate(t)), noise_std_nm)
+
+
+def closest_approach_line(report: CheckReport | None, limits: DesignLimits) -> str:
+    """One line: the least distance between two links or a link and the environment, allowed pairs included, and
+    where it is; its pair's clearance, and any other pair that violates its own."""
+    geometry = limits.collision
+    if geometry is None:
+        return "collision: NOT CHECKED (the robot config names no collision geometry, the URDF has no <collision>)"
+    closest, worst = report.least("collision"), report.closest("collision")
+    if closest is None:
+        return "collision: no pair of links to check"
+    first, second = closest.where.split("–")
+    clearance = f"clearance {closest.limit * 1000:.1f} mm"
+    if closest.limit < geometry.clearance_m:
+        clearance = f"an allowed pair: {clearance}, the other pairs' {geometry.clearance_m * 1000:.1f} mm"
+    violated = ", VIOLATED" if closest.violated else f"; {worst.where} VIOLATES its clearance" if worst.violated else ""
+    return (f"closest approach (capsules and convex hulls, never more than the meshes): {closest.value * 1000:.1f} mm "
+            f"between {first} and {second} at t = {closest.time_s:.3f} s ({clearance}{violated})")

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from robot_id_model.collision_distance import capsule_distances
-from robot_id_model.collision_geometry import CollisionGeometry, bind
+from robot_id_model.collision_geometry import CollisionGeometry, bind, pair_lists
 from robot_id_model.robot_config import JointLimits, RobotConfig
 from robot_id_model.robot_model import RobotModel
 
@@ -65,11 +65,6 @@ class DesignLimits(JointLimits):
             elif f.name != "joint_names":
                 out[f.name] = value.tolist() if isinstance(value, np.ndarray) else value
         return out
-
-
-def pair_lists(pairs: frozenset[frozenset[str]]) -> list[list[str]]:
-    """Pairs of names as sorted lists, in a stable order (for files and messages)."""
-    return sorted(sorted(pair) for pair in pairs)
 
 
 def design_limits(

@@ -12,10 +12,10 @@ from collections.abc import Callable
 import numpy as np
 
 from robot_id_excitation.check import CHECK_STEP_S, check_trajectory, time_grid
-from robot_id_excitation.constraints import DEFAULT_TOLERANCE, DesignLimits, constraint_groups, pair_lists
+from robot_id_excitation.constraints import DEFAULT_TOLERANCE, DesignLimits, constraint_groups
 from robot_id_excitation.quintic import REST_TO_REST_PEAK_ACCELERATION, evaluate_quintic, quintic_coefficients
 from robot_id_excitation.trajectory_file import Trajectory
-from robot_id_model.collision_geometry import CollisionGeometry
+from robot_id_model.collision_geometry import CollisionGeometry, pair_lists
 from robot_id_model.robot_model import RobotModel
 
 STOP_ACCELERATION_FRACTION = 0.5

@@ -255,3 +255,8 @@ def _turns_about_vertical(robot: RobotModel) -> bool:
     twist = pin.getJointJacobian(model, data, 1, pin.LOCAL_WORLD_ALIGNED)[:, 0]
     return bool(np.allclose(twist[:2], 0.0, atol=1e-9) and np.allclose(twist[3:5], 0.0, atol=1e-9)
                 and abs(twist[5]) > 0 and abs(twist[2]) < 1e-9)
+
+
+def pair_lists(pairs: frozenset[frozenset[str]]) -> list[list[str]]:
+    """Pairs of names as sorted lists, in a stable order (for files and messages)."""
+    return sorted(sorted(pair) for pair in pairs)
