@@ -17,7 +17,9 @@ with the vendors' packages installed has them through the ament index). Per URDF
 4. the independent check: identified.urdf alone, loaded by pinocchio (not the tool's model code), with the Coulomb
    law and friction of identified.yaml evaluated here, predicts the torque of a held-out motion; error per joint in
    % of the true torque's RMS;
-5. identified.xml loaded by MuJoCo and simulated 2 s under gravity (energy never grows, no NaN), or the reason.
+5. identified.xml loaded by MuJoCo and simulated 2 s under gravity (energy never grows, no NaN), or the reason;
+6. `validate`'s error of the physical set beside step 4's independent check on the same samples, on a periodic and a
+   non-periodic motion (noise-free: both measure the model's own error; they must agree).
 
 Run from the repository root:  source env.sh && python benchmarks/urdf_corpus.py [--corpus DIR]
 Ends with one line of JSON. tests: src/robot_id_bringup/test/test_urdf_corpus.py runs the same steps, shorter.
@@ -26,6 +28,7 @@ Ends with one line of JSON. tests: src/robot_id_bringup/test/test_urdf_corpus.py
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import pathlib
@@ -41,8 +44,17 @@ import numpy as np
 import pinocchio as pin
 import yaml
 
-from robot_id_estimator.recordings.recording import save_csv
-from robot_id_estimator.recordings.synthetic import heavier_links_with_tool, random_motion, random_recording
+from robot_id_estimator.output.model_files import load_written_model
+from robot_id_estimator.processing.samples import edge_s
+from robot_id_estimator.recordings.recording import Recording, save_csv
+from robot_id_estimator.recordings.synthetic import (
+    heavier_links_with_tool,
+    random_motion,
+    random_recording,
+    sample_times_s,
+)
+from robot_id_estimator.results import read_identification
+from robot_id_estimator.validation.run import validate
 from robot_id_model import RobotModel, base_parameters, load_robot_model, regressor
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -139,16 +151,52 @@ def independent_check(out: pathlib.Path, joints: tuple[str, ...], truth_pi: np.n
                       truth_robot: RobotModel) -> list[float]:
     """Per joint, the torque error [% of RMS] of identified.urdf (pinocchio) + identified.yaml's friction against
     the truth on a held-out motion (another seed than the identification's)."""
+    t_s = np.arange(0.0, 10.0, 0.01)
+    q, dq, ddq = random_motion(truth_robot, 10.0, 5, t_s, 7)
+    predicted = file_torque_nm(out, joints, q, dq, ddq)
+    truth = regressor(truth_robot, q, dq, ddq) @ truth_pi
+    return list(100.0 * np.sqrt(np.mean((predicted - truth) ** 2, axis=0) / np.mean(truth**2, axis=0)))
+
+
+def file_torque_nm(out: pathlib.Path, joints: tuple[str, ...], q: np.ndarray, dq: np.ndarray,
+                   ddq: np.ndarray) -> np.ndarray:
+    """(K, n) identified.urdf by pinocchio (not the tool's model code), every other joint locked at neutral, plus
+    identified.yaml's friction evaluated here."""
     full = pin.buildModelFromUrdf(str(out / "identified.urdf"))
     locked = [full.getJointId(full.names[j]) for j in range(1, full.njoints) if full.names[j] not in joints]
     model = pin.buildReducedModel(full, locked, pin.neutral(full)) if locked else full
     data = model.createData()
-    t_s = np.arange(0.0, 10.0, 0.01)
-    q, dq, ddq = random_motion(truth_robot, 10.0, 5, t_s, 7)
-    predicted = np.array([pin.rnea(model, data, configuration(model, q[k]), dq[k], ddq[k]) for k in range(len(t_s))])
-    predicted += friction_torque_nm(out, joints, dq)
-    truth = regressor(truth_robot, q, dq, ddq) @ truth_pi
-    return list(100.0 * np.sqrt(np.mean((predicted - truth) ** 2, axis=0) / np.mean(truth**2, axis=0)))
+    predicted = np.array([pin.rnea(model, data, configuration(model, q[k]), dq[k], ddq[k]) for k in range(len(q))])
+    return predicted + friction_torque_nm(out, joints, dq)
+
+
+def validate_against_check(out: pathlib.Path, truth_pi: np.ndarray, truth_robot: RobotModel) -> dict:
+    """Step 6: `validate` (the estimator's, with the written model as its command line loads it) beside the
+    independent check of step 4 on the same samples, per joint [Nm]: on a periodic motion (2 periods of another
+    seed) and a non-periodic one (20 s of a 60 s motion, the ends validate trims for its filters left out of both),
+    noise-free, so that both measure the model's own error."""
+    result = read_identification(out / "identification.json")
+    written = load_written_model(out / "identified.urdf", out / "identified.yaml", truth_robot.joint_names,
+                                 result.setup.gravity_m_s2)
+    periodic = random_recording(truth_robot, truth_pi, 2, seed=9, period_s=10.0, rate_hz=100.0, source="periodic")
+    t_s = np.arange(0.0, 20.0, 0.01)
+    q, dq, ddq = random_motion(truth_robot, 60.0, 8, t_s, 13)
+    tau = regressor(truth_robot, q, dq, ddq) @ truth_pi
+    other = Recording(truth_robot.joint_names, t_s, q, tau, None, None, None, None, "non-periodic", ())
+    non_periodic = dataclasses.replace(result.config, processing=dataclasses.replace(
+        result.config.processing, non_periodic=True))
+    edge = round(edge_s(non_periodic.processing) / 0.01)
+    t_p = sample_times_s(10.0, 100.0)
+    motions = {"periodic": (periodic, result.config, random_motion(truth_robot, 10.0, 5, t_p, 9)),
+               "non_periodic": (other, non_periodic, tuple(x[edge:-edge] for x in (q, dq, ddq)))}
+    out_rows = {}
+    for name, (recording, config, (q_k, dq_k, ddq_k)) in motions.items():
+        tool = validate(result, [recording], config, written=written).rms_nm["physical"]
+        predicted = file_torque_nm(out, truth_robot.joint_names, q_k, dq_k, ddq_k)
+        check = np.sqrt(np.mean((predicted - regressor(truth_robot, q_k, dq_k, ddq_k) @ truth_pi) ** 2, axis=0))
+        out_rows[name] = {"validate_nm": [round(float(x), 5) for x in tool],
+                          "check_nm": [round(float(x), 5) for x in check]}
+    return out_rows
 
 
 def mujoco_run(mjcf: pathlib.Path) -> str:
@@ -185,6 +233,7 @@ def identify_and_check(urdf: pathlib.Path, robot: RobotModel, work: pathlib.Path
         return row
     errors = independent_check(work / "out", robot.joint_names, truth, robot)
     return {**row, "held_out_error_percent": [round(x, 2) for x in errors],
+            "validate_against_check": validate_against_check(work / "out", truth, robot),
             "mujoco": mujoco_run(work / "out" / "identified.xml")}
 
 
@@ -217,7 +266,8 @@ def main() -> None:
             if "design_allowing" in r else ""
         print(f"{r['urdf']:18s} {r['joints']} joints ({r['locked']} locked), {r['base_parameters']} base; design: "
               f"{r['design']}{allowing}; identify exit {r['identify_exit']} ({r['identify_s']} s); held-out error "
-              f"of identified.urdf ≤ {worst} %; MuJoCo: {r.get('mujoco', r['stderr'][-200:])}", flush=True)
+              f"of identified.urdf ≤ {worst} %; MuJoCo: {r.get('mujoco', r['stderr'][-200:])}; validate against "
+              f"the check [Nm]: {r.get('validate_against_check')}", flush=True)
     print(json.dumps({"benchmark": "urdf_corpus", "corpus": str(args.corpus), "rows": rows}))
 
 

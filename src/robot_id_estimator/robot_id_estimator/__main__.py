@@ -42,11 +42,13 @@ if TYPE_CHECKING:
 
 EXIT_CHECK_FAILED = 3
 EXIT_DATA_MISTAKE = 4
+EXIT_FILES_DIFFER = 5
 EPILOG = ("exit codes: 0 done, the written model holds; 2 bad input or a failure (one line on stderr); 3 results "
           "written but a parameter set failed its check on held-out data (see the warnings); 4 the diagnosis named a "
           "mistake in the data (a torque sign, an encoder, a zero, the torque filter, too little data): "
           "identification.json and the report written, the model only as identified.rejected.urdf; "
-          "130 interrupted (no half-written files)")
+          "5 the written model files, loaded, do not reproduce the identified model (a bug: kept as "
+          "identified.rejected.urdf); 130 interrupted (no half-written files)")
 DEFAULT_GRAVITY = ",".join(f"{g:g}" for g in STANDARD_GRAVITY_M_S2)
 
 
@@ -173,6 +175,10 @@ def _identify(args: argparse.Namespace, say) -> int:
         print(f"note: {note}")
     print("wrote " + ", ".join(str(path) for path in written.paths))
     _warn(written.warnings)
+    if not written.files_hold:
+        print("error: the written model does not reproduce the identified one, a bug in robot_id (please report it "
+              f"with identification.json): {'; '.join(written.file_check.failures)}", file=sys.stderr)
+        return EXIT_FILES_DIFFER
     if result.mistake:
         where = " (written as identified.rejected.urdf)" if written.model_files else ""
         print(f"error: a mistake in the data, the model rejected{where}: {result.mistake.removeprefix('diagnosis: ')}; "
@@ -210,8 +216,9 @@ def _validate(args: argparse.Namespace, say) -> int:
     if (out / "identification.json").exists():
         raise ValueError(f"--out {out} holds an identification; write the validation to a directory of its own")
     recordings, _ = _load(args, result.setup, say)
+    written = _written_model(pathlib.Path(args.result).parent, result)
     validation = validate(result, recordings, config, progress=say, allow_outside_limits=args.allow_outside_limits,
-                          allow_implausible_torque=args.allow_implausible_torque)
+                          allow_implausible_torque=args.allow_implausible_torque, written=written)
     write_validation(validation, out / "validation.json")
     report = write_validation_report(validation, out, progress=say)
     print(f"motion: {validation.motion_comparison}")
@@ -223,6 +230,18 @@ def _validate(args: argparse.Namespace, say) -> int:
     print(f"wrote {out / 'validation.json'} and {report}")
     _warn(validation.warnings)
     return 0
+
+
+def _written_model(folder: pathlib.Path, result):
+    """The model files beside identification.json as a user loads them (output.model_files), None when the
+    identification wrote none or rejected them (the physical set is then predicted from its parameters)."""
+    from robot_id_estimator.output.model_files import load_written_model
+    from robot_id_estimator.output.urdf_export import URDF_NAME, YAML_NAME
+
+    urdf, model_yaml = folder / URDF_NAME, folder / YAML_NAME
+    if result.physical is None or not (urdf.is_file() and model_yaml.is_file()):
+        return None
+    return load_written_model(urdf, model_yaml, result.setup.joint_names, result.setup.gravity_m_s2)
 
 
 def _payload(args: argparse.Namespace, say) -> int:
@@ -263,6 +282,10 @@ def _payload(args: argparse.Namespace, say) -> int:
         print(f"note: {note}")
     print("wrote " + ", ".join(str(path) for path in written.paths))
     _warn(written.warnings)
+    if not written.file_check.passed:
+        print("error: the written payload files do not reproduce the identified load, a bug in robot_id (please "
+              f"report it with payload.yaml): {'; '.join(written.file_check.failures)}", file=sys.stderr)
+        return EXIT_FILES_DIFFER
     if not written.passed:
         print(f"error: the load's model failed its check on held-out data ({'; '.join(written.failures)}; "
               "payload.yaml: check): is the arm model or the frame right, and is the load on?", file=sys.stderr)

@@ -1,6 +1,7 @@
 """The one identification use case, for the command line and the node alike: identify, then write every result in
 an order that never loses a finished one (identification.json, the report, the model files), or remove the model
-files of an earlier run when this one has no physical parameters."""
+files of an earlier run when this one has no physical parameters; then check the model files as a user loads them
+(output.written_check): files that do not reproduce the identified model are kept as identified.rejected.urdf."""
 
 from __future__ import annotations
 
@@ -9,7 +10,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from robot_id_estimator.output.report import write_identification_report
-from robot_id_estimator.output.urdf_export import ModelFiles, remove_stale_model, write_identified_model
+from robot_id_estimator.output.urdf_export import (
+    ModelFiles,
+    reject_written_files,
+    remove_stale_model,
+    write_identified_model,
+)
+from robot_id_estimator.output.written_check import WrittenCheck, check_written_model
 from robot_id_estimator.pipeline import identify
 from robot_id_estimator.progress import Progress
 from robot_id_estimator.recordings.recording import Recording
@@ -28,6 +35,13 @@ class Written:
     model_files: ModelFiles | None
     notes: tuple[str, ...]
     warnings: tuple[str, ...]
+    file_check: WrittenCheck | None = None
+    """The model files checked as loaded (output.written_check); None when none were written."""
+
+    @property
+    def files_hold(self) -> bool:
+        """Whether the written model files reproduce the identified model (or none were written)."""
+        return self.file_check is None or self.file_check.passed
 
 
 def identify_and_write(recordings: Sequence[Recording], setup: RobotSetup, config: EstimatorConfig,
@@ -44,5 +58,9 @@ def identify_and_write(recordings: Sequence[Recording], setup: RobotSetup, confi
     files = write_identified_model(result, out_dir) if result.physical is not None else None
     if files is None:
         remove_stale_model(out_dir)
+    file_check = check_written_model(result, files) if files is not None else None
+    if file_check is not None and not file_check.passed:
+        files = reject_written_files(files, file_check.failures)
     return Written(result, report, (json_path, report) + (files.paths if files else ()), files,
-                   files.notes if files else (), tuple(result.warnings) + (files.warnings if files else ()))
+                   files.notes if files else (), tuple(result.warnings) + (files.warnings if files else ()),
+                   file_check)

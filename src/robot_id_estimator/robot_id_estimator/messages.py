@@ -58,10 +58,11 @@ def result_message(result: Identification, output_dir: str) -> IdentificationRes
 def payload_message(result: PayloadResult, robot: str, joint_names: tuple[str, ...],
                     output_dir: str) -> IdentificationResult:
     """IdentificationResult of a payload identification: the load in `payload` (link_name: its frame), success
-    when its model explained its torque on held-out data."""
+    when its model explained its torque on held-out data and its written files reproduce it."""
     load = result.estimate.inertial
     msg = IdentificationResult(robot=robot, joint_names=list(joint_names), output_dir=output_dir,
-                               success=result.passed, failed_sets=[] if result.passed else ["payload"],
+                               success=result.passed and result.file_check.passed,
+                               failed_sets=[] if result.passed else ["payload"],
                                warnings=list(result.warnings))
     msg.payload = [_link(result.frame, load)]
     msg.message = (f"payload on {result.frame} ({result.method}): {load.mass_kg:.4g} kg, CoM "
@@ -69,7 +70,9 @@ def payload_message(result: PayloadResult, robot: str, joint_names: tuple[str, .
                    + ("" if result.estimate.axes.all_determined else
                       "; its principal axes not all determined (A B C: see the warnings)")
                    + ("" if result.passed else
-                      f"; its model failed the check on held-out data ({'; '.join(result.failures)})"))
+                      f"; its model failed the check on held-out data ({'; '.join(result.failures)})")
+                   + ("" if result.file_check.passed else
+                      f"; its written files do not reproduce it ({'; '.join(result.file_check.failures)})"))
     return msg
 
 

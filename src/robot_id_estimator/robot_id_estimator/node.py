@@ -143,10 +143,14 @@ class EstimatorNode(Node):
                                          self.allow_implausible_torque)
         result, files = written.result, written.model_files
         msg = result_message(result, str(out))
+        if not written.files_hold:
+            msg.success = False
+            msg.message = ("the written model does not reproduce the identified one: "
+                           + "; ".join(written.file_check.failures))
         summary = f"{msg.message}; wrote {out}"
         if result.unidentified:
             summary += f"; not identified: {', '.join(result.unidentified)}"
-        description = files.urdf if files is not None and result.model_holds else None
+        description = files.urdf if files is not None and result.model_holds and written.files_hold else None
         self._report(msg, summary, written.notes, written.warnings, description)
         return msg, summary
 
@@ -162,7 +166,7 @@ class EstimatorNode(Node):
         msg = payload_message(written, self.setup.name, self.setup.joint_names, str(out))
         summary = f"{msg.message}; wrote {out}"
         self._report(msg, summary, written.notes, written.warnings,
-                     out / "arm_with_payload.urdf" if written.passed else None)
+                     out / "arm_with_payload.urdf" if written.passed and written.file_check.passed else None)
         return msg, summary
 
     def _report(self, msg: IdentificationResult, summary: str, notes: tuple[str, ...], warnings: tuple[str, ...],

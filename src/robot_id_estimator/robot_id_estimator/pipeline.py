@@ -348,9 +348,11 @@ def _traces(data: RegressionData, values: dict[str, np.ndarray], names: Sequence
     predicted = {s: predict_torque(yb, v) + friction for s, v in values.items()}
     predicted["urdf"] = np.concatenate([s.nominal_nm[s.trace_index] for s in data.streamed])
     rigid = np.array([not name.startswith(("FV", "FC", "FO")) for name in names])
-    q, dq = (np.concatenate([getattr(d, name) for d in data.processed])[index] for name in ("q_rad", "dq_rad_s"))
+    q, dq, ddq = (np.concatenate([getattr(d, name) for d in data.processed])[index]
+                  for name in ("q_rad", "dq_rad_s", "ddq_rad_s2"))
     shown = data.measured_nm[index] - predict_torque(yb, np.where(rigid, values["base"], 0.0))
-    return Traces(times[index], data.measured_nm[index], predicted, dq_rad_s=dq, q_rad=q, friction_nm=shown)
+    return Traces(times[index], data.measured_nm[index], predicted, dq_rad_s=dq, q_rad=q, friction_nm=shown,
+                  ddq_rad_s2=ddq)
 
 
 def _residual_rms_nm(data: RegressionData, values: np.ndarray) -> list[float]:

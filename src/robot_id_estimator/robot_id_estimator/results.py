@@ -76,6 +76,8 @@ class Traces:
     """Joint positions there (a presliding law is a state along them)."""
     friction_nm: np.ndarray | None = None
     """The measured torque less the base set's rigid-body part: the friction the data show (identification)."""
+    ddq_rad_s2: np.ndarray | None = None
+    """Joint accelerations there (identification traces: the written model is checked at these samples)."""
 
 
 def concatenated_times(times: Sequence[np.ndarray]) -> np.ndarray:

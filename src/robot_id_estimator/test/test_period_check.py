@@ -9,7 +9,13 @@ import pytest
 import scipy.signal
 from estimator_synthetic import make_recording, relative_error
 
-from robot_id_estimator.processing.samples import ProcessingConfig, average_periods, period_noise_variance, process
+from robot_id_estimator.processing.samples import (
+    ProcessingConfig,
+    average_periods,
+    edge_s,
+    period_noise_variance,
+    process,
+)
 from robot_id_estimator.recordings.period_check import check_periods
 
 PERIOD_S, FS_HZ = 4.0, 250.0
@@ -184,7 +190,8 @@ def test_an_outlier_period_in_the_middle_means_non_periodic_processing(given):
     q[:, 0] += bump
     tau[:, 0] += _torque(q[:, 0]) - _torque(q[:, 0] - bump)
     out = process(make_recording(t, q, tau, period_s=PERIOD_S if given else None, harmonics=3))
-    assert out.n_periods == 0 and out.noise_var_nm2 is None and len(out.t_s) == len(t)
+    edge = round(edge_s(ProcessingConfig()) / (t[1] - t[0]))  # the filters' edges trimmed at both ends
+    assert out.n_periods == 0 and out.noise_var_nm2 is None and len(out.t_s) == len(t) - 2 * edge
     (warning,) = out.warnings
     assert warning.startswith("the 6 periods of 4 s disagree: period 3 of 6 (t = 8–12 s): its positions differ "
                               "from the median period by ")
@@ -213,7 +220,8 @@ def test_a_period_given_for_non_periodic_data_means_non_periodic_processing():
                                       rng.normal(size=(len(t), 3)), axis=0)
     q = OFFSET_RAD + 0.5 * smooth / smooth.std(axis=0)
     out = process(make_recording(t, q, _torque(q) + rng.normal(0.0, SIGMA_TAU_NM, q.shape), period_s=3.0))
-    assert out.n_periods == 0 and len(out.t_s) == len(t)
+    edge = round(edge_s(ProcessingConfig()) / (t[1] - t[0]))  # the filters' edges trimmed at both ends
+    assert out.n_periods == 0 and len(out.t_s) == len(t) - 2 * edge
     (warning,) = out.warnings
     assert warning.startswith("the 4 periods of 3 s disagree: their positions differ by ")
     assert warning.endswith(": processed as non-periodic data, not averaged")
@@ -234,7 +242,8 @@ def test_two_periods_that_differ_are_not_averaged():
 def test_non_periodic_setting_forces_non_periodic_processing():
     t, _, q, tau = _run(6)
     given = process(make_recording(t, q, tau, period_s=PERIOD_S), ProcessingConfig(non_periodic=True))
-    assert given.n_periods == 0 and len(given.t_s) == len(t) and given.warnings == ()
+    edge = round(edge_s(ProcessingConfig()) / (t[1] - t[0]))  # the filters' edges trimmed at both ends
+    assert given.n_periods == 0 and len(given.t_s) == len(t) - 2 * edge and given.warnings == ()
     assert "non_periodic set: processed as non-periodic data (period of 4 s ignored)" in given.notes
     detected = process(make_recording(t, q, tau), ProcessingConfig(non_periodic=True))
     assert detected.n_periods == 0

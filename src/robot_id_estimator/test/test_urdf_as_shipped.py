@@ -28,6 +28,7 @@ from robot_id_estimator.robot_setup import RobotSetup
 from robot_id_model import ModelError, load_robot_model, nominal_parameters
 from robot_id_model.parameters import inertial_columns
 from robot_id_model.robot_config import description_directory
+from robot_id_model.robot_model import STANDARD_GRAVITY_M_S2
 
 DESCRIPTION = description_directory()  # looked up now: some tests run without a sourced ROS 2
 JOINTS = [f"lbr_A{j}" for j in range(1, 8)]
@@ -153,7 +154,7 @@ def no_ros(monkeypatch):
 
 def test_package_meshes_are_found_through_ros_package_path(no_ros, tmp_path):
     no_ros.setenv("ROS_PACKAGE_PATH", str(lbr_description_in(tmp_path / "share")))
-    path, notes = write_mjcf(meshes_as_lbr_ships_them(), tmp_path, tmp_path / "identified.xml")
+    path, notes = write_mjcf(meshes_as_lbr_ships_them(), tmp_path, tmp_path / "identified.xml", STANDARD_GRAVITY_M_S2)
     assert notes == ()
     model = mujoco.MjModel.from_xml_path(str(path))
     assert model.nmesh == 8 and model.ngeom == 8  # the collision meshes; no visual (Collada MuJoCo cannot read)
@@ -162,7 +163,8 @@ def test_package_meshes_are_found_through_ros_package_path(no_ros, tmp_path):
 def test_package_meshes_are_found_beside_the_urdf_in_its_package(no_ros, tmp_path):
     package = lbr_description_in(tmp_path) / "lbr_description"
     (package / "urdf").mkdir()
-    _, notes = write_mjcf(meshes_as_lbr_ships_them(), package / "urdf", tmp_path / "identified.xml")
+    _, notes = write_mjcf(meshes_as_lbr_ships_them(), package / "urdf", tmp_path / "identified.xml",
+                          STANDARD_GRAVITY_M_S2)
     assert notes == ()
 
 
@@ -170,7 +172,7 @@ def test_package_meshes_are_found_beside_the_urdf_in_its_package(no_ros, tmp_pat
                                     "file:///home/someone/ws/src/ros2_kortex/kortex_description/meshes"])
 def test_meshes_found_nowhere_give_an_mjcf_with_every_inertial_and_a_note(no_ros, tmp_path, scheme):
     text = meshes_as_lbr_ships_them(scheme)
-    path, notes = write_mjcf(text, tmp_path, tmp_path / "identified.xml")
+    path, notes = write_mjcf(text, tmp_path, tmp_path / "identified.xml", STANDARD_GRAVITY_M_S2)
     assert len(notes) == 1 and "has no collision mesh on lbr_link_0, lbr_link_1" in notes[0], notes
     assert "inertials and joints are complete" in notes[0]
     model = mujoco.MjModel.from_xml_path(str(path))

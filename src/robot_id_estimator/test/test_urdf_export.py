@@ -16,6 +16,7 @@ from robot_id_model.base_parameters import random_states
 from robot_id_model.parameters import inertial_columns
 from robot_id_model.physical import link_from_standard
 from robot_id_model.robot_config import description_directory
+from robot_id_model.robot_model import STANDARD_GRAVITY_M_S2
 from robot_id_model.urdf_inertials import lumped_known_parts, read_link_inertial
 
 URDFS = description_directory() / "urdf"
@@ -103,7 +104,7 @@ def test_the_identified_model_loads_in_mujoco_as_identified_and_a_2_s_simulation
     urdf = tmp_path / "identified.urdf"
     urdf.write_text(identified_urdf(text, robot, result.pi, lumped))
     assert pin.buildModelFromUrdf(str(urdf)).nv == 7  # pinocchio loads it (the fingers are fixed in this URDF)
-    mjcf, notes = write_mjcf(urdf.read_text(), tmp_path, tmp_path / "identified.xml")
+    mjcf, notes = write_mjcf(urdf.read_text(), tmp_path, tmp_path / "identified.xml", STANDARD_GRAVITY_M_S2)
     assert notes == ()
     assert "balanceinertia" not in mjcf.read_text()
     for model in (mujoco_model(urdf.read_text(), tmp_path), mujoco.MjModel.from_xml_path(str(mjcf))):

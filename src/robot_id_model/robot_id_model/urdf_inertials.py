@@ -9,7 +9,7 @@ from collections.abc import Sequence
 import numpy as np
 import pinocchio as pin
 
-from robot_id_model.parameters import inertial_columns, nominal_parameters
+from robot_id_model.parameters import PIN_INDEX, inertial_columns, nominal_parameters
 from robot_id_model.physical import LinkInertial, inertia_matrix, link_standard_parameters
 from robot_id_model.robot_model import RobotModel
 
@@ -54,14 +54,20 @@ def all_link_inertials(urdf_text: str) -> list[LinkInertial]:
 
 def fixed_parts(robot: RobotModel, urdf_text: str,
                 lumped: Sequence[np.ndarray | None]) -> tuple[np.ndarray | None, ...]:
-    """The known parts (lumped_known_parts) to keep fixed in a physical retrieval: none on a link the URDF gives no
-    inertial of its own (Kinova's Gen3 lite: the last arm link massless, the gripper on fixed joints), which is then
-    identified with them as one body; identified.urdf gives it that body minus the known parts."""
-    parts = []
-    for name, part in zip(robot.link_names, lumped, strict=True):
-        own = read_link_inertial(urdf_text, name)
-        parts.append(part if own is not None and own.mass_kg > 0.0 else None)
-    return tuple(parts)
+    """The known parts (lumped_known_parts) to keep fixed in a physical retrieval, except on a link the URDF gives no
+    inertial of its own (Kinova's Gen3 lite: the last arm link massless, the gripper's base fixed to it): that link
+    is identified as one body with the links fixed to it, and only the links beyond joints outside the arm (the
+    fingers, which move and keep their inertials: locked_parts) are known parts there. identified.urdf gives such a
+    link that body, and the links fixed to it a massless inertial."""
+    moving = locked_parts(robot, urdf_text)
+    return tuple(part if has_own_mass(urdf_text, name) else moving[j]
+                 for j, (name, part) in enumerate(zip(robot.link_names, lumped, strict=True)))
+
+
+def has_own_mass(urdf_text: str, link_name: str) -> bool:
+    """Whether the URDF gives the link an inertial of its own with a mass."""
+    own = read_link_inertial(urdf_text, link_name)
+    return own is not None and own.mass_kg > 0.0
 
 
 def massless_links(robot: RobotModel) -> list[str]:
@@ -71,7 +77,7 @@ def massless_links(robot: RobotModel) -> list[str]:
 
 
 def fixed_descendants(urdf_text: str, link_name: str) -> list[str]:
-    """The links fixed to `link_name` through fixed joints only (a gripper's parts), nearest first."""
+    """The links fixed to `link_name` through fixed joints only (a gripper's base), nearest first."""
     joints = ET.fromstring(urdf_text).findall("joint")
     found, frontier = [], [link_name]
     while frontier:
@@ -81,3 +87,22 @@ def fixed_descendants(urdf_text: str, link_name: str) -> list[str]:
         found += children
         frontier += children
     return found
+
+
+def locked_parts(robot: RobotModel, urdf_text: str) -> tuple[np.ndarray | None, ...]:
+    """Per arm joint, the standard parameters (10,) of the links it carries beyond joints outside the arm (a
+    gripper's fingers, locked at their neutral position), as the URDF gives them; None where it carries none.
+    They are the part of lumped_known_parts that moves in the URDF: a file keeps them on their own links."""
+    if not robot.locked:
+        return (None,) * robot.n_joints
+    full = pin.buildModelFromXML(urdf_text)
+    bare = pin.Model(full)
+    for name in robot.locked:
+        bare.inertias[bare.getJointId(name)] = pin.Inertia.Zero()
+    locked = [full.getJointId(name) for name in robot.locked]
+    with_parts, without = (pin.buildReducedModel(m, locked, pin.neutral(full)) for m in (full, bare))
+    parts = []
+    for jid in range(1, with_parts.njoints):
+        part = (with_parts.inertias[jid].toDynamicParameters() - without.inertias[jid].toDynamicParameters())
+        parts.append(part[PIN_INDEX] if np.abs(part).max() > 1e-12 else None)
+    return tuple(parts)

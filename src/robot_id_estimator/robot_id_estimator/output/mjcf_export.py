@@ -8,6 +8,7 @@ from __future__ import annotations
 import pathlib
 import tempfile
 import xml.etree.ElementTree as ET
+from collections.abc import Sequence
 
 import mujoco
 
@@ -70,12 +71,13 @@ def _compiled(ready_text: str) -> mujoco.MjModel:
         raise MujocoExportError(f"MuJoCo does not load this model: {'; '.join(str(err).splitlines())}") from None
 
 
-def write_mjcf(urdf_text: str, urdf_dir: str | pathlib.Path, out_path: str | pathlib.Path
-               ) -> tuple[pathlib.Path, tuple[str, ...]]:
-    """MJCF of a URDF whose relative mesh paths start at `urdf_dir`, written to `out_path`; with the notes of
-    mujoco_ready."""
+def write_mjcf(urdf_text: str, urdf_dir: str | pathlib.Path, out_path: str | pathlib.Path,
+               gravity_m_s2: Sequence[float]) -> tuple[pathlib.Path, tuple[str, ...]]:
+    """MJCF of a URDF whose relative mesh paths start at `urdf_dir`, written to `out_path` with the robot's gravity
+    (a URDF holds none); with the notes of mujoco_ready."""
     ready_text, notes = mujoco_ready(urdf_text, urdf_dir)
     model = _compiled(ready_text)
+    model.opt.gravity[:] = gravity_m_s2
     with tempfile.TemporaryDirectory() as tmp:
         saved = pathlib.Path(tmp) / MJCF_NAME
         mujoco.mj_saveLastXML(str(saved), model)

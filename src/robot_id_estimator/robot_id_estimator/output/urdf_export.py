@@ -19,7 +19,7 @@ from robot_id_estimator.results import Friction, Identification
 from robot_id_model.parameters import inertial_columns
 from robot_id_model.physical import LinkInertial, inertia_six, link_from_standard
 from robot_id_model.robot_model import RobotModel
-from robot_id_model.urdf_inertials import fixed_descendants, fixed_parts, lumped_known_parts
+from robot_id_model.urdf_inertials import fixed_descendants, fixed_parts, has_own_mass, lumped_known_parts
 
 
 def _num(x: float) -> str:
@@ -53,16 +53,17 @@ def identified_urdf(
     its <robot> (urdf_edit: nothing else changes, whatever else names the link or joint).
 
     `pi` holds the lumped bodies pinocchio identifies; `lumped` (from lumped_known_parts) is subtracted so
-    that fixed children keep their own inertials and nothing is counted twice; a link the URDF gives no inertial of
-    its own was identified as one body with its fixed children (urdf_inertials.fixed_parts): it takes the whole
-    body, and they a massless inertial. With `friction_damping`
+    that fixed children keep their own inertials and nothing is counted twice. A link the URDF gives no inertial of
+    its own was identified as one body with the links it carries (urdf_inertials.fixed_parts): it takes that body
+    less the links beyond joints outside the arm (a gripper's fingers keep their inertials: they move), and the
+    links fixed to it a massless inertial. With `friction_damping`
     ((viscous, Coulomb) per joint) the damping and friction of the joints' <dynamics> are written too, their other
     attributes kept.
     """
     editor = UrdfEditor(urdf_text)
     fixed = fixed_parts(robot, urdf_text, lumped) if lumped else ()
     for j, (name, cols) in enumerate(zip(robot.link_names, inertial_columns(robot), strict=True)):
-        if j < len(lumped) and lumped[j] is not None and fixed[j] is None:  # identified as one body with them
+        if j < len(lumped) and lumped[j] is not None and not has_own_mass(urdf_text, name):  # one body with them
             for part in fixed_descendants(urdf_text, name):
                 editor.set_child("link", part, MASSLESS_INERTIAL)
         own = pi[cols] - fixed[j] if j < len(fixed) and fixed[j] is not None else pi[cols]
@@ -173,7 +174,8 @@ def write_identified_model(result: Identification, out_dir: str | pathlib.Path) 
     if not passed:
         return ModelFiles(urdf_path, yaml_path, None)
     try:
-        mjcf_path, notes = write_mjcf(text, pathlib.Path(result.setup.urdf_path).parent, out / MJCF_NAME)  # its meshes
+        mjcf_path, notes = write_mjcf(text, pathlib.Path(result.setup.urdf_path).parent, out / MJCF_NAME,  # its meshes
+                                      result.setup.gravity_m_s2)
     except (MujocoExportError, OSError) as err:
         return ModelFiles(urdf_path, yaml_path, None, warnings=(f"{MJCF_NAME} not written: {err}",))
     shaped = _shaped_laws(result)
@@ -183,6 +185,19 @@ def write_identified_model(result: Identification, out_dir: str | pathlib.Path) 
                          "the same both ways (an off-centre sigmoid's two levels differ), so a simulation with it does "
                          f"not reproduce the laws of {YAML_NAME} ({'; '.join(shaped)})")
     return ModelFiles(urdf_path, yaml_path, mjcf_path, notes)
+
+
+def reject_written_files(files: ModelFiles, failures: Sequence[str]) -> ModelFiles:
+    """Model files that failed their check after writing (output.written_check): the URDF moved to
+    identified.rejected.urdf headed by the failures, the MJCF removed; the YAML stays (it names the URDF)."""
+    listed = "\n".join(f"  - {f}" for f in failures).replace("--", "- -")
+    comment = f"<!-- REJECTED by robot_id: the written model failed its check as loaded:\n{listed}\n-->\n"
+    rejected = write_text(files.urdf.with_name(REJECTED_URDF_NAME), _after_declaration(files.urdf.read_text(), comment))
+    if files.urdf != rejected:
+        files.urdf.unlink()
+    if files.mjcf is not None:
+        files.mjcf.unlink(missing_ok=True)
+    return ModelFiles(rejected, files.yaml, None, files.notes, files.warnings)
 
 
 def _rejection_comment(result: Identification) -> str:

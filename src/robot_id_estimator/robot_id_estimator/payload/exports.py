@@ -84,6 +84,12 @@ def urdf_fragment(load: LinkInertial, frame: str, name: str = "payload") -> str:
             f'  <origin xyz="0 0 0" rpy="0 0 0"/>\n</joint>\n<link name="{name}">\n  {inertial}\n</link>\n')
 
 
+def load_alone(load: LinkInertial, frame: str) -> str:
+    """payload.urdf: the load as a fixed link on an empty root link named `frame`, so that it loads alone."""
+    return (f'<?xml version="1.0"?>\n<robot name="payload">\n<link name="{frame}"/>\n'
+            f'{urdf_fragment(load, frame)}</robot>\n')
+
+
 def with_load(urdf_text: str, load: LinkInertial, frame: str, name: str = "payload") -> str:
     """The arm's URDF with the load attached to `frame` (ValueError when the URDF has no such link or already a
     link of that name)."""

@@ -25,13 +25,14 @@ import yaml
 from robot_id_estimator.output.files import write_text
 from robot_id_estimator.output.mjcf_export import MujocoExportError, write_mjcf
 from robot_id_estimator.output.urdf_export import identified_urdf_text
+from robot_id_estimator.output.written_check import WrittenCheck, check_payload_files
 from robot_id_estimator.payload.baseline import baseline_residual
 from robot_id_estimator.payload.estimate import DRAWS, NAMES, PayloadBounds, PayloadEstimate, estimate_payload
 from robot_id_estimator.payload.exports import (
     franka_service_call,
     franka_set_load,
     kuka_load_data,
-    urdf_fragment,
+    load_alone,
     with_load,
 )
 from robot_id_estimator.payload.load_frame import SET_LOAD_WHEN, ExportedLoad, exported_load
@@ -50,7 +51,7 @@ from robot_id_estimator.results import Identification
 from robot_id_estimator.robot_setup import RobotSetup
 from robot_id_estimator.settings import EstimatorConfig, PhysicalConfig
 from robot_id_model.parameters import nominal_mass_kg
-from robot_id_model.physical import LinkInertial, link_from_standard
+from robot_id_model.physical import LinkInertial, link_from_standard, link_standard_parameters
 
 EXPLAINED_FRACTION = 0.5
 """The check: on held-out time blocks the load's model must leave less than this fraction of the load's torque on
@@ -85,6 +86,8 @@ class PayloadResult:
     paths: tuple[pathlib.Path, ...]
     notes: tuple[str, ...]
     warnings: tuple[str, ...]
+    file_check: WrittenCheck
+    """The written URDFs and MJCF checked as loaded (output.written_check)."""
     exported: ExportedLoad | None
     """The load in the robot's load frame, as KUKA's load data and Franka's setLoad take it; None: not on its body."""
 
@@ -115,13 +118,16 @@ def identify_payload_and_write(recordings: Sequence[Recording], setup: RobotSetu
     exported, no_export = exported_load(model.robot, estimate, frame, setup.load_frame or setup.flange_frame or frame)
     written = write_text(out_dir / "payload.yaml", yaml.safe_dump(
         _payload_yaml(frame, model.description, estimate, bounds, failures, exported, no_export), sort_keys=False))
-    paths, notes, warnings = _write_models(out_dir, setup, _arm_urdf(arm, setup), estimate.inertial, frame,
-                                           not failures)
+    arm_urdf = _arm_urdf(arm, setup)
+    paths, notes, warnings = _write_models(out_dir, setup, arm_urdf, estimate.inertial, frame, not failures)
+    file_check = check_payload_files(arm_urdf, paths[1], paths[0], paths[2] if len(paths) > 2 else None,
+                                     link_standard_parameters(estimate.inertial), frame, setup.joint_names,
+                                     setup.gravity_m_s2)
     warnings = ([] if arm is not None or baseline else [URDF_ARM_WARNING]) + warnings
     warnings.extend(_bound_warnings(estimate, bounds))
     warnings.extend([no_export] if no_export else [])
     return PayloadResult(frame, model.description, estimate, failures, (written, *paths),
-                         (*samples.notes, *notes), tuple(warnings), exported)
+                         (*samples.notes, *notes), tuple(warnings), file_check, exported)
 
 
 def _write_models(out_dir: pathlib.Path, setup: RobotSetup, arm_urdf: str, load: LinkInertial, frame: str,
@@ -134,14 +140,13 @@ def _write_models(out_dir: pathlib.Path, setup: RobotSetup, arm_urdf: str, load:
     for name in ("payload.urdf", "arm_with_payload.urdf", "arm_with_payload.xml"):
         (out_dir / (name.replace(".", ".rejected.", 1) if passed else name)).unlink(missing_ok=True)
     attached = with_load(arm_urdf, load, frame)
-    alone = (f'<?xml version="1.0"?>\n<robot name="payload">\n<link name="{frame}"/>\n'
-             f'{urdf_fragment(load, frame)}</robot>\n')
-    paths = [write_text(out_dir / f"payload{tag}.urdf", alone),
+    paths = [write_text(out_dir / f"payload{tag}.urdf", load_alone(load, frame)),
              write_text(out_dir / f"arm_with_payload{tag}.urdf", attached)]
     if not passed:
         return paths, (), []
     try:
-        mjcf, notes = write_mjcf(attached, pathlib.Path(setup.urdf_path).parent, out_dir / "arm_with_payload.xml")
+        mjcf, notes = write_mjcf(attached, pathlib.Path(setup.urdf_path).parent, out_dir / "arm_with_payload.xml",
+                                  setup.gravity_m_s2)
     except MujocoExportError as err:
         shipped = "" if arm_urdf != setup.urdf_text else (
             " (in the robot's URDF as shipped; the identified arm of an identification whose physical set passed is "

@@ -1,5 +1,7 @@
 """Validation of an identification on other recordings: each parameter set's torque prediction, the nominal
-URDF model's beside it, momentum-observer residuals, and whether the motion is a new one."""
+URDF model's beside it, momentum-observer residuals, and whether the motion is a new one. Given the written model
+(output.model_files: identified.urdf by pinocchio, identified.yaml's friction laws), the physical set's prediction is
+what those files compute, as a controller loading them would, through the robot's torque filter."""
 
 from __future__ import annotations
 
@@ -9,6 +11,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from robot_id_estimator.friction.stribeck_fit import stribeck_model_torque
+from robot_id_estimator.output.model_files import LoadedModel
 from robot_id_estimator.processing.input_checks import (
     check_recording,
     check_torque_against_urdf,
@@ -50,6 +53,10 @@ def measured_reference(rec: Recording, data: ProcessedData) -> np.ndarray:
     return np.mean([at(data.t_s + m * period_s) for m in range(data.n_periods)], axis=0)
 
 
+WRITTEN_NOTE = ("physical: the torque of the written model as loaded (identified.urdf by pinocchio's RNEA, "
+                "identified.yaml's friction laws)")
+
+
 def validate(
     result: Identification,
     recordings: Sequence[Recording],
@@ -57,9 +64,11 @@ def validate(
     progress: Progress = None,
     allow_outside_limits: bool = False,
     allow_implausible_torque: bool = False,
+    written: LoadedModel | None = None,
 ) -> Validation:
     """Torque prediction errors and momentum-observer residuals of each parameter set on other recordings,
-    refused as in identify (robot_id_estimator.processing.input_checks) unless allowed."""
+    refused as in identify (robot_id_estimator.processing.input_checks) unless allowed; the physical set's torque
+    prediction from the `written` model files when given."""
     if not recordings:
         raise DataError("no recording to validate on")
     config = config or result.config
@@ -72,17 +81,14 @@ def validate(
     for i, rec in enumerate(recordings, 1):
         check_recording(rec, robot, allow_outside_limits)
         say(progress, f"validation {i}/{len(recordings)}: processing {rec.source}")
-        parts.append(_predict_recording(rec, result, robot, values, config, allow_implausible_torque))
+        parts.append(_predict_recording(rec, result, robot, values, config, allow_implausible_torque, written))
     processed = [part.data for part in parts]
     notes = [f"{rec.source}: {note}" for rec, d in zip(recordings, processed, strict=True) for note in d.notes]
-    measured = [part.reference for part in parts]
-    times = [d.t_s for d in processed]
-    predicted = {s: [part.predicted[s] for part in parts] for s in sets}
-    smoothed = {s: [part.smoothed[s] for part in parts] for s in sets}
-    residuals = {s: [part.residuals[s] for part in parts] for s in sets}
-    measured_all, filtered_all = np.concatenate(measured), np.concatenate([d.tau_nm for d in processed])
-    pred = {s: np.concatenate(predicted[s]) for s in sets}
-    res = {s: np.concatenate(residuals[s]) for s in sets}
+    notes += [WRITTEN_NOTE] if written is not None else []
+    measured_all = np.concatenate([part.reference for part in parts])
+    filtered_all = np.concatenate([d.tau_nm for d in processed])
+    pred, smoothed, res = ({s: np.concatenate([getattr(part, field)[s] for part in parts]) for s in sets}
+                           for field in ("predicted", "smoothed", "residuals"))
     rms = {s: rms_error(measured_all, pred[s]) for s in sets}
     torque_rms = np.sqrt(np.mean(measured_all**2, axis=0))
     motion = motion_summary(processed)
@@ -97,7 +103,7 @@ def validate(
         motion=motion,
         motion_comparison=compare_motion(result.metrics.motion, motion, robot.joint_names),
         warnings=tuple(warnings),
-        rms_filtered_nm={s: rms_error(filtered_all, np.concatenate(smoothed[s])) for s in sets},
+        rms_filtered_nm={s: rms_error(filtered_all, smoothed[s]) for s in sets},
         total_rms_nm={s: total_rms_error(measured_all, pred[s]) for s in sets},
         correlation={s: correlation(measured_all, pred[s]) for s in sets},
         torque_rms_nm=torque_rms,
@@ -107,7 +113,7 @@ def validate(
         observer_gain_1_s=config.observer_gain_1_s,
         collision_safety_factor=config.collision_safety_factor,
         notes=tuple(notes),
-        traces=Traces(concatenated_times(times), measured_all, pred, res),
+        traces=Traces(concatenated_times([d.t_s for d in processed]), measured_all, pred, res),
     )
 
 
@@ -125,9 +131,10 @@ class _Prediction:
 
 
 def _predict_recording(rec: Recording, result: Identification, robot: RobotModel, values: dict[str, np.ndarray],
-                       config: EstimatorConfig, allow_implausible_torque: bool) -> _Prediction:
+                       config: EstimatorConfig, allow_implausible_torque: bool,
+                       written: LoadedModel | None) -> _Prediction:
     """Each parameter set's torque prediction and observer residual on one recording (the URDF model without the
-    sweeps' friction)."""
+    sweeps' friction; the physical set's prediction the written model's when given)."""
     time_constant_s = result.setup.torque_filter_time_constant_s
     data = process(rec, config.processing)
     model = _model_torques(robot, result.columns, data, values)
@@ -137,7 +144,10 @@ def _predict_recording(rec: Recording, result: Identification, robot: RobotModel
     for s in values:
         friction = np.zeros_like(stribeck) if s == "urdf" else stribeck
         tau_model, momentum, model_input = model[s]
-        predicted[s] = robot_filtered(tau_model + friction, data, time_constant_s)
+        torque = tau_model + friction
+        if s == "physical" and written is not None:
+            torque = written.torque_nm(data.q_rad, data.dq_rad_s, data.ddq_rad_s2)
+        predicted[s] = robot_filtered(torque, data, time_constant_s)
         smoothed[s] = torque_side(predicted[s], data, config.processing, 0.0)
         momentum = robot_filtered(momentum, data, time_constant_s)
         model_input = robot_filtered(model_input - friction, data, time_constant_s)
