@@ -149,6 +149,10 @@ TESTS: dict[str, tuple[str, ...]] = {
         "robot_id_bringup/test/test_urdf_corpus.py::"
         "test_a_trajectory_used_with_allowances_it_was_not_designed_with_is_refused_in_one_line",
     ),
+    "a load identified on a frame of another body than the flange (`payload --frame lbr_link_6`)": (
+        "robot_id_estimator/test/test_payload.py::"
+        "test_a_load_on_another_frame_fails_the_check_naming_the_joint_it_leaves_unexplained",
+    ),
     "a vendor URDF whose meshes are not installed": (
         "robot_id_excitation/test/test_design_refusals.py::"
         "test_a_vendor_urdf_whose_meshes_are_not_installed_names_the_mesh_and_where_they_ship",
