@@ -2,7 +2,8 @@
 that explains them is named with its evidence.
 
 In: the processed recordings and the torque they are to explain (processing.regression_data), the model (with the
-chosen Coulomb laws), the estimated base columns. Out: one line per likely mistake, with the fit it gives.
+chosen Coulomb laws), the estimated base columns. Out: a Diagnosis, one line naming the likely mistake with the fit
+it gives, and whether it is a mistake in the data.
 
 Each hypothesis changes the data or the model as the mistake would have and refits the base parameters by plain
 least squares on the same samples (at most DIAGNOSIS_SECONDS of each recording): a torque sign flipped on one joint
