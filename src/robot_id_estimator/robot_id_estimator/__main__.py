@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
-import hashlib
 import pathlib
 import sys
 import time
@@ -110,6 +109,8 @@ def _config(args: argparse.Namespace, base: EstimatorConfig | None = None) -> Es
 def _load(args: argparse.Namespace, setup: RobotSetup, say) -> tuple[list, list]:
     """The recordings of --data and --check-data, each file once; a column map's {i} numbers all the URDF's movable
     joints."""
+    from robot_id_estimator.processing.input_checks import refuse_the_same_samples_twice
+
     columns = parse_column_map(args.columns) if args.columns else None
     arm_joints = load_robot_model(setup.urdf_text or setup.urdf_path).joint_names if columns else None
     paths = list(args.data) + list(getattr(args, "check_data", None) or [])
@@ -119,21 +120,8 @@ def _load(args: argparse.Namespace, setup: RobotSetup, say) -> tuple[list, list]
         recordings.append(load_recording(path, setup.joint_names, args.period, columns=columns, start_s=args.start,
                                          end_s=args.end, unmodelled_motion_ok=args.allow_unmodelled_motion,
                                          arm_joints=arm_joints))
-    _refuse_the_same_samples_twice(paths, recordings, len(args.data))
+    refuse_the_same_samples_twice(paths, recordings, len(args.data))
     return recordings[:len(args.data)], recordings[len(args.data):]
-
-
-def _refuse_the_same_samples_twice(paths: list[str], recordings: list, n_fitted: int) -> None:
-    """A file given twice, or copied under another name, would count its samples twice (every RSD √2 too small), or
-    check the parameters on the data they were fitted to (the first `n_fitted` are fitted)."""
-    digests = [hashlib.sha256(np.ascontiguousarray(r.q_rad).tobytes() + np.ascontiguousarray(r.tau_nm).tobytes())
-               .hexdigest() for r in recordings]
-    for i, digest in enumerate(digests):
-        if digest in digests[:i]:
-            first = paths[digests.index(digest)]
-            why = ("they would count twice (every RSD √2 too small)" if i < n_fitted else
-                   "a check on the data fitted checks nothing")
-            raise ValueError(f"--data: {first} and {paths[i]} hold the same samples: {why}; give each recording once")
 
 
 def _warn(warnings: tuple[str, ...]) -> None:
@@ -209,6 +197,7 @@ def _validate(args: argparse.Namespace, say) -> int:
     result = read_identification(args.result)
     config = _config(args, result.config)
     out = check_writable_directory(args.out)
+    from robot_id_estimator.output.model_files import written_model_beside
     from robot_id_estimator.output.report import write_validation_report
     from robot_id_estimator.validation.results import write_validation
     from robot_id_estimator.validation.run import validate
@@ -216,7 +205,7 @@ def _validate(args: argparse.Namespace, say) -> int:
     if (out / "identification.json").exists():
         raise ValueError(f"--out {out} holds an identification; write the validation to a directory of its own")
     recordings, _ = _load(args, result.setup, say)
-    written = _written_model(pathlib.Path(args.result).parent, result)
+    written = written_model_beside(pathlib.Path(args.result).parent, result.setup) if result.physical else None
     validation = validate(result, recordings, config, progress=say, allow_outside_limits=args.allow_outside_limits,
                           allow_implausible_torque=args.allow_implausible_torque, written=written)
     write_validation(validation, out / "validation.json")
@@ -230,18 +219,6 @@ def _validate(args: argparse.Namespace, say) -> int:
     print(f"wrote {out / 'validation.json'} and {report}")
     _warn(validation.warnings)
     return 0
-
-
-def _written_model(folder: pathlib.Path, result):
-    """The model files beside identification.json as a user loads them (output.model_files), None when the
-    identification wrote none or rejected them (the physical set is then predicted from its parameters)."""
-    from robot_id_estimator.output.model_files import load_written_model
-    from robot_id_estimator.output.urdf_export import URDF_NAME, YAML_NAME
-
-    urdf, model_yaml = folder / URDF_NAME, folder / YAML_NAME
-    if result.physical is None or not (urdf.is_file() and model_yaml.is_file()):
-        return None
-    return load_written_model(urdf, model_yaml, result.setup.joint_names, result.setup.gravity_m_s2)
 
 
 def _payload(args: argparse.Namespace, say) -> int:

@@ -14,6 +14,8 @@ import pinocchio as pin
 import yaml
 
 from robot_id_estimator.friction.stribeck_fit import STRIBECK_NAMES, stribeck_torque
+from robot_id_estimator.output.urdf_export import URDF_NAME, YAML_NAME
+from robot_id_estimator.robot_setup import RobotSetup
 from robot_id_model.coulomb_laws import CoulombLaw
 
 
@@ -83,6 +85,15 @@ def load_written_model(urdf_path: str | pathlib.Path, yaml_path: str | pathlib.P
     """identified.urdf and identified.yaml loaded as a user does (urdf_arm_model, with the YAML's friction laws)."""
     arm = urdf_arm_model(pathlib.Path(urdf_path).read_text(), joint_names, gravity_m_s2)
     return LoadedModel(arm.model, arm.joint_names, read_friction_laws(yaml_path, joint_names))
+
+
+def written_model_beside(folder: pathlib.Path, setup: RobotSetup) -> LoadedModel | None:
+    """identified.urdf and identified.yaml in `folder` (beside an identification.json) loaded for the robot of
+    `setup`; None when they are not there (no physical set, or it was rejected: identified.rejected.urdf)."""
+    urdf, model_yaml = folder / URDF_NAME, folder / YAML_NAME
+    if not (urdf.is_file() and model_yaml.is_file()):
+        return None
+    return load_written_model(urdf, model_yaml, setup.joint_names, setup.gravity_m_s2)
 
 
 def urdf_arm_model(urdf_text: str, joint_names: Sequence[str], gravity_m_s2: Sequence[float]) -> LoadedModel:

@@ -3,6 +3,7 @@ that look like results, so they are refused with the reason and what to do."""
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Sequence
 
 import numpy as np
@@ -179,3 +180,16 @@ def urdf_friction_note(robot: RobotModel) -> str | None:
               + ", ".join(f"{v:g}" for v in values[:, 1]) + " Nm")
     return (f"the URDF's friction values (<dynamics>): {stated}" + (" — the same on every joint: placeholders, "
             if same else "; ") + "not used (the nominal model for checks and comparisons is rigid-body)")
+
+
+def refuse_the_same_samples_twice(paths: Sequence[str], recordings: Sequence[Recording], n_fitted: int) -> None:
+    """A file given twice, or copied under another name, would count its samples twice (every RSD √2 too small), or
+    check the parameters on the data they were fitted to (the first `n_fitted` are fitted)."""
+    digests = [hashlib.sha256(np.ascontiguousarray(r.q_rad).tobytes() + np.ascontiguousarray(r.tau_nm).tobytes())
+               .hexdigest() for r in recordings]
+    for i, digest in enumerate(digests):
+        if digest in digests[:i]:
+            first = paths[digests.index(digest)]
+            why = ("they would count twice (every RSD √2 too small)" if i < n_fitted else
+                   "a check on the data fitted checks nothing")
+            raise ValueError(f"--data: {first} and {paths[i]} hold the same samples: {why}; give each recording once")
