@@ -238,9 +238,9 @@ def baseline_arm(baseline: Sequence[Recording], setup: RobotSetup, config: Estim
 
 
 def _arm_urdf(arm: Identification | None, setup: RobotSetup) -> str:
-    """The arm's URDF the load is attached to: the identified one (identified.urdf) where the identification has a
-    physical set that passed its check, else the URDF's."""
-    if arm is None or arm.physical is None or not arm.passed("physical"):
+    """The arm's URDF the load is attached to: the identified one (identified.urdf) where the identification wrote
+    it (a physical set that passed its check, no data mistake named), else the URDF's."""
+    if arm is None or not arm.model_holds:
         return setup.urdf_text
     return identified_urdf_text(arm)
 
