@@ -11,6 +11,7 @@ import pytest
 from estimator_synthetic import CONFIG_DIR, WITHOUT_PHYSICAL, write_without_physical
 
 from robot_id_estimator.__main__ import main
+from robot_id_estimator.messages import result_message
 from robot_id_estimator.pipeline import identify
 from robot_id_estimator.recordings.recording import Recording, save_csv
 from robot_id_estimator.recordings.synthetic import random_recording, urdf_with_friction
@@ -112,3 +113,13 @@ def test_the_command_line_ends_with_exit_4_and_writes_the_model_only_as_rejected
     assert "REJECTED by robot_id" in rejected and f"lbr_A3{MISTAKES[kind][1]}" in rejected
     assert f"lbr_A3{MISTAKES[kind][1]}" in (out / "identification.json").read_text()
     assert "**Verdict: a mistake in the data.** diagnosis: lbr_A3" in (out / "report.md").read_text()
+
+
+def test_the_estimator_nodes_result_is_a_failure_naming_the_mistake(clean):
+    """The node answers and publishes this message; the graph runner ends a run whose result failed with exit 3."""
+    setup, rec = clean
+    result = _identified(_negated(rec, "q_rad", 2), setup)
+    msg = result_message(result, "out")
+    assert not msg.success and msg.failed_sets == []
+    assert msg.message == f"a mistake in the data, the model rejected: {result.mistake}"
+    assert result_message(_identified(rec, setup), "out").success
