@@ -38,7 +38,8 @@ UBUNTU_NOBLE_NUMPY = "1.26.4"  # python3-numpy of Ubuntu 24.04, the numpy of ROS
 
 JTC_PARAMETERS = {  # ros2_controllers' joint_trajectory_controller parameters (Humble to Kilted)
     "joints", "command_joints", "command_interfaces", "state_interfaces", "allow_partial_joints_goal",
-    "open_loop_control", "allow_integration_in_goal_trajectories", "action_monitor_rate", "interpolation_method",
+    "open_loop_control", "interpolate_from_desired_state", "allow_integration_in_goal_trajectories",
+    "action_monitor_rate", "interpolation_method",
     "allow_nonzero_velocity_at_trajectory_end", "cmd_timeout", "gains", "constraints",
 }
 

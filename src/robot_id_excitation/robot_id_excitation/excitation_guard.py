@@ -236,6 +236,12 @@ class JointStateStream:
         self._stamp_s = stamp_s if stamp_s is not None else self._stamp_s
         self.first_s = t_s if self.first_s is None else self.first_s
 
+    @property
+    def clock_offset_s(self) -> float | None:
+        """The caller's clock minus the stamps' at the quickest receipt (their offset plus the least transport
+        time); None while no stamped state came."""
+        return self._min_latency_s
+
     def clock(self, t_s: float) -> bool:
         """Note the caller's time; False (and a fault) if it went back."""
         if self.latest_s is not None and t_s < self.latest_s:

@@ -87,6 +87,8 @@ class ExcitationSettings:
     overlap_s: float = 0.5
     """each excitation chunk starts this long before the end of the previous one"""
     max_chunk_s: float = 30.0
+    max_clock_offset_s: float = 0.0
+    """refuse to start when the joint state stamps are further than this from the caller's clock (0: off)"""
     max_step_gap_s: float = MAX_STEP_GAP_S
     """steps further apart on the node's clock hold the run (0: off, for a simulator's clock in lockstep)"""
 
@@ -160,7 +162,8 @@ class ExcitationStateMachine:
         they must not be sent ('' if they may)."""
         if self._chunks is None:
             s = self.settings
-            self._chunks = excitation_chunks(self.trajectory, s.num_periods, s.rate_hz, s.overlap_s, s.max_chunk_s)
+            self._chunks = excitation_chunks(self.trajectory, s.num_periods, s.rate_hz, s.overlap_s, s.max_chunk_s,
+                                             STOP_ACCELERATION_FRACTION * self.limits.acceleration_rad_s2)
             failed = next((p for p in distinct_points(self._chunks) if not self._checked(p)), None)
             self._chunk_refusal = "" if failed is None else f"the excitation breaks a limit: {self.violation}"
         return self._chunk_refusal
@@ -293,6 +296,12 @@ class ExcitationStateMachine:
                          f"timeout {s.state_timeout_s} s)")
             return
         refusal = start_refusal(self.limits, m.q_rad, m.dq_rad_s, s.max_start_speed_rad_s, self.start_pose_rad)
+        offset_s = m.clock_offset_s
+        if not refusal and s.max_clock_offset_s > 0.0 and offset_s is not None and abs(offset_s) > s.max_clock_offset_s:
+            refusal = (f"the robot's joint states are stamped {abs(offset_s):.3f} s "
+                       f"{'behind' if offset_s > 0 else 'ahead of'} this node's clock (at most {s.max_clock_offset_s} "
+                       "s): the commands carry absolute stamps; synchronise the two computers' clocks (chrony or "
+                       "PTP) and start again")
         if refusal:
             self._refuse(refusal)
         elif self._start is None:

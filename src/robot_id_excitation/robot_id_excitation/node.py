@@ -3,8 +3,12 @@
 Publishes the trajectory description (robot_id_msgs/ExcitationTrajectory, transient local) on
 robot_id/excitation_trajectory and a robot_id_msgs/PeriodMarker on robot_id/period_marker at every period start;
 both names are relative, so a namespace holds one arm. Commands go to the robot config's joint trajectory topic
-(the controller's ~/joint_trajectory), one message per period (longer periods in pieces of at most `max_chunk_s`),
-each overlapping the previous one by `overlap_s` so the controller's re-planning at arrival lands on the same curve.
+(the controller's ~/joint_trajectory), one message per period (longer periods in pieces of at most `max_chunk_s`,
+each ending at rest through a braking tail), each overlapping the previous one by `overlap_s` so that the next
+arrives while the previous still runs and the controller, starting it from its desired state, stays on the curve.
+In hardware mode it reads the controller's parameters at start (controller_setup.py, docs/jtc_rules.md) and refuses
+a set-up that would start each command from the measured state, or joint-state stamps further than
+`max_clock_offset_s` from its clock.
 
 Safety (docs/safety.md): a trajectory for another robot, other joints, beyond the robot config's hard limits or
 designed allowing other pairs of links closer than the clearance than the config's collision file allows is
@@ -39,12 +43,15 @@ import threading
 import time
 import warnings
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import fields
+from dataclasses import fields, replace
 from typing import Any
 
 import numpy as np
+import rclpy
+from rcl_interfaces.srv import GetParameters
 from rclpy.duration import Duration as RclpyDuration
 from rclpy.node import Node
+from rclpy.parameter import parameter_value_to_python
 from rclpy.qos import qos_profile_sensor_data
 from rclpy.serialization import serialize_message
 from rclpy.subscription import MessageInfo
@@ -60,6 +67,7 @@ from robot_id_contract.topics import EXCITATION_STATUS, EXCITATION_TRAJECTORY, P
 from robot_id_excitation.command_check import check_command
 from robot_id_excitation.command_messages import stamped, time_msg, trajectory_msg
 from robot_id_excitation.constraints import design_limits
+from robot_id_excitation.controller_setup import ASSUMED, PARAMETERS, controller_node, setup_refusal
 from robot_id_excitation.design import DesignError, design_excitation
 from robot_id_excitation.design_problem import DesignOptions
 from robot_id_excitation.excitation_guard import trajectory_refusal
@@ -86,7 +94,9 @@ STOP_ACK_TIMEOUT_S = 1.0
 def _settings(values: dict) -> ExcitationSettings:
     """The state machine's settings from the parameters of the same names."""
     names = [f.name for f in fields(ExcitationSettings) if f.name in values]
-    return ExcitationSettings(require_confirm=values["mode"] == "hardware", **{name: values[name] for name in names})
+    hardware = values["mode"] == "hardware"
+    return replace(ExcitationSettings(require_confirm=hardware, **{name: values[name] for name in names}),
+                   max_clock_offset_s=values["max_clock_offset_s"] if hardware else 0.0)
 
 
 class ExcitationNode(Node):
@@ -120,6 +130,8 @@ class ExcitationNode(Node):
         refusal = trajectory_refusal(self.trajectory, self.robot, self.hard_limits, self.config.robot, carried)
         if refusal:
             raise ValueError(refusal)
+        if values["mode"] == "hardware":
+            self._check_controller(values["controller_timeout_s"])
         self._messages: dict[Points, JointTrajectory] = {}
         self._serialized: dict[Points, bytes] = {}
         self._monitoring = values["monitor_commands"]
@@ -154,6 +166,29 @@ class ExcitationNode(Node):
                                                    qos_profile_sensor_data, callback_group=TakenByTheNode())
         self.create_service(Trigger, "~/abort", self._on_abort)
         self.create_timer(0.02, self._tick)
+
+    def _check_controller(self, timeout_s: float) -> None:
+        """Read the joint trajectory controller's parameters (controller_setup.PARAMETERS); ValueError if they do
+        not fit, a warning with what is assumed if the service does not answer within timeout_s."""
+        controller = controller_node(self.config.joint_trajectory_topic)
+        client = self.create_client(GetParameters, f"{controller}/get_parameters")
+        try:
+            future = client.call_async(GetParameters.Request(names=list(PARAMETERS))) \
+                if client.wait_for_service(timeout_sec=timeout_s) else None
+            if future is not None:
+                rclpy.spin_until_future_complete(self, future, timeout_sec=timeout_s)
+            if future is None or not future.done() or future.result() is None:
+                self.get_logger().warning(f"{controller}/get_parameters did not answer within {timeout_s:g} s: "
+                                          f"assuming {ASSUMED} (docs/jtc_rules.md)")
+                return
+            values = dict(zip(PARAMETERS, (parameter_value_to_python(v) if v.type else None
+                                           for v in future.result().values), strict=False))
+        finally:
+            self.destroy_client(client)
+        refusal = setup_refusal(controller, values, self.config.joint_names)
+        if refusal:
+            raise ValueError(refusal)
+        self.get_logger().info(f"{controller}: interpolates from its desired state, joints {values['joints']}")
 
     def _prepare(self) -> None:
         """Check every chunk of the excitation and build and serialize its message now, before anything moves."""

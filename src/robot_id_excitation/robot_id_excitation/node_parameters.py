@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 
 from robot_id_contract.parameters import ParameterTable, descriptor
+from robot_id_excitation.controller_setup import ASSUMED
 from robot_id_excitation.criteria import CRITERIA
 from robot_id_excitation.fourier import KINDS
 from robot_id_model.robot_model import DEFAULT_FRICTION, FRICTION_TERMS
@@ -40,6 +41,13 @@ def parameters() -> ParameterTable:
                                        floats=(0.0, 10.0))),
         "max_chunk_s": (30.0, descriptor("longest command; longer periods are sent in pieces (s)",
                                           floats=(0.1, 3600.0))),
+        "max_clock_offset_s": (0.05, descriptor(
+            "hardware mode: refuse to start when the robot's joint state stamps are further than this from the "
+            "node's clock (s): the commands carry absolute stamps, so the two computers' clocks must agree",
+            floats=(0.001, 10.0))),
+        "controller_timeout_s": (1.0, descriptor(
+            "hardware mode: how long to wait for the joint trajectory controller's get_parameters service at start "
+            "(s); unreachable: warn and assume " + ASSUMED, floats=(0.0, 60.0))),
         "max_step_gap_s": (0.5, descriptor("hold when two steps are further apart on the node's clock: a leap of the "
                                             "clock or a stall (s; 0: off, only in sim mode)", floats=(0.0, 60.0))),
         "ack_name": ("", descriptor("sim: acknowledge each step on robot_id/sim_ack under this name, so that a "

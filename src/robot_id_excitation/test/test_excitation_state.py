@@ -138,10 +138,13 @@ def test_approach_then_periods_in_chunks_then_done(trajectory, iiwa14, iiwa14_co
     for i, (sent_s, chunk) in enumerate(chunks):
         overlap_s = min(SETTINGS.overlap_s, i * CHUNK_S)
         assert chunk.stamp_s == pytest.approx(t0 + i * CHUNK_S - overlap_s)
-        assert chunk.stamp_s + chunk.points.t_rel_s[-1] == pytest.approx(t0 + (i + 1) * CHUNK_S)
+        along = chunk.stamp_s + chunk.points.t_rel_s <= t0 + (i + 1) * CHUNK_S + 1e-9  # then its braking tail
+        assert chunk.stamp_s + chunk.points.t_rel_s[along][-1] == pytest.approx(t0 + (i + 1) * CHUNK_S)
         assert _on_first_tick(sent_s, chunk.stamp_s - SETTINGS.lead_s)
-        q, dq, _ = trajectory.evaluate(chunk.stamp_s - t0 + chunk.points.t_rel_s)
-        assert np.allclose(chunk.points.q_rad, q, atol=1e-12) and np.allclose(chunk.points.dq_rad_s, dq, atol=1e-12)
+        q, dq, _ = trajectory.evaluate(chunk.stamp_s - t0 + chunk.points.t_rel_s[along])
+        assert np.allclose(chunk.points.q_rad[along], q, atol=1e-12)
+        assert np.allclose(chunk.points.dq_rad_s[along], dq, atol=1e-12)
+        assert not chunk.points.dq_rad_s[-1].any() and not chunk.points.ddq_rad_s2[-1].any()  # ends at rest
     period_1 = chunks[3][1]  # starts at rest at t0 + PERIOD_S, after overlap_s of the end of period 0
     k = int(np.argmin(np.abs(period_1.stamp_s + period_1.points.t_rel_s - (t0 + PERIOD_S))))
     assert np.allclose(period_1.points.q_rad[k], START_POSE, atol=1e-9)
@@ -310,9 +313,11 @@ def test_every_chunk_is_checked_once_and_a_repeated_chunk_is_the_same_points(tra
     chunks = machine._chunks
     assert len(chunks) == 12 and len(checked) == 4  # three per period; the first one has no overlap
     assert len({id(p) for p in checked}) == 4 and all(c.points in checked for c in chunks)
-    for chunk in chunks:  # each repeat is what the trajectory commands at its own time
-        q, dq, _ = trajectory.evaluate(chunk.offset_s + chunk.points.t_rel_s)
-        assert np.allclose(chunk.points.q_rad, q, atol=1e-9) and np.allclose(chunk.points.dq_rad_s, dq, atol=1e-9)
+    for k, chunk in enumerate(chunks):  # each repeat is what the trajectory commands at its own time, to its end
+        along = chunk.offset_s + chunk.points.t_rel_s <= (k + 1) * CHUNK_S + 1e-9
+        q, dq, _ = trajectory.evaluate(chunk.offset_s + chunk.points.t_rel_s[along])
+        assert np.allclose(chunk.points.q_rad[along], q, atol=1e-9)
+        assert np.allclose(chunk.points.dq_rad_s[along], dq, atol=1e-9)
 
 
 def test_a_monitor_that_finds_a_problem_refuses_the_run(trajectory, iiwa14, iiwa14_config):
@@ -328,3 +333,23 @@ def test_an_approach_that_breaks_a_limit_is_refused(trajectory, iiwa14, iiwa14_c
     bench.run(1.0, until=lambda: bench.machine.phase is not Phase.WAITING)
     assert bench.machine.phase is Phase.REFUSED and bench.sent == []
     assert bench.machine.reason.startswith("the approach to the start pose breaks a limit: ")
+
+
+@pytest.mark.parametrize(("offset_s", "refused"), [(0.2, "behind"), (-0.2, "ahead of"), (0.03, None)])
+def test_refuses_to_start_when_the_robot_clock_is_off(trajectory, iiwa14, iiwa14_config, offset_s, refused):
+    """Joint states stamped offset_s before their receipt on the node's clock (a robot PC's clock behind, or ahead
+    when negative); at most max_clock_offset_s is allowed, as the commands carry absolute stamps."""
+    settings = ExcitationSettings(**(SETTINGS.__dict__ | {"max_clock_offset_s": 0.05}))
+    machine = ExcitationStateMachine(trajectory, iiwa14, design_limits(iiwa14_config), settings)
+    t_s = 0.0
+    while machine.phase is Phase.WAITING and t_s < 1.0:
+        t_s += DT_S
+        machine.on_joint_state(t_s, START_POSE, np.zeros(7), t_s - offset_s)
+        machine.step(t_s)
+    if refused is None:
+        assert machine.phase is Phase.EXCITING
+    else:
+        assert machine.phase is Phase.REFUSED
+        assert machine.reason == (f"the robot's joint states are stamped 0.200 s {refused} this node's clock (at most "
+                                  "0.05 s): the commands carry absolute stamps; synchronise the two computers' clocks "
+                                  "(chrony or PTP) and start again")

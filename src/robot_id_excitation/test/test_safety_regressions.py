@@ -48,7 +48,8 @@ def _assert_all_commands_and_the_stop_within_limits(rec) -> None:
 def test_a_low_command_rate_is_checked_between_the_points_too():
     """rate_hz 5: every point within the limits, the controller's quintic between two of them was not (A7 at
     10.18 rad/s²); now the machine checks the interpolation as well and refuses the excitation before it moves."""
-    rec = simulate(Scenario("iiwa14", _trajectory(2.0625), SHRUNK, OFFSETS, Fault("none", math.inf, 0.0)))
+    one_piece = replace(SHRUNK, max_chunk_s=2.0)  # the period (1.07 s) in one command: no braking tail to check
+    rec = simulate(Scenario("iiwa14", _trajectory(2.0625), one_piece, OFFSETS, Fault("none", math.inf, 0.0)))
     _assert_all_commands_and_the_stop_within_limits(rec)
     assert rec.machine.phase is Phase.REFUSED and rec.sent == []
     assert rec.machine.reason.startswith("the excitation breaks a limit: acceleration")

@@ -1,7 +1,8 @@
 """The simulated robot node: a MuJoCo arm that speaks the real stack's topics from its robot config.
 
-Subscribes to the config's joint trajectory topic (trajectory_msgs/JointTrajectory, followed as
-joint_trajectory_controller does); publishes sensor_msgs/JointState on the config's joint states topic at
+Subscribes to the config's joint trajectory topic (trajectory_msgs/JointTrajectory, refused and followed as
+joint_trajectory_controller does, configured by `controller_file` or as robot_id requires it:
+joint_trajectory_controller.py); publishes sensor_msgs/JointState on the config's joint states topic at
 `state_rate_hz` (0: the config's; effort = the joint torque the drives apply, link side, gravity included, through the
 configured sensor effects) and the simulated URDF on `robot_description` (std_msgs/String, transient local). Its
 `clock` parameter chooses how time runs:
@@ -44,6 +45,7 @@ from robot_id_model.realtime import set_realtime_priority
 from robot_id_model.robot_config import RobotConfig, load_robot_config
 from robot_id_model.robot_model import ModelError, load_robot_model
 from robot_id_msgs.msg import RecordingStatus
+from robot_id_sim.joint_trajectory_controller import ControllerParameters, controller_node_name
 from robot_id_sim.mujoco_plant import PlantError
 from robot_id_sim.node_parameters import CLOCKS, TRUE_DYNAMICS, parameters
 from robot_id_sim.pacing import Pacer
@@ -131,7 +133,10 @@ class SimNode(Node):
         q0 = np.array(p["start_position_rad"]) if p["start_position_rad"] else 0.5 * (
             limits.position_lower_rad + limits.position_upper_rad)
         settings = SimSettings(rate_hz, p["physics_rate_hz"], p["tracking_bandwidth_hz"])
-        self.robot = SimulatedRobot(config, nominal, self.urdf_text, truth, settings, sensors, q0)
+        controller = ControllerParameters.from_yaml(p["controller_file"], controller_node_name(
+            config.joint_trajectory_topic)) if p["controller_file"] else ControllerParameters.as_required(
+            config.joint_names)
+        self.robot = SimulatedRobot(config, nominal, self.urdf_text, truth, settings, sensors, q0, controller)
         if p["truth_file"]:
             path = write_truth(p["truth_file"], truth_model, truth, source, sensors)
             self.get_logger().info(f"true parameters written to {path}")

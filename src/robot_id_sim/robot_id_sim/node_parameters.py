@@ -40,6 +40,10 @@ def parameters() -> ParameterTable:
                                                     floats=(0.1, 200.0))),
         "start_position_rad": (Parameter.Type.DOUBLE_ARRAY, descriptor(
             "joint positions the arm starts at, at rest (empty: the middle of each joint's range)")),
+        "controller_file": ("", descriptor(
+            "a controller manager's parameter file (as a lab passes to its robot's stack) whose joint trajectory "
+            "controller the simulator stands in for: its rules refuse and splice commands; empty: the controller's "
+            "defaults with interpolate_from_desired_state true, as the excitation node requires")),
         "clock": ("sim", descriptor(
             "sim: simulated time from 0 on /clock (for use_sim_time), paced by real_time_factor or in lockstep, "
             "holding once the recording is finished; wall: free running like a real robot's driver, in real time on "

@@ -11,6 +11,7 @@ import pinocchio as pin
 
 from robot_id_model.robot_config import RobotConfig
 from robot_id_model.robot_model import RobotModel
+from robot_id_sim.joint_trajectory_controller import ControllerParameters
 from robot_id_sim.mujoco_plant import MujocoPlant
 from robot_id_sim.sensors import Measurement, SensorOptions, Sensors
 from robot_id_sim.trajectory_follower import TrajectoryCommand, TrajectoryFollower
@@ -100,7 +101,9 @@ class SimulatedRobot:
     """Advance the true robot by one published sample at a time, following trajectory commands."""
 
     def __init__(self, config: RobotConfig, nominal: RobotModel, urdf_text: str, truth: TrueDynamics,
-                 settings: SimSettings, sensors: SensorOptions, q0_rad: np.ndarray) -> None:
+                 settings: SimSettings, sensors: SensorOptions, q0_rad: np.ndarray,
+                 controller: ControllerParameters | None = None) -> None:
+        """controller: the joint trajectory controller's parameters (None: its defaults for the config's joints)."""
         problems = settings.problems()
         if problems:
             raise ValueError("; ".join(problems))
@@ -111,7 +114,7 @@ class SimulatedRobot:
         self.plant.reset(q0_rad)
         limits = config.limits
         self.follower = TrajectoryFollower(config.joint_names, limits.position_lower_rad, limits.position_upper_rad,
-                                           limits.velocity_rad_s)
+                                           limits.velocity_rad_s, controller=controller)
         self.follower.hold(q0_rad)
         self.controller = TrackingController(nominal, truth.armature_kg_m2, settings.tracking_bandwidth_hz,
                                              settings.tracking_damping, limits.torque_nm)
@@ -134,7 +137,7 @@ class SimulatedRobot:
         if command.stamp_s < -MAX_FUTURE_S:
             return (f"the trajectory starts {-command.stamp_s:.1f} s before the simulator started: its publisher is "
                     "on another clock (use_sim_time, with a simulator on the wall clock?)")
-        return self.follower.command(self.t_s, command)
+        return self.follower.command(self.t_s, command, (self.plant.q_rad, self.plant.dq_rad_s, None))
 
     def block_joint(self, name: str) -> None:
         """A fault: the joint `name` stops where it is and moves no more, whatever is commanded (MujocoPlant.block)."""

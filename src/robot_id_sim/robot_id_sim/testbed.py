@@ -126,7 +126,8 @@ def hardware_standin(robot: str, rate_hz: float, domain_id: int, truth_file: str
     truth_file, in ROS domain `domain_id`, its threads at `realtime_priority` (0: normal scheduling); busy: one
     CPU-spinning process per core; slow_subscriber: a subscriber taking work_s per joint state. The nodes' output
     goes to log_file (appended), or where this process's goes; sim_parameters: more of the simulator's parameters
-    (e.g. static_over_coulomb)."""
+    (e.g. static_over_coulomb, or controller_file: the robot stack's controller parameter file, whose joint
+    trajectory controller's rules then refuse and splice the commands instead of the set-up robot_id requires)."""
     env = ros_environment(domain_id)
     truth = pathlib.Path(truth_file)
     truth.unlink(missing_ok=True)  # its appearance says the simulator is up

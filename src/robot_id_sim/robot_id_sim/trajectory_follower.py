@@ -1,13 +1,15 @@
 """Following trajectory_msgs/JointTrajectory the way ros2_control's joint_trajectory_controller does.
 
 - A trajectory starts at its header stamp, or on arrival when the stamp is zero; point times are time_from_start.
-- A new message replaces the rest of the old one at once: from the desired state at arrival the arm is
-  interpolated to the new first point, then along the new points. Points already past on arrival are skipped
-  (the controller would jump onto the new curve there; the simulator interpolates to the next point instead).
+- A new message replaces the rest of the old one at once. When its first point is still ahead, the arm is
+  interpolated from the state at arrival to it, then along the new points: the measured state by default, the
+  desired state with interpolate_from_desired_state (or Jazzy's open_loop_control), as the controller does. When its
+  first point is already past, the arm jumps onto the new points' curve where it is now (the controller's rule).
 - Between points: linear when points carry positions only, cubic with velocities, quintic with accelerations too.
 - After the last point the arm holds it; with no trajectory it holds where it was put.
-- A message is refused as a whole, with the reason, when joint names, sizes or times are malformed, or a point
-  lies outside the position or velocity limits.
+- A message is refused as a whole, with the line the controller logs, by the controller's rules as configured
+  (joint_trajectory_controller.refusal: joint names, empty, last point moving, ending in the past, times, sizes);
+  also, as the robot would stop, when it holds NaN or a point lies outside the position or velocity limits.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from robot_id_excitation.quintic import quintic_coefficients
+from robot_id_sim.joint_trajectory_controller import ControllerParameters, refusal
 
 State = tuple[np.ndarray, np.ndarray, np.ndarray]
 """Position [rad], velocity [rad/s], acceleration [rad/s²] of every joint."""
@@ -47,8 +50,11 @@ class TrajectoryFollower:
     """Desired joint states over time from a stream of trajectory commands (arrays in `joint_names` order)."""
 
     def __init__(self, joint_names: Sequence[str], lower_rad: np.ndarray, upper_rad: np.ndarray,
-                 velocity_rad_s: np.ndarray, tolerance_rad: float = 1e-9) -> None:
+                 velocity_rad_s: np.ndarray, tolerance_rad: float = 1e-9,
+                 controller: ControllerParameters | None = None) -> None:
+        """controller: the joint trajectory controller's parameters (None: its defaults for these joints)."""
         self.joint_names = tuple(joint_names)
+        self.controller = controller if controller is not None else ControllerParameters(self.joint_names)
         self.lower_rad, self.upper_rad = np.asarray(lower_rad, float), np.asarray(upper_rad, float)
         self.velocity_rad_s = np.asarray(velocity_rad_s, float)
         self.tolerance_rad = tolerance_rad
@@ -65,25 +71,29 @@ class TrajectoryFollower:
         self._active = None
         self._hold = np.asarray(q_rad, dtype=float).copy()
 
-    def command(self, now_s: float, command: TrajectoryCommand) -> str | None:
-        """Take a new trajectory at time now_s; returns the reason it was refused, or None."""
-        reason = self._invalid(command)
+    def command(self, now_s: float, command: TrajectoryCommand, measured: State | None = None) -> str | None:
+        """Take a new trajectory at time now_s, the arm measured at `measured` (None: where it is commanded);
+        returns the reason it was refused, or None."""
+        reason = self._invalid(now_s, command)
         if reason:
             return reason
         order_names = [command.joint_names.index(name) for name in self.joint_names]
         start_s = command.stamp_s if command.stamp_s != 0.0 else now_s
         t_points = start_s + np.asarray(command.time_from_start_s, float)
-        if t_points[-1] < now_s:
-            return f"all points are in the past (last at {t_points[-1]:.3f} s, now {now_s:.3f} s)"
         positions = np.asarray(command.positions_rad, float)[:, order_names]
         velocities = _reordered(command.velocities_rad_s, order_names, positions.shape)
         accelerations = _reordered(command.accelerations_rad_s2, order_names, positions.shape)
         order = 5 if command.accelerations_rad_s2 is not None else 3 if command.velocities_rad_s is not None else 1
-        states = [self.desired(now_s)]
-        states += [(positions[k], velocities[k], accelerations[k]) for k in range(len(positions))]
-        keep = np.concatenate([[True], t_points > now_s])
-        t_s = np.concatenate([[now_s], t_points])[keep]
-        self._active = _Active(t_s, [s for s, k in zip(states, keep, strict=True) if k], order, {})
+        states = [(positions[k], velocities[k], accelerations[k]) for k in range(len(positions))]
+        if t_points[0] > now_s:
+            before = self.desired(now_s)
+            if measured is not None and not self.controller.splices_from_desired:
+                before = (np.asarray(measured[0], float), np.asarray(measured[1], float), np.zeros(len(positions[0])))
+            t_s, states = np.concatenate([[now_s], t_points]), [before, *states]
+        else:
+            first = int(np.searchsorted(t_points, now_s, side="right")) - 1   # the segment the arm jumps onto
+            t_s, states = t_points[first:], states[first:]
+        self._active = _Active(t_s, states, order, {})
         if len(self._active.t_s) == 1:
             self.hold(positions[-1])
         return None
@@ -107,21 +117,16 @@ class TrajectoryFollower:
         powers = tau ** np.arange(6)
         return powers @ c, (_D1 * powers[:5]) @ c[1:], (_D2 * powers[:4]) @ c[2:]
 
-    def _invalid(self, command: TrajectoryCommand) -> str | None:
+    def _invalid(self, now_s: float, command: TrajectoryCommand) -> str | None:
         """Why a command cannot be followed, or None."""
-        n = len(self.joint_names)
+        jtc = refusal(self.controller, now_s, command.stamp_s, command.joint_names, command.time_from_start_s,
+                      command.positions_rad, command.velocities_rad_s, command.accelerations_rad_s2)
+        if jtc:
+            return jtc
         if sorted(command.joint_names) != sorted(self.joint_names):
             return f"joint names {list(command.joint_names)} are not the arm's {list(self.joint_names)}"
         t = np.asarray(command.time_from_start_s, float)
         positions = np.asarray(command.positions_rad, float)
-        if len(t) == 0:
-            return "the trajectory has no points"
-        if positions.shape != (len(t), n):
-            return f"every point needs {n} positions"
-        for label, values in (("velocities", command.velocities_rad_s), ("accelerations",
-                                                                           command.accelerations_rad_s2)):
-            if values is not None and np.shape(values) != (len(t), n):
-                return f"{label} must be given for all {n} joints of every point, or for none"
         arrays = [a for a in (t, positions, command.velocities_rad_s, command.accelerations_rad_s2) if a is not None]
         if not all(np.all(np.isfinite(a)) for a in arrays):
             return "the trajectory contains NaN or infinite values"

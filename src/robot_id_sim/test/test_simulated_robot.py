@@ -35,11 +35,13 @@ def sim_of(shipped, q0: np.ndarray, sensors: SensorOptions = NO_NOISE, **setting
 
 
 def excitation_command(name: str, duration_s: float, stamp_s: float = 0.0) -> TrajectoryCommand:
-    """The shipped excitation as quintic points every 10 ms (with its names from the config)."""
+    """The shipped excitation as quintic points every 10 ms (with its names from the config), its last point at
+    rest as the joint trajectory controller requires (the tests look before it)."""
     traj = load_trajectory(name)
     assert traj.period_s == 20.0
     t = np.arange(0.0, duration_s + 0.5, POINT_SPACING_S)
     q, dq, ddq = traj.evaluate(t)
+    dq[-1], ddq[-1] = 0.0, 0.0
     return TrajectoryCommand(stamp_s, load_robot_config(name).joint_names, t, q, dq, ddq)
 
 

@@ -4,6 +4,7 @@ what the points carry, replacement, holding, joint reordering, and refusals with
 import numpy as np
 import pytest
 
+from robot_id_sim.joint_trajectory_controller import ControllerParameters
 from robot_id_sim.trajectory_follower import TrajectoryCommand, TrajectoryFollower
 
 NAMES = ("a", "b", "c")
@@ -133,25 +134,33 @@ def test_before_the_first_point_it_goes_there_from_the_state_at_arrival():
     np.testing.assert_allclose(g.desired(3.0 + T[0])[1], V[0], atol=EXACT)
 
 
-def test_points_past_on_arrival_are_skipped():
-    """Stamp 1 s, points at 1.5, 2.0, 2.8 s, arrival at 1.7 s: interpolate from the state at arrival to the point
-    at 2.0 s (the one at 1.5 s is never desired)."""
+def test_a_first_point_already_past_jumps_onto_the_new_curve():
+    """Stamp 1 s, points at 1.5, 2.0, 2.8 s, arrival at 1.7 s: as the controller does (Trajectory::sample with the
+    first point's time passed), the arm is put on the segment from 1.5 s to 2.0 s where it is now: 40 % along."""
     f = follower()
     assert f.command(1.7, cmd(stamp=1.0)) is None
-    np.testing.assert_array_equal(f.desired(1.7)[0], HOLD)
-    np.testing.assert_allclose(f.desired(1.85)[0], 0.5 * (HOLD + P[1]), atol=EXACT)
+    np.testing.assert_allclose(f.desired(1.7)[0], P[0] + 0.4 * (P[1] - P[0]), atol=EXACT)
     np.testing.assert_allclose(f.desired(2.0)[0], P[1], atol=EXACT)
+    # a first point due on arrival is no longer ahead: the arm is on it at once
+    g = follower()
+    assert g.command(1.0, cmd(t=[0.0, 0.5, 1.0], p=P)) is None
+    np.testing.assert_allclose(g.desired(1.0)[0], P[0], atol=EXACT)
+    np.testing.assert_allclose(g.desired(1.25)[0], 0.5 * (P[0] + P[1]), atol=EXACT)
 
 
-def test_a_first_point_due_on_arrival_is_blended_into_not_jumped_to():
-    """The documented difference from the controller: a point at the arrival time counts as past, so instead of
-    jumping to it the arm moves from the state at arrival to the next point (a trajectory that starts where the
-    arm is, like the shipped excitations, is unaffected)."""
+def test_by_default_a_new_command_starts_from_the_measured_state():
+    """The controller's default (interpolate_from_desired_state false): the segment to the first point starts at
+    the measured position and velocity, so the command jumps by the tracking error; with the parameter true it
+    starts at the desired state. Linear points: the segment is linear from the start it takes."""
+    measured = (HOLD + np.array([0.05, -0.02, 0.01]), np.zeros(3), None)
     f = follower()
-    assert f.command(1.0, cmd(t=[0.0, 0.5, 1.0], p=P)) is None
-    np.testing.assert_array_equal(f.desired(1.0)[0], HOLD)
-    np.testing.assert_allclose(f.desired(1.25)[0], 0.5 * (HOLD + P[1]), atol=EXACT)
-    np.testing.assert_allclose(f.desired(1.5)[0], P[1], atol=EXACT)
+    assert f.command(3.0, cmd(), measured) is None
+    np.testing.assert_allclose(f.desired(3.0)[0], measured[0], atol=EXACT)
+    np.testing.assert_allclose(f.desired(3.25)[0], 0.5 * (measured[0] + P[0]), atol=EXACT)
+    g = TrajectoryFollower(NAMES, LOWER, UPPER, SPEED, controller=ControllerParameters(NAMES, open_loop_control=True))
+    g.hold(HOLD)
+    assert g.command(3.0, cmd(), measured) is None
+    np.testing.assert_allclose(g.desired(3.0)[0], HOLD, atol=EXACT)
 
 
 @pytest.mark.parametrize("order", ["linear", "cubic", "quintic"])
@@ -205,29 +214,35 @@ def test_joint_names_in_another_order_are_reordered():
 
 def test_points_exactly_on_the_limits_are_accepted():
     f = follower()
-    assert f.command(0.0, cmd(t=[1.0, 2.0], p=[LOWER, UPPER], v=[SPEED, -SPEED])) is None
+    assert f.command(0.0, cmd(t=[1.0, 2.0, 3.0], p=[LOWER, UPPER, UPPER], v=[SPEED, -SPEED, 0 * SPEED])) is None
 
 
 REFUSALS = [
-    (dict(names=("a", "b", "x")), "joint names ['a', 'b', 'x'] are not the arm's ['a', 'b', 'c']"),
-    (dict(names=("a", "b")), "are not the arm's"),
-    (dict(t=[], p=np.zeros((0, 3))), "the trajectory has no points"),
-    (dict(p=P[:, :2]), "every point needs 3 positions"),
-    (dict(p=P[:2]), "every point needs 3 positions"),
-    (dict(v=V[:, :2]), "velocities must be given for all 3 joints of every point, or for none"),
-    (dict(v=V, a=A[:2]), "accelerations must be given for all 3 joints of every point, or for none"),
-    (dict(t=[0.5, 0.5, 1.0]), "time_from_start must be non-negative and strictly increasing"),
-    (dict(t=[0.5, 1.2, 1.0]), "time_from_start must be non-negative and strictly increasing"),
+    # the controller's own lines (JointTrajectoryController::validate_trajectory_msg)
+    (dict(names=("a", "b", "x")), "Incoming joint x doesn't match the controller's joints."),
+    (dict(names=("a", "b")), "Joints on incoming trajectory don't match the controller joints."),
+    (dict(names=("a", "b", "b")), "joint names ['a', 'b', 'b'] are not the arm's ['a', 'b', 'c']"),
+    (dict(t=[], p=np.zeros((0, 3))), "Empty trajectory received."),
+    (dict(p=P[:, :2]), "Mismatch between joint_names size (3) and positions (2) at point #0."),
+    (dict(p=P[:2]), "Mismatch between joint_names size (3) and positions (0) at point #2."),
+    (dict(v=V[:, :2]), "Mismatch between joint_names size (3) and velocities (2) at point #0."),
+    (dict(v=V, a=A[:2]), "Mismatch between joint_names size (3) and accelerations (0) at point #2."),
+    (dict(t=[0.5, 0.5, 1.0]), "Time between points 0 and 1 is not strictly increasing, it is 0.500000 and 0.500000"),
+    (dict(t=[0.5, 1.2, 1.0]), "Time between points 1 and 2 is not strictly increasing, it is 1.200000 and 1.000000"),
+    (dict(v=V + 0.2), "Velocity of last trajectory point of joint a is not zero: 0.200000000000000"),
+    # the arm's: as a robot stops on them
     (dict(t=[-0.1, 0.5, 1.0]), "time_from_start must be non-negative and strictly increasing"),
     (dict(p=np.where(np.eye(3, dtype=bool), np.nan, P)), "the trajectory contains NaN or infinite values"),
-    (dict(v=np.where(np.eye(3, dtype=bool), np.inf, V)), "the trajectory contains NaN or infinite values"),
+    (dict(v=np.where(np.eye(3, dtype=bool), np.inf, V)),
+     "Velocity of last trajectory point of joint c is not zero: inf"),
+    (dict(v=np.where(np.eye(3, k=1, dtype=bool), np.inf, V)), "the trajectory contains NaN or infinite values"),
     (dict(t=[0.5, np.nan, 1.8]), "the trajectory contains NaN or infinite values"),
     (dict(p=P + np.array([[0, 0, 0], [0, 0, 0.85], [0, 0, 0]])),
      "point 1 puts c at 1.0500 rad, outside its limits [-1.0000, 1.0000] rad"),
     (dict(p=P - np.array([[2.5, 0, 0], [0, 0, 0], [0, 0, 0]])),
      "point 0 puts a at -2.1000 rad, outside its limits [-2.0000, 2.0000] rad"),
-    (dict(v=V + np.array([[0, 0, 0], [0, 0, 0], [0, 1.6, 0]])),
-     "point 2 moves b at 1.6000 rad/s, beyond its limit 1.5000 rad/s"),
+    (dict(v=V + np.array([[0, 0, 0], [0, 1.6, 0], [0, 0, 0]])),
+     "point 1 moves b at 1.9000 rad/s, beyond its limit 1.5000 rad/s"),
     (dict(v=-V - np.array([[0, 0, 1.3], [0, 0, 0], [0, 0, 0]])),
      "point 0 moves c at 1.1000 rad/s, beyond its limit 1.0000 rad/s"),
 ]
@@ -247,6 +262,7 @@ def test_malformed_commands_are_refused_with_the_reason(changes, reason):
 
 def test_a_trajectory_wholly_in_the_past_is_refused():
     f = follower()
-    assert f.command(5.0, cmd(stamp=1.0)) == "all points are in the past (last at 2.800 s, now 5.000 s)"
+    assert f.command(5.0, cmd(stamp=1.0)) == ("Received trajectory with non-zero start time (1.000000) that ends in "
+                                             "the past (2.800000)")
     assert not f.following
     np.testing.assert_array_equal(f.desired(5.0)[0], HOLD)

@@ -1,0 +1,40 @@
+"""What the excitation node needs from the robot's joint_trajectory_controller (JTC), checked against the
+parameters it reads through the controller's ~/get_parameters service (docs/jtc_rules.md).
+
+Every command the node sends ends at rest, so the JTC's default allow_nonzero_velocity_at_trajectory_end: false
+takes them. A new command arrives while the previous one still moves the arm; the JTC then starts it from the
+measured state unless interpolate_from_desired_state (or Jazzy's deprecated open_loop_control) is true, and the
+commanded position would jump by the tracking error at every command: that setting is required.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+PARAMETERS = ("joints", "interpolate_from_desired_state", "open_loop_control", "interpolation_method")
+"""What the node reads; a parameter the controller does not declare (open_loop_control from Kilted on) reads None."""
+ASSUMED = "interpolate_from_desired_state: true, interpolation_method: splines and the robot config's joints"
+
+
+def controller_node(joint_trajectory_topic: str) -> str:
+    """The controller's node name from its ~/joint_trajectory topic (/lbr/joint_trajectory_controller)."""
+    return joint_trajectory_topic.rstrip("/").rsplit("/", 1)[0]
+
+
+def setup_refusal(controller: str, values: Mapping[str, object | None], joint_names: Sequence[str]) -> str | None:
+    """Why the controller, with these parameter values, cannot run the excitation without a jump; None if it can.
+    One line naming the parameter and the value to set."""
+    joints = values.get("joints")
+    if joints is not None and not set(joint_names) <= set(joints):
+        missing = [j for j in joint_names if j not in joints]
+        return (f"{controller} does not command {missing} (joints: {list(joints)}): set its parameter joints to "
+                f"{list(joint_names)}")
+    method = values.get("interpolation_method")
+    if method is not None and method != "splines":
+        return (f"{controller} has interpolation_method '{method}': every point would be a step; set "
+                "interpolation_method: splines in its parameter file and restart it")
+    if values.get("interpolate_from_desired_state") is not True and values.get("open_loop_control") is not True:
+        return (f"{controller} has interpolate_from_desired_state false: each new command would start from the "
+                "measured position and the command jump by the tracking error; set interpolate_from_desired_state: "
+                "true in its parameter file (read-only: restart the controller)")
+    return None
