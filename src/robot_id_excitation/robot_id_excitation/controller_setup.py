@@ -11,6 +11,11 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from rcl_interfaces.srv import GetParameters
+from rclpy.executors import SingleThreadedExecutor
+from rclpy.node import Node
+from rclpy.parameter import parameter_value_to_python
+
 PARAMETERS = ("joints", "interpolate_from_desired_state", "open_loop_control", "interpolation_method")
 """What the node reads; a parameter the controller does not declare (open_loop_control from Kilted on) reads None."""
 ASSUMED = "interpolate_from_desired_state: true, interpolation_method: splines and the robot config's joints"
@@ -19,6 +24,31 @@ ASSUMED = "interpolate_from_desired_state: true, interpolation_method: splines a
 def controller_node(joint_trajectory_topic: str) -> str:
     """The controller's node name from its ~/joint_trajectory topic (/lbr/joint_trajectory_controller)."""
     return joint_trajectory_topic.rstrip("/").rsplit("/", 1)[0]
+
+
+def read_parameters(node: Node, controller: str, timeout_s: float) -> dict[str, object | None] | None:
+    """PARAMETERS of the controller through its get_parameters service, asked by `node` (None for one it does not
+    declare); None when the service does not answer within timeout_s. One request per name: a C++ node answers a
+    request that names an undeclared parameter with no values at all."""
+    client = node.create_client(GetParameters, f"{controller}/get_parameters")
+    executor = SingleThreadedExecutor(context=node.context)
+    executor.add_node(node)
+    try:
+        if not client.wait_for_service(timeout_sec=timeout_s):
+            return None
+        values: dict[str, object | None] = {}
+        for name in PARAMETERS:
+            future = client.call_async(GetParameters.Request(names=[name]))
+            executor.spin_until_future_complete(future, timeout_sec=timeout_s)
+            if not future.done() or future.result() is None:
+                return None
+            answer = future.result().values
+            values[name] = parameter_value_to_python(answer[0]) if answer and answer[0].type else None
+        return values
+    finally:
+        executor.remove_node(node)
+        executor.shutdown()
+        node.destroy_client(client)
 
 
 def setup_refusal(controller: str, values: Mapping[str, object | None], joint_names: Sequence[str]) -> str | None:

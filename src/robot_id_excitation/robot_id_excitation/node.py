@@ -47,11 +47,8 @@ from dataclasses import fields, replace
 from typing import Any
 
 import numpy as np
-import rclpy
-from rcl_interfaces.srv import GetParameters
 from rclpy.duration import Duration as RclpyDuration
 from rclpy.node import Node
-from rclpy.parameter import parameter_value_to_python
 from rclpy.qos import qos_profile_sensor_data
 from rclpy.serialization import serialize_message
 from rclpy.subscription import MessageInfo
@@ -67,7 +64,7 @@ from robot_id_contract.topics import EXCITATION_STATUS, EXCITATION_TRAJECTORY, P
 from robot_id_excitation.command_check import check_command
 from robot_id_excitation.command_messages import stamped, time_msg, trajectory_msg
 from robot_id_excitation.constraints import design_limits
-from robot_id_excitation.controller_setup import ASSUMED, PARAMETERS, controller_node, setup_refusal
+from robot_id_excitation.controller_setup import ASSUMED, controller_node, read_parameters, setup_refusal
 from robot_id_excitation.design import DesignError, design_excitation
 from robot_id_excitation.design_problem import DesignOptions
 from robot_id_excitation.excitation_guard import trajectory_refusal
@@ -171,20 +168,11 @@ class ExcitationNode(Node):
         """Read the joint trajectory controller's parameters (controller_setup.PARAMETERS); ValueError if they do
         not fit, a warning with what is assumed if the service does not answer within timeout_s."""
         controller = controller_node(self.config.joint_trajectory_topic)
-        client = self.create_client(GetParameters, f"{controller}/get_parameters")
-        try:
-            future = client.call_async(GetParameters.Request(names=list(PARAMETERS))) \
-                if client.wait_for_service(timeout_sec=timeout_s) else None
-            if future is not None:
-                rclpy.spin_until_future_complete(self, future, timeout_sec=timeout_s)
-            if future is None or not future.done() or future.result() is None:
-                self.get_logger().warning(f"{controller}/get_parameters did not answer within {timeout_s:g} s: "
-                                          f"assuming {ASSUMED} (docs/jtc_rules.md)")
-                return
-            values = dict(zip(PARAMETERS, (parameter_value_to_python(v) if v.type else None
-                                           for v in future.result().values), strict=False))
-        finally:
-            self.destroy_client(client)
+        values = read_parameters(self, controller, timeout_s)
+        if values is None:
+            self.get_logger().warning(f"{controller}/get_parameters did not answer within {timeout_s:g} s: "
+                                      f"assuming {ASSUMED} (docs/jtc_rules.md)")
+            return
         refusal = setup_refusal(controller, values, self.config.joint_names)
         if refusal:
             raise ValueError(refusal)
