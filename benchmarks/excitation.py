@@ -52,7 +52,7 @@ CASES = {
     "iiwa14": {"base_frequency_hz": 0.05, "friction": ("FV", "FC"), "velocity_scale": VELOCITY_SCALE},
     "panda": {"base_frequency_hz": 0.075, "friction": ("FV", "FC", "FO"), "velocity_scale": 1.0},
 }
-COLLISION_ROBOTS = ("iiwa7", "iiwa14", "panda", "panda_hand")
+COLLISION_ROBOTS = ("iiwa7", "iiwa14", "panda", "panda_hand", "fr3", "fr3_hand")
 COLLISION_TIME_LIMIT_S = 300.0
 BUDGET = {"cond": (4, 270.0), "d_optimality": (2, 150.0), "hadamard": (2, 150.0), "embedded": (2, 270.0)}
 """criterion: (starts, time limit in s)"""

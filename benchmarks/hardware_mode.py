@@ -38,8 +38,9 @@ from robot_id_bringup.graph import DEFAULT_PERIODS, Run
 from robot_id_bringup.truth_check import check_against_truth
 from robot_id_sim.testbed import hardware_standin
 
-CASES = ("iiwa14:100", "iiwa14:500", "panda:1000")
-"""robot:rate: the lbr stack as shipped (100 Hz), FRI's 500 Hz, franka_ros2's 1 kHz"""
+CASES = ("iiwa14:100", "iiwa14:500", "fr3:1000")
+"""robot:rate: the lbr stack as shipped (100 Hz), FRI's 500 Hz, franka_ros2's 1 kHz (with the FR3, the robot it drives;
+`--cases panda:1000` runs the FER at that rate)"""
 LOADS = ("none", "busy")
 TIMING = re.compile(r"timing while the arm moved: the longest callback ran (\S+) ms .* the joint states were at most "
                     r"(\S+) ms old")

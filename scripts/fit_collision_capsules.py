@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 """Fit the collision capsules of the shipped robots to the vendors' collision meshes (a maintainer's tool).
 
-    python scripts/fit_collision_capsules.py [iiwa7 iiwa14 panda panda_hand]
+    python scripts/fit_collision_capsules.py [iiwa7 iiwa14 panda panda_hand fr3 fr3_hand]
 
 Reads the meshes in src/robot_id_description/meshes (see SOURCE.md there), fits at most two capsules per link
 that hold every triangle (robot_id_model.capsule_fit), and writes src/robot_id_description/collision/<robot>.yaml
 with the capsules, the vendor geometry they enclose and how far they reach beyond it. The Franka Hand's geometry is
 hand.stl and the finger boxes of franka_description (end_effectors/common/franka_hand.xacro), both fingers at
-every opening from closed to 0.04 m.
+every opening from closed to 0.04 m. The FR3's links 5 and 7 are written as an allowed pair (ALLOWED_PAIRS): its
+joint 6 range brings them from 22.4 mm apart to overlapping on the vendor's meshes.
 """
 
 from __future__ import annotations
@@ -34,6 +35,8 @@ FINGER_BOXES = (  # franka_hand.xacro: (centre, size, roll) of each finger's col
     ((0.0, 7.58e-3, 45.25e-3), (17.5e-3, 15.2e-3, 18.5e-3), 0.0),
 )
 FINGER_Z_M = 0.0584
+ALLOWED_PAIRS = {"fr3": [["fr3_link5", "fr3_link7"]], "fr3_hand": [["fr3_link5", "fr3_link7"]]}
+"""pairs built closer than any clearance (collision_geometry.ALLOWED_CLEARANCE_M)"""
 FINGER_OPENING_M = (0.0, 0.04)
 
 
@@ -71,12 +74,14 @@ def link_parts(robot: str) -> dict[str, dict]:
         return {f"lbr_link_{i}": {"meshes": [{"file": f"{folder}/link_{i}.stl",
                                               "origin_xyz_m": [*IIWA_OFFSETS_XY[robot][i], IIWA_OFFSETS_Z[robot][i]]}]}
                 for i in range(8)}
-    folder = "../meshes/franka_description/meshes/robot_arms/fer/collision"
-    parts = {f"fer_link{i}": {"meshes": [{"file": f"{folder}/link{i}.stl", "origin_xyz_m": [0.0, 0.0, 0.0]}]}
+    arm = "fr3" if robot.startswith("fr3") else "fer"
+    folder = f"../meshes/franka_description/meshes/robot_arms/{arm}/collision"
+    parts = {f"{arm}_link{i}": {"meshes": [{"file": f"{folder}/link{i}.stl", "origin_xyz_m": [0.0, 0.0, 0.0]}]}
              for i in range(8)}
-    if robot == "panda_hand":
-        parts["fer_hand"] = {"meshes": [{"file": f"{folder}/hand.stl", "origin_xyz_m": [0.0, 0.0, 0.0]}],
-                             "boxes": finger_boxes()}
+    if robot.endswith("_hand"):
+        hand = (f"{folder}/hand.stl" if arm == "fer"
+                else "../meshes/franka_description/meshes/robot_ee/franka_hand_white/collision/hand.stl")
+        parts[f"{arm}_hand"] = {"meshes": [{"file": hand, "origin_xyz_m": [0.0, 0.0, 0.0]}], "boxes": finger_boxes()}
     return parts
 
 
@@ -99,6 +104,7 @@ def fit(robot: str) -> pathlib.Path:
         print(f"{robot} {link}: {len(capsules)} capsule(s), reach beyond the mesh up to {reach_mm:.1f} mm",
               flush=True)
     source = ("franka_description (Apache-2.0): meshes/robot_arms/fer/collision" if robot.startswith("panda")
+              else "franka_description (Apache-2.0): meshes/robot_arms/fr3/collision" if robot.startswith("fr3")
               else f"lbr_fri_ros2_stack lbr_description (Apache-2.0): meshes/{robot}/collision")
     head = (f"# Collision capsules of the {robot}, fitted by scripts/fit_collision_capsules.py to the vendor's\n"
             f"# collision geometry ({source}; the meshes and their licence are in ../meshes).\n"
@@ -107,11 +113,12 @@ def fit(robot: str) -> pathlib.Path:
             "# its convex hull (largest over 400 sampled surface points per capsule). Frames: the URDF link frames.\n")
     path = folder / f"{robot}.yaml"
     folder.mkdir(exist_ok=True)
-    path.write_text(head + yaml.safe_dump({"robot": robot, "links": links}, sort_keys=False,
+    allowed = {"allowed_pairs": ALLOWED_PAIRS[robot]} if robot in ALLOWED_PAIRS else {}
+    path.write_text(head + yaml.safe_dump({"robot": robot, **allowed, "links": links}, sort_keys=False,
                                           default_flow_style=None, width=120))
     return path
 
 
 if __name__ == "__main__":
-    for name in sys.argv[1:] or ("panda", "panda_hand", "iiwa14", "iiwa7"):
+    for name in sys.argv[1:] or ("panda", "panda_hand", "fr3", "fr3_hand", "iiwa14", "iiwa7"):
         print(f"wrote {fit(name)}")

@@ -19,7 +19,7 @@ setup(
     data_files=[
         ('share/ament_index/resource_index/packages', [f'resource/{PACKAGE}']),
         (f'share/{PACKAGE}', ['package.xml']),
-        (f'share/{PACKAGE}/urdf', glob('urdf/*.urdf')),
+        *tree('urdf'),  # the URDFs, and the source and licence of franka_description's
         (f'share/{PACKAGE}/config', glob('config/*.yaml')),
         (f'share/{PACKAGE}/collision', glob('collision/*.yaml')),
         *tree('meshes'),

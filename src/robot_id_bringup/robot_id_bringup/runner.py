@@ -267,7 +267,7 @@ def identify_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="robot_id identify", description="run the identification graph",
                                      formatter_class=HelpFormatter)
     parser.add_argument("--robot", default="iiwa14",
-                        help="robot config: iiwa7, iiwa14, panda, panda_hand or a YAML path")
+                        help="robot config: iiwa7, iiwa14, panda, panda_hand, fr3, fr3_hand or a YAML path")
     parser.add_argument("--mode", default="sim", choices=MODES, help="run against the simulator, the hardware, "
                                                                      "or identify a recorded bag")
     parser.add_argument("--periods", type=int, default=0,

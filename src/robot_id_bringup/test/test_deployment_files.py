@@ -260,7 +260,7 @@ def test_compose_hardware_runs_on_the_host_with_realtime_limits():
 
 # --- franka_ros2 controller configuration -------------------------------------------------------------------
 
-@pytest.mark.parametrize("robot", ["panda", "panda_hand"])
+@pytest.mark.parametrize("robot", ["fr3", "fr3_hand"])  # the robot franka_ros2 drives (libfranka >= 0.10)
 def test_franka_controller_configuration_matches_the_robot_config(robot):
     config = yaml.safe_load((DESCRIPTION / "config" / f"{robot}.yaml").read_text())
     data = yaml.safe_load(CONTROLLERS.read_text())
@@ -331,8 +331,9 @@ def test_docs_commands_name_the_nodes_parameters_and_services_of_the_graph():
     assert '"confirm": (False' in node_source and '"~/abort"' in node_source  # wherever the node declares them
     assert f"ros2 param set /{excitation.name} confirm true" in docs
     assert f"ros2 service call /{excitation.name}/abort std_srvs/srv/Trigger" in docs
-    for robot in ("iiwa14", "panda"):
+    for robot in ("iiwa14", "fr3"):
         assert f"robot_id identify --robot {robot} --mode hardware" in docs
+    assert "ros2 launch franka_bringup franka.launch.py robot_type:=fr3" in docs
     assert "ros2 launch lbr_bringup hardware.launch.py model:=iiwa14 ctrl:=joint_trajectory_controller" in docs
     # the sweep step names a shipped sweep and the runner's option
     assert "--trajectory iiwa14_friction_sweep" in docs and "--friction-sweep results/sweep/bag" in docs

@@ -208,13 +208,15 @@ def test_a_hold_ends_the_run_at_once_naming_its_reason(tmp_path):
 @pytest.mark.parametrize(("args", "message"), [
     (["--mode", "replay"], "error: mode replay needs a bag to identify (--bag DIR, or bag:=DIR with ros2 launch)"),
     (["--periods", "-1"], "error: periods must be at least 1 (0: the trajectory's default), not -1"),
-    (["--trajectory", "nosuchsweep"], "error: no shipped trajectory 'nosuchsweep'; shipped: ['iiwa14', "
+    (["--trajectory", "nosuchsweep"], "error: no shipped trajectory 'nosuchsweep'; shipped: ['fr3', "
+                                      "'fr3_friction_sweep', 'fr3_hand', 'fr3_hand_friction_sweep', "
+                                      "'fr3_hand_payload', 'fr3_payload', 'iiwa14', "
                                       "'iiwa14_friction_sweep', 'iiwa14_payload', 'iiwa7', 'iiwa7_friction_sweep', "
                                       "'iiwa7_payload', 'panda', 'panda_friction_sweep', 'panda_hand', "
                                       "'panda_hand_friction_sweep', 'panda_hand_payload', 'panda_payload']"),
     (["--friction-sweep", "/nonexistent/sweep"], "error: friction sweep bag not found: /nonexistent/sweep"),
-    (["--robot", "nosuchrobot"], "error: --robot: no robot config 'nosuchrobot' (shipped: iiwa14, iiwa7, panda, "
-                                 "panda_hand; or a YAML path)"),
+    (["--robot", "nosuchrobot"], "error: --robot: no robot config 'nosuchrobot' (shipped: fr3, fr3_hand, iiwa14, "
+                                 "iiwa7, panda, panda_hand; or a YAML path)"),
     (["--mode", "replay", "--bag", "/nonexistent/bag"], "error: bag not found: /nonexistent/bag"),
     (["--trajectory", "panda"], "error: --trajectory panda: the trajectory was made for robot 'panda', this robot is "
                                 "'iiwa14'"),

@@ -17,7 +17,7 @@ from robot_id_model import (
 )
 from robot_id_model.base_parameters import random_states
 
-ROBOTS = ("iiwa7", "iiwa14", "panda", "panda_hand")
+ROBOTS = ("iiwa7", "iiwa14", "panda", "panda_hand", "fr3", "fr3_hand")
 
 
 def _config(name):
@@ -42,6 +42,7 @@ def test_regressor_matches_rnea_on_100_random_states(name):
         ("iiwa14", ("FV", "FC"), 57),  # Xu et al. 2020
         ("panda", ("FV", "FC", "FO"), 64),
         ("iiwa7", (), 43),
+        ("fr3", ("FV", "FC"), 57),
     ],
 )
 def test_base_parameter_count_rank_and_torque(name, friction, n_base):
@@ -73,8 +74,10 @@ def test_cad_inertials_are_physically_consistent(name):
         assert violations == {}
 
 
-def test_hand_is_lumped_onto_panda_link_7():
-    arm, hand = _config("panda").load_model(), _config("panda_hand").load_model()
+@pytest.mark.parametrize(("arm_name", "hand_name"), [("panda", "panda_hand"), ("fr3", "fr3_hand")])
+def test_hand_is_lumped_onto_link_7(arm_name, hand_name):
+    """The Franka Hand (0.6544 kg) and its two fingers (0.0291 kg each, prismatic in fr3_hand.urdf, held closed)."""
+    arm, hand = _config(arm_name).load_model(), _config(hand_name).load_model()
     masses = [m.model.inertias[7].mass for m in (arm, hand)]
     assert masses[1] - masses[0] == pytest.approx(0.6544 + 2 * 0.0291, abs=1e-9)
 
@@ -102,10 +105,16 @@ def test_published_limits():
     np.testing.assert_allclose(np.degrees(iiwa14.position_upper_rad), [170, 120, 170, 120, 170, 120, 175])
     np.testing.assert_allclose(panda.torque_nm, [87, 87, 87, 87, 12, 12, 12])
     np.testing.assert_allclose(panda.position_lower_rad[3], -3.0718)
+    fr3 = _config("fr3").limits  # Franka's documentation: FR3 joint limits (control-parameters-joint-fr3.csv)
+    np.testing.assert_allclose(fr3.velocity_rad_s, [2.62, 2.62, 2.62, 2.62, 5.26, 4.18, 5.26])
+    np.testing.assert_allclose(fr3.acceleration_rad_s2, 10.0)
+    np.testing.assert_allclose(fr3.position_lower_rad[[3, 5]], [-3.0421, 0.5445])
+    np.testing.assert_allclose(fr3.position_upper_rad[[3, 5]], [-0.1518, 4.5169])
 
 
 
-FLANGE_BEYOND_M = {"iiwa7": (6, 0.126), "iiwa14": (6, 0.126), "panda": (7, 0.107), "panda_hand": (7, 0.107)}
+FLANGE_BEYOND_M = {"iiwa7": (6, 0.126), "iiwa14": (6, 0.126), "panda": (7, 0.107), "panda_hand": (7, 0.107),
+                   "fr3": (7, 0.107), "fr3_hand": (7, 0.107)}
 """Where the flange's face is along the last joint's axis: KUKA's 126 mm beyond the A6 axis (datasheets: 1266 and
 1306 mm high at zero, 340 + 400 + 400 + 126 and 360 + 420 + 400 + 126 mm), Franka's 0.107 m beyond joint 7's frame
 (its DH d_F)."""

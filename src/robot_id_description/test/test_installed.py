@@ -13,7 +13,8 @@ SHARE = pathlib.Path(get_package_share_directory("robot_id_description"))
 
 
 @pytest.mark.parametrize("pattern", ["urdf/*.urdf", "config/*.yaml", "collision/*.yaml", "meshes/**/*.stl",
-                                     "meshes/*/LICENSE", "meshes/*/NOTICE", "meshes/SOURCE.md"])
+                                     "meshes/*/LICENSE", "meshes/*/NOTICE", "meshes/SOURCE.md",
+                                     "urdf/SOURCE.md", "urdf/*.franka_description"])
 def test_share_holds_every_source_file_unchanged(pattern):
     source = {p.relative_to(SOURCE): p.read_bytes() for p in SOURCE.glob(pattern)}
     installed = {p.relative_to(SHARE): p.read_bytes() for p in SHARE.glob(pattern)}

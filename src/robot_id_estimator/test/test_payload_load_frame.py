@@ -5,6 +5,7 @@ into link 7's body), the torques by pinocchio's RNEA of that URDF, and the value
 flange frame in the test (Franka: column-major inertia; KUKA: Rz(A)·Ry(B)·Rx(C) with JX JY JZ)."""
 
 import dataclasses
+import xml.etree.ElementTree as ET
 
 import numpy as np
 import pinocchio as pin
@@ -97,6 +98,33 @@ def test_the_panda_hands_set_load_is_in_the_flange_frame_f(panda_hand):
     assert "only while the robot is idle" in written["franka_set_load"]["when"]
     request = yaml.safe_load(written["franka_ros2"].split("SetLoad ", 1)[1].strip('"'))
     assert request["center_of_mass"] == values["F_x_Cload"]
+
+
+def test_the_fr3_hands_set_load_is_in_the_flange_frame_f():
+    """The FR3 with the Franka Hand, franka_description's URDF as shipped (fingers on prismatic joints, held closed):
+    identified on fr3_hand_tcp, setLoad's values in fr3_link8. Where the TCP is, is read here from the URDF's two
+    fixed joints (fr3_hand_joint turns the hand about z, fr3_hand_tcp_joint moves out along z)."""
+    setup = RobotSetup.from_config(load_robot_config(CONFIG_DIR / "fr3_hand.yaml"))
+    assert (setup.flange_frame, setup.load_frame) == ("fr3_hand_tcp", "fr3_link8")
+    arm, estimate = _identified(setup, _with_part(setup.urdf_text, HELD_PART, "fr3_link8"))
+    origins = {j.get("name"): j.find("origin") for j in ET.fromstring(setup.urdf_text).iter("joint")}
+    yaw_rad = float(origins["fr3_hand_joint"].get("rpy").split()[2])
+    out_m = np.array(origins["fr3_hand_tcp_joint"].get("xyz").split(), dtype=float)
+    assert yaw_rad == pytest.approx(-np.pi / 4) and out_m == pytest.approx([0.0, 0.0, 0.1034])
+    tcp = Rotation.from_euler("z", yaw_rad).as_matrix()
+    np.testing.assert_allclose(estimate.inertial.com_m, tcp.T @ HELD_PART.com_m - out_m, atol=1e-3)
+    exported, why = exported_load(arm.robot, estimate, setup.flange_frame, setup.load_frame)
+    assert why == "" and exported.frame == "fr3_link8"
+    values = franka_set_load(exported.inertial)
+    assert values["load_mass"] == pytest.approx(HELD_PART.mass_kg, rel=0.01)
+    np.testing.assert_allclose(values["F_x_Cload"], HELD_PART.com_m, atol=1e-3)
+    inertia = np.reshape(values["load_inertia"], (3, 3), order="F")
+    np.testing.assert_allclose(inertia, tcp @ estimate.inertial.inertia_com_kg_m2 @ tcp.T, atol=1e-15)
+    np.testing.assert_allclose(inertia, HELD_PART.inertia_com_kg_m2, atol=0.05 * 3.5e-3)
+    written = _robot_exports(exported, "", estimate.undetermined_moments)
+    assert written["franka_set_load"]["frame"] == "fr3_link8"
+    request = yaml.safe_load(written["franka_ros2"].split("SetLoad ", 1)[1].strip('"'))
+    assert request["center_of_mass"] == values["F_x_Cload"] and request["mass"] == values["load_mass"]
 
 
 def test_kukas_load_data_are_in_the_flange_whatever_frame_the_tool_was_identified_on():

@@ -26,12 +26,14 @@ The shipped trajectories/<robot>_friction_sweep.yaml (all joints together, 12 sp
         --robot iiwa14 --velocities 0.005:1.17:12 --travel 1.0
         --robot panda --velocities 0.005:1.0:12 --travel 0.6 --hold panda   (the excitation shipped then)
         --robot panda_hand --velocities 0.005:0.65:12 --travel 1.0
+        --robot fr3 --velocities 0.005:0.65:12 --travel 1.0   (and --robot fr3_hand)
 
 and copied from DIR/friction_sweep.yaml. The top speed is the fastest joint speed of the robot's shipped
 excitation (iiwa), or the fastest that the 1 m/s flange speed limit allows with every joint at that speed
 (Panda, from the start pose of the excitation shipped before the collision check, where joint 4 leaves room for
 0.6 rad of travel, and which keeps the clearance; the redesigned excitation starts with joint 4 too near its
-limit; Panda with hand, mid-range); the slowest speed travels 3 s at constant speed.
+limit; Panda with hand and FR3, mid-range: the FR3 hand's TCP then peaks at 0.99 m/s); the slowest speed
+travels 3 s at constant speed.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ CLOCKS = ("sim", "wall")
 def parameters() -> ParameterTable:
     """Name: (default, descriptor); a Parameter.Type default declares a list parameter that is empty unless set."""
     return {
-        "robot": ("iiwa14", descriptor("robot config: a path or an installed name such as iiwa14, panda")),
+        "robot": ("iiwa14", descriptor("robot config: a path or an installed name such as iiwa14, fr3")),
         "urdf": ("", descriptor("URDF to simulate instead of the config's, e.g. an identified.urdf")),
         "true_dynamics": ("perturbed", descriptor(
             "perturbed: the URDF changed in a seeded way (payload, links, friction, armature, sensor offset); "

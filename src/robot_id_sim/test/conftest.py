@@ -12,7 +12,7 @@ from robot_id_sim.true_dynamics import TRUTH_FRICTION, TrueDynamics, perturbed_d
 os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
 os.environ["ROS_DOMAIN_ID"] = str(1 + os.getpid() % 100)
 
-ROBOTS = ("iiwa14", "iiwa7", "panda", "panda_hand")
+ROBOTS = ("iiwa14", "iiwa7", "panda", "panda_hand", "fr3", "fr3_hand")
 """Every shipped robot config."""
 
 
