@@ -55,14 +55,17 @@ TESTS: dict[str, tuple[str, ...]] = {
         "robot_id_estimator/test/test_diagnosis.py::"
         "test_the_command_line_ends_with_exit_4_naming_the_mistake_and_removes_an_earlier_model",
     ),
-    "a torque-filter time constant that does not match the robot's (16 ms as 0, 0 as 16 ms)": (
+    "a torque-filter time constant that does not match the robot's (16 ms as 0, 0 as 16 ms, the LBR's 40 or 100 ms "
+    "as 16)": (
         "robot_id_estimator/test/test_diagnosis.py::"
-        "test_a_torque_filter_time_constant_that_does_not_match_the_robot_is_named",
-        "robot_id_estimator/test/test_diagnosis.py::"
-        "test_the_command_line_ends_with_exit_4_naming_the_mistake_and_removes_an_earlier_model",
+        "test_a_torque_filter_time_constant_that_does_not_match_the_robot_is_found_and_used",
+        "robot_id_estimator/test/test_torque_filter.py::test_a_filter_other_than_the_configured_is_found_used_and_said",
     ),
     "a dead torque sensor (zeros, a constant, noise only)": (
         "robot_id_estimator/test/test_trust.py::test_a_dead_torque_sensor_on_a_lightly_loaded_joint_is_named",
+        "robot_id_estimator/test/test_data_mistakes.py::test_a_wrist_sensor_putting_out_noise_is_a_data_mistake",
+        "robot_id_estimator/test/test_diagnosis.py::"
+        "test_the_command_line_ends_with_exit_4_naming_the_mistake_and_removes_an_earlier_model",
     ),
     "effects outside the model (a cogging or cable ripple) that the base set absorbs on its training data": (
         "robot_id_estimator/test/test_held_out_check.py::"

@@ -30,6 +30,7 @@ from robot_id_estimator.friction.sweep_choice import dropped_notes, sweeps_predi
 from robot_id_estimator.friction.sweeps import extrapolation_notes, friction_sweeps
 from robot_id_estimator.physical.problem import RetrievalError
 from robot_id_estimator.physical.retrieval import retrieve_physical
+from robot_id_estimator.processing.input_checks import refuse_massless_links
 from robot_id_estimator.processing.motion_summary import motion_summary
 from robot_id_estimator.processing.reduction import weighted_rows
 from robot_id_estimator.processing.regression_data import (
@@ -39,6 +40,7 @@ from robot_id_estimator.processing.regression_data import (
     restreamed,
     without_candidates,
 )
+from robot_id_estimator.processing.torque_filter import found_time_constant
 from robot_id_estimator.progress import Progress, say
 from robot_id_estimator.recordings.recording import DataError, Recording
 from robot_id_estimator.results import (
@@ -58,7 +60,6 @@ from robot_id_estimator.validation.prediction_errors import predict_torque
 from robot_id_estimator.validation.set_checks import SetCheck, check_sets
 from robot_id_model.base_parameters import BaseParameters, base_parameters
 from robot_id_model.robot_model import RobotModel
-from robot_id_model.urdf_inertials import massless_links
 
 
 @dataclass(frozen=True)
@@ -116,7 +117,7 @@ def identify(
     if not recordings:
         raise DataError("no recording to identify from")
     robot = setup.model(config.friction)
-    _refuse_massless_links(robot, setup)
+    refuse_massless_links(robot, setup.urdf_path)
     sweep = _sweep_friction(sweeps, robot, setup, config, progress)
 
     def run(friction: SweepFriction | None, used: EstimatorConfig = config) -> Identification:
@@ -155,6 +156,12 @@ def _identified(recordings: Sequence[Recording], setup: RobotSetup, config: Esti
     with timer.stage("processing"):
         data = regression_data(recordings, setup, robot, base, config, stribeck, progress, allow_outside_limits,
                                allow_implausible_torque, candidates)
+        fit = found_time_constant(robot, config.processing, setup.torque_filter_time_constant_s, data.processed)
+        if fit.replaces:  # the data show another torque filter than the config's: identified with theirs
+            setup = dataclasses.replace(setup, torque_filter_time_constant_s=fit.found_s)
+            data = regression_data(recordings, setup, robot, base, config, stribeck, progress, allow_outside_limits,
+                                   allow_implausible_torque, candidates)
+            data = dataclasses.replace(data, warnings=(*data.warnings, fit.warning()))
     law_choice = None
     if len(candidates):
         with timer.stage("coulomb law"):
@@ -190,14 +197,6 @@ def _chosen_laws(data: RegressionData, setup: RobotSetup, robot: RobotModel, bas
     if chosen.coulomb_laws:  # some law other than sign: the regression built again with it
         return restreamed(data, setup, chosen, base, config, progress), chosen, choice
     return without_candidates(data), chosen, choice
-
-
-def _refuse_massless_links(robot: RobotModel, setup: RobotSetup) -> None:
-    massless = massless_links(robot)
-    if massless:
-        raise DataError(f"{setup.urdf_path}: the arm link(s) {', '.join(massless)} have no mass in the "
-                        "URDF (no <inertial>, nothing fixed to them): give each arm link one, a rough one does (it is "
-                        "where the identification starts from)")
 
 
 def _sweep_friction(sweeps: Sequence[Recording], robot: RobotModel, setup: RobotSetup, config: EstimatorConfig,

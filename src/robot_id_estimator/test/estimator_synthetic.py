@@ -6,6 +6,7 @@ import dataclasses
 import pathlib
 
 import numpy as np
+import pinocchio as pin
 import yaml
 
 from robot_id_estimator.friction.stribeck_fit import stribeck_torque
@@ -134,3 +135,32 @@ def identification_problem(name: str, friction: tuple[str, ...] = ("FV", "FC", "
     pi_true = scaled_truth(robot)
     y = regressor(robot, *random_states(robot, 400, seed=3))
     return robot, base, pi_true, stack(base.regressor(y)), stack(y) @ pi_true
+
+
+def file_torque_nm(out: pathlib.Path, joints, q, dq, ddq) -> np.ndarray:
+    """(K, n) identified.urdf by pinocchio (every joint but `joints` locked at neutral) plus identified.yaml's friction,
+    evaluated here: the model as a user loads it, computed apart from the tool's model code."""
+    full = pin.buildModelFromUrdf(str(out / "identified.urdf"))
+    locked = [full.getJointId(name) for name in full.names[1:] if name not in joints]
+    model = pin.buildReducedModel(full, locked, pin.neutral(full))
+    data = model.createData()
+    tau = np.array([pin.rnea(model, data, q[k], dq[k], ddq[k]) for k in range(len(q))])
+    friction = yaml.safe_load((out / "identified.yaml").read_text())["friction"]
+    for j, name in enumerate(joints):
+        joint = friction[name]
+        tau[:, j] += (joint["viscous_nm_s_rad"] * dq[:, j] + joint["offset_nm"]
+                      + joint["coulomb_nm"] * _coulomb_shape(joint["coulomb_law"], dq[:, j]))
+    return tau
+
+
+def _coulomb_shape(law: dict, dq: np.ndarray) -> np.ndarray:
+    """A Coulomb law as identified.yaml states it (robot_id_model.coulomb_laws' formulas, written again here)."""
+    v, family = law.get("velocity_rad_s"), law["family"]
+    if family == "tanh":
+        return np.tanh(dq / v)
+    if family == "sigmoid":
+        return np.tanh((dq + law["shift_rad_s"]) / v) - np.tanh(law["shift_rad_s"] / v)
+    if family == "stribeck":
+        return np.sign(dq) * (1.0 + law["ratio"] * np.exp(-((dq / v) ** 2)))
+    assert family == "sign", law
+    return np.sign(dq)

@@ -63,12 +63,15 @@ def test_a_mistake_in_the_data_is_named(mistake, expected, then):
 
 
 @pytest.mark.parametrize(("robot_ms", "configured_ms"), [(16, 0), (0, 16)])
-def test_a_torque_filter_time_constant_that_does_not_match_the_robot_is_named(robot_ms, configured_ms):
-    rec = _recording(robot_ms / 1000.0)
+def test_a_torque_filter_time_constant_that_does_not_match_the_robot_is_found_and_used(robot_ms, configured_ms):
+    """Not a mistake to name: the data's filter is found (processing.torque_filter), identified with and said."""
     setup = dataclasses.replace(SETUP, torque_filter_time_constant_s=configured_ms / 1000.0)
-    (found,) = _diagnoses(rec, setup)
-    assert found.startswith(f"diagnosis: the robot filters its torque with a time constant of about {robot_ms} ms, "
-                            f"not the configured {configured_ms} ms?")
+    result = identify([_recording(robot_ms / 1000.0)], setup, WITHOUT_PHYSICAL)
+    assert result.setup.torque_filter_time_constant_s == pytest.approx(robot_ms / 1000.0, abs=0.001)
+    assert result.mistake is None and not [w for w in result.warnings if w.startswith("diagnosis:")]
+    assert [w for w in result.warnings if w.startswith(
+        f"the robot filters its torque with a time constant of about {robot_ms} ms, not the configured "
+        f"{configured_ms} ms: identified with {robot_ms} ms")]
 
 
 def test_five_seconds_of_an_excitation_are_a_data_mistake_with_the_seconds_to_record():

@@ -8,10 +8,9 @@ import pathlib
 import re
 
 import numpy as np
-import pinocchio as pin
 import pytest
 import yaml
-from estimator_synthetic import simulated_recording
+from estimator_synthetic import file_torque_nm, simulated_recording
 
 from robot_id_estimator.identify_and_write import identify_and_write
 from robot_id_estimator.output.written_check import check_payload_files, check_written_model
@@ -58,34 +57,6 @@ def written(tmp_path_factory):
     return identify_and_write([recording], setup, EstimatorConfig(), folder / "out"), robot, truth, urdf
 
 
-def _independent_torque_nm(out, q, dq, ddq) -> np.ndarray:
-    """identified.urdf by pinocchio (fingers locked at neutral) plus identified.yaml's sign-law friction, here."""
-    full = pin.buildModelFromUrdf(str(out / "identified.urdf"))
-    locked = [full.getJointId(name) for name in full.names[1:] if name not in JOINTS]
-    model = pin.buildReducedModel(full, locked, pin.neutral(full))
-    data = model.createData()
-    tau = np.array([pin.rnea(model, data, q[k], dq[k], ddq[k]) for k in range(len(q))])
-    friction = yaml.safe_load((out / "identified.yaml").read_text())["friction"]
-    for j, name in enumerate(JOINTS):
-        joint = friction[name]
-        tau[:, j] += (joint["viscous_nm_s_rad"] * dq[:, j] + joint["offset_nm"]
-                      + joint["coulomb_nm"] * _coulomb_shape(joint["coulomb_law"], dq[:, j]))
-    return tau
-
-
-def _coulomb_shape(law: dict, dq: np.ndarray) -> np.ndarray:
-    """A Coulomb law as identified.yaml states it (robot_id_model.coulomb_laws' formulas, written again here)."""
-    v, family = law.get("velocity_rad_s"), law["family"]
-    if family == "tanh":
-        return np.tanh(dq / v)
-    if family == "sigmoid":
-        return np.tanh((dq + law["shift_rad_s"]) / v) - np.tanh(law["shift_rad_s"] / v)
-    if family == "stribeck":
-        return np.sign(dq) * (1.0 + law["ratio"] * np.exp(-((dq / v) ** 2)))
-    assert family == "sign", law
-    return np.sign(dq)
-
-
 def test_a_massless_link_carrying_fingers_is_written_once_and_predicts_an_unseen_motion(written):
     result, robot, truth, urdf = written
     out = result.report.parent
@@ -98,7 +69,7 @@ def test_a_massless_link_carrying_fingers_is_written_once_and_predicts_an_unseen
     t_s = np.arange(0.0, 10.0, 0.01)
     q, dq, ddq = random_motion(robot, 10.0, 5, t_s, 23)
     true_nm = regressor(robot, q, dq, ddq) @ truth
-    error = np.sqrt(np.mean((_independent_torque_nm(out, q, dq, ddq) - true_nm) ** 2, axis=0))
+    error = np.sqrt(np.mean((file_torque_nm(out, JOINTS, q, dq, ddq) - true_nm) ** 2, axis=0))
     assert np.all(error < 0.01 * np.sqrt(np.mean(true_nm**2, axis=0))), error
 
 

@@ -12,6 +12,7 @@ from robot_id_estimator.processing.samples import ProcessedData
 from robot_id_estimator.recordings.recording import DataError, Recording
 from robot_id_model.parameters import urdf_friction
 from robot_id_model.robot_model import RobotModel
+from robot_id_model.urdf_inertials import massless_links
 
 LIMIT_MARGIN_RAD = 0.05
 """Positions may exceed the URDF's joint limits by this much (calibration, limits set conservatively)."""
@@ -193,3 +194,12 @@ def refuse_the_same_samples_twice(paths: Sequence[str], recordings: Sequence[Rec
             why = ("they would count twice (every RSD √2 too small)" if i < n_fitted else
                    "a check on the data fitted checks nothing")
             raise ValueError(f"--data: {first} and {paths[i]} hold the same samples: {why}; give each recording once")
+
+
+def refuse_massless_links(robot: RobotModel, urdf_path: str) -> None:
+    """An arm link with no mass in the URDF and nothing fixed to it has no prior to identify around: refused."""
+    massless = massless_links(robot)
+    if massless:
+        raise DataError(f"{urdf_path}: the arm link(s) {', '.join(massless)} have no mass in the "
+                        "URDF (no <inertial>, nothing fixed to them): give each arm link one, a rough one does (it is "
+                        "where the identification starts from)")

@@ -15,13 +15,11 @@ from robot_id_estimator.results import Metrics
 from robot_id_estimator.robot_setup import RobotSetup
 from robot_id_estimator.settings import EstimatorConfig
 from robot_id_estimator.validation.diagnosis import (
-    NOISE_FACTOR,
     POOR_FRACTION,
     Diagnosis,
     diagnose,
     diagnosis_problem,
     energy_giving,
-    generalises_poorly,
     matters,
     poor_generalisation,
 )
@@ -60,24 +58,19 @@ def _diagnosis(setup: RobotSetup, robot: RobotModel, base: BaseParameters, confi
                held_out: HeldOut, progress: Progress) -> Diagnosis | None:
     """The likely mistake behind a misfit (validation.diagnosis): every one when the base set leaves more than
     POOR_FRACTION of some joint's torque RMS unexplained or predicts held-out data far worse than its training data
-    by an error that matters (a friction law can take up a filter's lag, the base set a flipped sign, on the data it
-    is fitted to), the torque filter's when it leaves more than NOISE_FACTOR × the noise of the averaged torque
-    (periodic data, estimation.base_stage's noise model) or generalises poorly by an error that does not, and a
-    joint's torque sign and encoder when its friction gives energy."""
+    by an error that matters (the base set can take up a flipped sign on the data it is fitted to), and a joint's
+    torque sign and encoder when its friction gives energy."""
     residual = np.asarray(metrics.residual_rms_nm["base"])
     poor = residual > POOR_FRACTION * torque_rms_nm
-    noise = _periods_noise_nm(data, metrics)
-    above_noise = residual > NOISE_FACTOR * noise if noise is not None else np.zeros(len(residual), bool)
-    above_noise |= generalises_poorly(residual, held_out.rms_nm("base"), noise)
     generalising_poorly = matters(residual, held_out.rms_nm("base"), torque_rms_nm)
     energy = energy_giving(base.names, estimate.values, estimate.rsd_percent, robot.n_joints)
-    if not (poor.any() or above_noise.any() or generalising_poorly.any() or energy.any()):
+    if not (poor.any() or generalising_poorly.any() or energy.any()):
         return None
     say(progress, "diagnosis: the model explains the data less well than it should; trying the usual mistakes")
     tau = np.split(data.tau_nm, np.cumsum([len(d.t_s) for d in data.processed])[:-1])
     # against the sign law: a law chosen on these data can take up a mistake (a filter's lag looks like presliding)
     problem = diagnosis_problem(setup.model(config.friction), base.independent, estimate.columns, config.processing,
                                 setup.torque_filter_time_constant_s, data.processed, tau)
-    flagged = next(mask for mask in (poor, generalising_poorly, above_noise, energy) if mask.any())
+    flagged = next(mask for mask in (poor, generalising_poorly, energy) if mask.any())
     return diagnose(problem, robot.joint_names, flagged, bool(poor.any() or generalising_poorly.any()),
                     bool(poor.any()), energy)
