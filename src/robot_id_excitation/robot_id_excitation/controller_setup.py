@@ -68,3 +68,18 @@ def setup_refusal(controller: str, values: Mapping[str, object | None], joint_na
                 "measured position and the command jump by the tracking error; set interpolate_from_desired_state: "
                 "true in its parameter file (read-only: restart the controller)")
     return None
+
+
+def check_controller(node: Node, joint_trajectory_topic: str, joint_names: Sequence[str], timeout_s: float) -> None:
+    """Read the joint trajectory controller's PARAMETERS as `node`: ValueError with setup_refusal's line if they do
+    not fit, a warning with what is assumed if the service does not answer within timeout_s."""
+    controller = controller_node(joint_trajectory_topic)
+    values = read_parameters(node, controller, timeout_s)
+    if values is None:
+        node.get_logger().warning(f"{controller}/get_parameters did not answer within {timeout_s:g} s: "
+                                  f"assuming {ASSUMED} (docs/jtc_rules.md)")
+        return
+    refusal = setup_refusal(controller, values, joint_names)
+    if refusal:
+        raise ValueError(refusal)
+    node.get_logger().info(f"{controller}: interpolates from its desired state, joints {values['joints']}")

@@ -160,6 +160,16 @@ def trajectory_refusal(trajectory: Trajectory, robot: RobotModel, limits: Design
     return ""
 
 
+def clock_refusal(offset_s: float | None, max_offset_s: float) -> str | None:
+    """Why the arm may not start when the robot's joint states are stamped further than `max_offset_s` from the
+    node's clock (0: not checked; None: no offset known yet): the commands carry absolute stamps."""
+    if max_offset_s <= 0.0 or offset_s is None or abs(offset_s) <= max_offset_s:
+        return None
+    return (f"the robot's joint states are stamped {abs(offset_s):.3f} s {'behind' if offset_s > 0 else 'ahead of'} "
+            f"this node's clock (at most {max_offset_s} s): the commands carry absolute stamps; synchronise the two "
+            "computers' clocks (chrony or PTP) and start again")
+
+
 def start_refusal(limits: DesignLimits, q_rad: np.ndarray, dq_rad_s: np.ndarray | None, max_speed_rad_s: float,
                   start_pose_rad: np.ndarray) -> str:
     """Why the arm must not start from the measured state ('' if it may): a start pose that is not finite, the arm

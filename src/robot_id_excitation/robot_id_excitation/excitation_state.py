@@ -23,6 +23,7 @@ from robot_id_excitation.excitation_guard import (  # noqa: F401 (STOP_ACCELERAT
     MIN_LEAD_S,
     STOP_ACCELERATION_FRACTION,
     JointStateStream,
+    clock_refusal,
     controller_samples,
     hold_point,
     hold_state,
@@ -296,12 +297,7 @@ class ExcitationStateMachine:
                          f"timeout {s.state_timeout_s} s)")
             return
         refusal = start_refusal(self.limits, m.q_rad, m.dq_rad_s, s.max_start_speed_rad_s, self.start_pose_rad)
-        offset_s = m.clock_offset_s
-        if not refusal and s.max_clock_offset_s > 0.0 and offset_s is not None and abs(offset_s) > s.max_clock_offset_s:
-            refusal = (f"the robot's joint states are stamped {abs(offset_s):.3f} s "
-                       f"{'behind' if offset_s > 0 else 'ahead of'} this node's clock (at most {s.max_clock_offset_s} "
-                       "s): the commands carry absolute stamps; synchronise the two computers' clocks (chrony or "
-                       "PTP) and start again")
+        refusal = refusal or clock_refusal(m.clock_offset_s, s.max_clock_offset_s)
         if refusal:
             self._refuse(refusal)
         elif self._start is None:

@@ -64,7 +64,7 @@ from robot_id_contract.topics import EXCITATION_STATUS, EXCITATION_TRAJECTORY, P
 from robot_id_excitation.command_check import check_command
 from robot_id_excitation.command_messages import stamped, time_msg, trajectory_msg
 from robot_id_excitation.constraints import design_limits
-from robot_id_excitation.controller_setup import ASSUMED, controller_node, read_parameters, setup_refusal
+from robot_id_excitation.controller_setup import check_controller
 from robot_id_excitation.design import DesignError, design_excitation
 from robot_id_excitation.design_problem import DesignOptions
 from robot_id_excitation.excitation_guard import trajectory_refusal
@@ -128,7 +128,8 @@ class ExcitationNode(Node):
         if refusal:
             raise ValueError(refusal)
         if values["mode"] == "hardware":
-            self._check_controller(values["controller_timeout_s"])
+            check_controller(self, self.config.joint_trajectory_topic, self.config.joint_names,
+                             values["controller_timeout_s"])
         self._messages: dict[Points, JointTrajectory] = {}
         self._serialized: dict[Points, bytes] = {}
         self._monitoring = values["monitor_commands"]
@@ -163,20 +164,6 @@ class ExcitationNode(Node):
                                                    qos_profile_sensor_data, callback_group=TakenByTheNode())
         self.create_service(Trigger, "~/abort", self._on_abort)
         self.create_timer(0.02, self._tick)
-
-    def _check_controller(self, timeout_s: float) -> None:
-        """Read the joint trajectory controller's parameters (controller_setup.PARAMETERS); ValueError if they do
-        not fit, a warning with what is assumed if the service does not answer within timeout_s."""
-        controller = controller_node(self.config.joint_trajectory_topic)
-        values = read_parameters(self, controller, timeout_s)
-        if values is None:
-            self.get_logger().warning(f"{controller}/get_parameters did not answer within {timeout_s:g} s: "
-                                      f"assuming {ASSUMED} (docs/jtc_rules.md)")
-            return
-        refusal = setup_refusal(controller, values, self.config.joint_names)
-        if refusal:
-            raise ValueError(refusal)
-        self.get_logger().info(f"{controller}: interpolates from its desired state, joints {values['joints']}")
 
     def _prepare(self) -> None:
         """Check every chunk of the excitation and build and serialize its message now, before anything moves."""

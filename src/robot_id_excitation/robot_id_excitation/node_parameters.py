@@ -16,6 +16,32 @@ MODES = ("sim", "hardware")
 
 def parameters() -> ParameterTable:
     """Name: (default, descriptor) of every parameter; new descriptors on each call (rclpy fills them in)."""
+    return {**_run_parameters(), **_design_parameters()}
+
+
+def _design_parameters() -> ParameterTable:
+    """The design.* parameters: how a trajectory is designed on start-up when no trajectory_file is given."""
+    return {
+        "design.kind": ("modified_fourier", descriptor("trajectory kind of a design",
+                                                        constraints="one of " + ", ".join(KINDS))),
+        "design.harmonics": (5, descriptor("harmonics of a design", ints=(1, 50))),
+        "design.base_frequency_hz": (0.05, descriptor("base frequency of a design (Hz)", floats=(0.001, 10.0))),
+        "design.criterion": ("cond", descriptor("criterion of a design", constraints="one of " + ", ".join(CRITERIA))),
+        "design.starts": (4, descriptor("multi-start count of a design", ints=(1, 1000))),
+        "design.seed": (0, descriptor("random seed of a design", ints=(0, 2**31 - 1))),
+        "design.time_limit_s": (300.0, descriptor("time limit of a design (s)", floats=(1.0, 86_400.0))),
+        "design.position_margin_rad": (0.1, descriptor("margin inside the position limits of a design (rad)",
+                                                        floats=(0.0, 1.0))),
+        "design.velocity_scale": (1.0, descriptor("fraction of the velocity limits a design may use",
+                                                   floats=(0.01, 1.0))),
+        "design.friction": (list(DEFAULT_FRICTION), descriptor(
+            "friction terms of the robot model (torque checks, design)",
+            constraints="from " + ", ".join(FRICTION_TERMS))),
+    }
+
+
+def _run_parameters() -> ParameterTable:
+    """What the node runs and how it commands and watches the arm."""
     return {
         "robot": ("", descriptor("robot config: a path or an installed name such as iiwa14 (required)")),
         "trajectory_file": ("", descriptor("trajectory file, or a shipped name such as iiwa14; empty: design one "
@@ -59,19 +85,4 @@ def parameters() -> ParameterTable:
             ints=(0, 99))),
         "monitor_commands": (True, descriptor("check every command message independently before it is sent "
                                                "(command_check.py); hold instead of sending one that fails")),
-        "design.kind": ("modified_fourier", descriptor("trajectory kind of a design",
-                                                        constraints="one of " + ", ".join(KINDS))),
-        "design.harmonics": (5, descriptor("harmonics of a design", ints=(1, 50))),
-        "design.base_frequency_hz": (0.05, descriptor("base frequency of a design (Hz)", floats=(0.001, 10.0))),
-        "design.criterion": ("cond", descriptor("criterion of a design", constraints="one of " + ", ".join(CRITERIA))),
-        "design.starts": (4, descriptor("multi-start count of a design", ints=(1, 1000))),
-        "design.seed": (0, descriptor("random seed of a design", ints=(0, 2**31 - 1))),
-        "design.time_limit_s": (300.0, descriptor("time limit of a design (s)", floats=(1.0, 86_400.0))),
-        "design.position_margin_rad": (0.1, descriptor("margin inside the position limits of a design (rad)",
-                                                        floats=(0.0, 1.0))),
-        "design.velocity_scale": (1.0, descriptor("fraction of the velocity limits a design may use",
-                                                   floats=(0.01, 1.0))),
-        "design.friction": (list(DEFAULT_FRICTION), descriptor(
-            "friction terms of the robot model (torque checks, design)",
-            constraints="from " + ", ".join(FRICTION_TERMS))),
     }
