@@ -156,7 +156,8 @@ def _identified(recordings: Sequence[Recording], setup: RobotSetup, config: Esti
     with timer.stage("processing"):
         data = regression_data(recordings, setup, robot, base, config, stribeck, progress, allow_outside_limits,
                                allow_implausible_torque, candidates)
-        fit = found_time_constant(robot, config.processing, setup.torque_filter_time_constant_s, data.processed)
+        fit = found_time_constant(robot, base.independent, config.processing, setup.torque_filter_time_constant_s,
+                                  data.processed)
         if fit.replaces:  # the data show another torque filter than the config's: identified with theirs
             setup = dataclasses.replace(setup, torque_filter_time_constant_s=fit.found_s)
             data = regression_data(recordings, setup, robot, base, config, stribeck, progress, allow_outside_limits,

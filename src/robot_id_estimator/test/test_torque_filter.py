@@ -14,6 +14,7 @@ from robot_id_estimator.processing.samples import ProcessingConfig, process
 from robot_id_estimator.processing.torque_filter import found_time_constant
 from robot_id_estimator.recordings.synthetic import heavier_links_with_tool, random_motion
 from robot_id_estimator.settings import EstimatorConfig
+from robot_id_model.base_parameters import base_parameters
 from robot_id_model.regressor import regressor
 
 SETUP = iiwa14_setup()
@@ -42,5 +43,6 @@ def test_a_filter_other_than_the_configured_is_found_used_and_said(robot_filter_
 def test_data_through_the_configured_filter_keep_it():
     robot = SETUP.model(("FV", "FC", "FO"))
     recording = simulated_recording(robot, SETUP, heavier_links_with_tool(robot), 2, tau_noise_nm=0.05)
-    fit = found_time_constant(robot, ProcessingConfig(), SETUP.torque_filter_time_constant_s, [process(recording)])
+    fit = found_time_constant(robot, base_parameters(robot).independent, ProcessingConfig(),
+                              SETUP.torque_filter_time_constant_s, [process(recording)])
     assert not fit.replaces and fit.found_s == pytest.approx(0.016, rel=0.1)

@@ -85,7 +85,7 @@ def check_payload_files(arm_urdf_text: str, attached: pathlib.Path, alone: pathl
     robot = load_robot_model(arm_urdf_text, joint_names, gravity_m_s2, friction=())
     q, dq, ddq = random_states(robot, PAYLOAD_STATES, seed=0)
     load_nm = payload_regressor(robot, frame, q, dq, ddq) @ load
-    arm_nm = urdf_arm_model(arm_urdf_text, joint_names, gravity_m_s2).rigid_body_nm(q, dq, ddq)
+    arm_nm = LoadedModel(robot.model, tuple(joint_names), ()).rigid_body_nm(q, dq, ddq)  # the arm alone
     with_load = urdf_arm_model(attached.read_text(), joint_names, gravity_m_s2)
     compared = [(attached.name, with_load.rigid_body_nm(q, dq, ddq) - arm_nm, load_nm, "")]
     if mjcf is not None:

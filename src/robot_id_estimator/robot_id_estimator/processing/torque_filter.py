@@ -13,6 +13,7 @@ most FIT_SECONDS of each recording; the best is refined between its neighbours.
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -22,7 +23,6 @@ import scipy.optimize
 
 from robot_id_estimator.processing.model_side import robot_filtered, torque_side
 from robot_id_estimator.processing.samples import ProcessedData, ProcessingConfig
-from robot_id_model.base_parameters import base_parameters
 from robot_id_model.regressor import regressor
 from robot_id_model.robot_model import RobotModel
 
@@ -78,11 +78,11 @@ class TorqueFilterFit:
                 "measured_torque_tau, or its 10 Hz cutoff's 16 ms in older versions)")
 
 
-def found_time_constant(robot: RobotModel, processing: ProcessingConfig, configured_s: float,
+def found_time_constant(robot: RobotModel, independent: np.ndarray, processing: ProcessingConfig, configured_s: float,
                         processed: Sequence[ProcessedData]) -> TorqueFilterFit:
-    """The torque filter's time constant that lets the base parameters explain the torque best (module docstring)."""
-    windows = [_window(d) for d in processed]
-    independent = base_parameters(robot).independent
+    """The torque filter's time constant that lets the base parameters (π's `independent` columns) explain the
+    torque best (module docstring)."""
+    windows = [windowed(d, fitting_window(d, FIT_SECONDS, FIT_RATE_HZ)) for d in processed]
     # both filters are linear and time-invariant, so they commute: the zero-phase low-pass once, the robot's per
     # candidate
     smoothed = [torque_side(regressor(robot, d.q_rad, d.dq_rad_s, d.ddq_rad_s2)[..., independent], d, processing, 0.0)
@@ -111,12 +111,15 @@ def found_time_constant(robot: RobotModel, processing: ProcessingConfig, configu
     return TorqueFilterFit(configured_s, min(scores, key=scores.get), scores, worst)
 
 
-def _window(data: ProcessedData) -> ProcessedData:
-    """The first FIT_SECONDS of a recording (all of a periodic one), every k-th sample for about FIT_RATE_HZ."""
-    k = len(data.t_s) if data.n_periods > 0 else int(np.searchsorted(data.t_s, data.t_s[0] + FIT_SECONDS))
-    step = max(1, int((1.0 / (data.t_s[1] - data.t_s[0])) // FIT_RATE_HZ))
-    if data.n_periods > 0 and k % step:  # a periodic signal keeps whole periods on the coarser grid
-        step = 1
-    window = slice(0, k, step)
+def fitting_window(data: ProcessedData, seconds: float, rate_hz: float = math.inf) -> slice:
+    """The first `seconds` of a recording (all of a periodic one) that a refit runs on, every k-th sample for about
+    `rate_hz` (a periodic recording keeps whole periods on the coarser grid, else every sample)."""
+    k = len(data.t_s) if data.n_periods > 0 else int(np.searchsorted(data.t_s, data.t_s[0] + seconds))
+    step = max(1, int((1.0 / (data.t_s[1] - data.t_s[0])) // rate_hz))
+    return slice(0, k, 1 if data.n_periods > 0 and k % step else step)
+
+
+def windowed(data: ProcessedData, window: slice) -> ProcessedData:
+    """The processed samples in `window`."""
     return dataclasses.replace(data, t_s=data.t_s[window], q_rad=data.q_rad[window], dq_rad_s=data.dq_rad_s[window],
                                ddq_rad_s2=data.ddq_rad_s2[window], tau_nm=data.tau_nm[window])

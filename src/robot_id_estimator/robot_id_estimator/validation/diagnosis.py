@@ -42,6 +42,7 @@ import scipy.linalg
 
 from robot_id_estimator.processing.model_side import torque_side
 from robot_id_estimator.processing.samples import ProcessedData, ProcessingConfig
+from robot_id_estimator.processing.torque_filter import fitting_window, windowed
 from robot_id_model.parameters import friction_columns
 from robot_id_model.regressor import regressor
 from robot_id_model.robot_model import RobotModel
@@ -88,11 +89,8 @@ class DiagnosisProblem:
 
 def _windowed(data: ProcessedData, tau_nm: np.ndarray) -> tuple[ProcessedData, np.ndarray]:
     """The first DIAGNOSIS_SECONDS of a recording (all of a periodic one)."""
-    if data.n_periods > 0:
-        return data, tau_nm
-    k = int(np.searchsorted(data.t_s, data.t_s[0] + DIAGNOSIS_SECONDS))
-    return dataclasses.replace(data, t_s=data.t_s[:k], q_rad=data.q_rad[:k], dq_rad_s=data.dq_rad_s[:k],
-                               ddq_rad_s2=data.ddq_rad_s2[:k], tau_nm=data.tau_nm[:k]), tau_nm[:k]
+    window = fitting_window(data, DIAGNOSIS_SECONDS)
+    return windowed(data, window), tau_nm[window]
 
 
 def diagnosis_problem(robot: RobotModel, independent: np.ndarray, columns: np.ndarray, processing: ProcessingConfig,
