@@ -12,6 +12,7 @@ import signal
 import sys
 
 from robot_id_bringup.interrupts import remember_and_raise
+from robot_id_model.exit_codes import exit_codes_text
 
 INTERRUPTED = 130
 
@@ -22,7 +23,7 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGINT, remember_and_raise)
     try:
         if not argv or argv[0] in ("-h", "--help"):
-            print(__doc__.strip())
+            print(f"{__doc__.strip()}\n\n{exit_codes_text('robot_id identify', 'exit codes of identify:')}")
             return 0 if argv else 2
         if argv[0] != "identify":
             print(f"error: unknown command '{argv[0]}'; the command is: identify (see --help)", file=sys.stderr)

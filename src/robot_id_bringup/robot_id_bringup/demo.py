@@ -28,6 +28,7 @@ from robot_id_bringup.graph import DEFAULT_PERIODS, Run
 from robot_id_bringup.runner import RunnerError, run_graph
 from robot_id_bringup.truth_check import check_against_truth
 from robot_id_model.command_line import HelpFormatter, check_writable_directory, robot_source_problems
+from robot_id_model.exit_codes import add_exit_codes
 from robot_id_sim.true_friction import FRICTION_LAWS
 
 DEMO_FRICTION_LAWS = ("stribeck", "sigmoid")
@@ -72,7 +73,7 @@ def parser() -> argparse.ArgumentParser:
     p.add_argument("--friction-laws", default=",".join(DEMO_FRICTION_LAWS), metavar="LAWS",
                    help="the laws the simulated joints' true friction is drawn from, comma-separated, of "
                         f"{', '.join(FRICTION_LAWS)} (stribeck alone: the truth of earlier demos)")
-    return p
+    return add_exit_codes(p)
 
 
 def main(argv: list[str] | None = None) -> int:

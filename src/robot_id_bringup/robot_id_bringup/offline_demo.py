@@ -31,6 +31,7 @@ from robot_id_excitation.__main__ import main as excitation_cli
 from robot_id_excitation.trajectory_file import load_trajectory
 from robot_id_model import load_robot_config
 from robot_id_model.command_line import HelpFormatter, check_writable_directory, robot_source_problems
+from robot_id_model.exit_codes import add_exit_codes
 
 RATE_HZ = 500.0
 PERIODS = 5
@@ -99,7 +100,7 @@ def parser() -> argparse.ArgumentParser:
                                 formatter_class=HelpFormatter)
     p.add_argument("--robot", default="iiwa14", help="robot config name with a shipped excitation")
     p.add_argument("--out", default="demo_output", type=pathlib.Path, metavar="DIR", help="output directory")
-    return p
+    return add_exit_codes(p)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -40,6 +40,7 @@ from robot_id_bringup.graph import (
 from robot_id_bringup.input_checks import input_problems, option_problems
 from robot_id_contract.processes import stop_process
 from robot_id_model.command_line import HelpFormatter, check_writable_directory
+from robot_id_model.exit_codes import add_exit_codes
 
 if TYPE_CHECKING:
     from robot_id_bringup.run_monitor import RunMonitor
@@ -305,7 +306,7 @@ def identify_parser() -> argparse.ArgumentParser:
     parser.add_argument("--yes", action="store_true",
                         help="hardware mode: let the arm move without asking (the plan is still printed); without it "
                              "the runner asks on the terminal, or with no terminal waits for confirm to be set")
-    return parser
+    return add_exit_codes(parser)
 
 
 def identify(argv: Sequence[str]) -> int:

@@ -33,6 +33,7 @@ from robot_id_model.command_line import (
     robot_source_problems,
     say,
 )
+from robot_id_model.exit_codes import add_exit_codes
 from robot_id_model.robot_config import load_robot_config
 from robot_id_model.robot_model import DEFAULT_FRICTION, STANDARD_GRAVITY_M_S2, load_robot_model
 
@@ -42,12 +43,6 @@ if TYPE_CHECKING:
 EXIT_CHECK_FAILED = 3
 EXIT_DATA_MISTAKE = 4
 EXIT_FILES_DIFFER = 5
-EPILOG = ("exit codes: 0 done, the written model holds; 2 bad input or a failure (one line on stderr); 3 results "
-          "written but a parameter set failed its check on held-out data (see the warnings); 4 the diagnosis named a "
-          "mistake in the data (a torque sign, an encoder, a zero, the torque filter, too little data): "
-          "identification.json and the report written, the model only as identified.rejected.urdf; "
-          "5 the written model files, loaded, do not reproduce the identified model (a bug: kept as "
-          "identified.rejected.urdf); 130 interrupted (no half-written files)")
 DEFAULT_GRAVITY = ",".join(f"{g:g}" for g in STANDARD_GRAVITY_M_S2)
 
 
@@ -307,7 +302,7 @@ def _data_options(p: argparse.ArgumentParser) -> None:
 
 
 def parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="python -m robot_id_estimator", description=__doc__, epilog=EPILOG,
+    p = argparse.ArgumentParser(prog="python -m robot_id_estimator", description=__doc__,
                                 formatter_class=HelpFormatter)
     sub = p.add_subparsers(dest="command", required=True)
 
@@ -357,7 +352,7 @@ def parser() -> argparse.ArgumentParser:
     load.add_argument("--reach", type=float, default=0.3, metavar="METRES",
                       help="the load's CoM lies within this distance of the frame [m] (default: 0.3)")
     load.add_argument("--config", metavar="YAML", help="estimator config, for its processing (default: defaults)")
-    return p
+    return add_exit_codes(p)
 
 
 def _robot_options(p: argparse.ArgumentParser) -> None:
@@ -376,7 +371,7 @@ def _robot_options(p: argparse.ArgumentParser) -> None:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the command line; the exit codes are EPILOG's."""
+    """Run the command line; the exit codes are robot_id_model.exit_codes'."""
     args = parser().parse_args(argv)
     progress = _progress(time.perf_counter())
     try:

@@ -9,8 +9,7 @@
     python -m robot_id_excitation sweep --robot iiwa14 --joints all --simultaneous --velocities 0.005:1.17:12 --out DIR
 
 `--robot` is a robot config YAML or the name of an installed one; `--urdf` takes the position, velocity and torque
-limits from a URDF's <limit> tags and the rest from the command line. Exit status: 0 feasible, 2 bad input,
-3 infeasible, 4 stopped at --time-limit and 130 interrupted (Ctrl-C): both write the best feasible design found so far.
+limits from a URDF's <limit> tags and the rest from the command line.
 """
 
 from __future__ import annotations
@@ -43,6 +42,7 @@ from robot_id_excitation.trajectory_file import (
 from robot_id_excitation.urdf_config import DEFAULT_CLEARANCE_M, urdf_robot_config
 from robot_id_model.collision_geometry import ALLOWED_CLEARANCE_M, pair_lists
 from robot_id_model.command_line import HelpFormatter, check_writable_directory, joint_names, robot_source_problems
+from robot_id_model.exit_codes import add_exit_codes
 from robot_id_model.robot_config import RobotConfig, load_robot_config
 from robot_id_model.robot_model import DEFAULT_FRICTION, ModelError, RobotModel
 
@@ -381,7 +381,7 @@ def parser() -> argparse.ArgumentParser:
     sweep.add_argument("--blend-acceleration", type=float, default=1.0, help="acceleration of the blends [rad/s²]")
     sweep.add_argument("--out", default="friction_sweep", help="output directory")
     _add_limit_options(sweep, margin_default=0.1, clearance_default=DESIGN_CLEARANCE_MARGIN_M)
-    return p
+    return add_exit_codes(p)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -7,6 +7,7 @@ import sys
 
 from robot_id_model.base_parameters import base_parameters
 from robot_id_model.command_line import HelpFormatter, joint_names, robot_source_problems
+from robot_id_model.exit_codes import add_exit_codes
 from robot_id_model.parameters import nominal_parameters
 from robot_id_model.robot_config import load_robot_config
 from robot_id_model.robot_model import DEFAULT_FRICTION, ModelError, RobotModel, load_robot_model
@@ -45,7 +46,7 @@ def parser() -> argparse.ArgumentParser:
                                                    "(default: the URDF's arm, up to the first branching)")
     table.add_argument("--friction", default=",".join(DEFAULT_FRICTION),
                        help="comma-separated friction terms, of FV,FC,FO,IA")
-    return p
+    return add_exit_codes(p)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -2,8 +2,6 @@
 
     python -m robot_id_recorder info BAG
     python -m robot_id_recorder repair BAG
-
-exit codes: 0 done; 2 bad input (one line on stderr); 3 (info) some periods are flagged.
 """
 
 from __future__ import annotations
@@ -17,6 +15,7 @@ import numpy as np
 
 from robot_id_contract.period_index import MAX_MISSING_FRACTION
 from robot_id_model.command_line import HelpFormatter, check_writable_directory
+from robot_id_model.exit_codes import add_exit_codes
 
 if TYPE_CHECKING:
     from robot_id_recorder.bag_tools import BagIndex
@@ -47,7 +46,6 @@ def _quality_lines(index: BagIndex) -> list[str]:
 def parser() -> argparse.ArgumentParser:
     """The command line's parser: info and repair."""
     p = argparse.ArgumentParser(prog="python -m robot_id_recorder", description=__doc__.splitlines()[0],
-                                epilog="exit codes: 0 done; 2 bad input; 3 (info) some periods are flagged",
                                 formatter_class=HelpFormatter)
     commands = p.add_subparsers(dest="command", required=True)
     info = commands.add_parser("info", help="period table and data quality of a bag", formatter_class=HelpFormatter)
@@ -55,7 +53,7 @@ def parser() -> argparse.ArgumentParser:
     fix = commands.add_parser("repair", help="make a bag readable whose recorder was killed (keeps <bag>.damaged)",
                               formatter_class=HelpFormatter)
     fix.add_argument("bag", type=pathlib.Path, help="bag directory")
-    return p
+    return add_exit_codes(p)
 
 
 def main(argv: list[str] | None = None) -> int:
