@@ -1,7 +1,7 @@
-"""The README's "Mistakes the tool names" table is a test: every row names the tests that assert it (TESTS), and
-those tests must exist and hold what the row promises: every quoted message (without the numbers and names of the
-run it was quoted from and what "…" leaves out) among their strings, and every exit code the row names compared in
-one of them.
+"""docs/troubleshooting.md's table of the mistakes the tool names is a test: every row names the tests that assert
+it (TESTS), and those tests must exist and hold what the row promises: every quoted message (without the numbers
+and names of the run it was quoted from and what "…" leaves out) among their strings, and every exit code the row
+names compared in one of them.
 A row without a test, a test that is not there, a quote no test holds or a TESTS key no row has fails."""
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import re
 import pytest
 
 SRC = pathlib.Path(__file__).resolve().parents[2]
-README = SRC.parent / "README.md"
+TROUBLESHOOTING = SRC.parent / "docs" / "troubleshooting.md"
 
 TESTS: dict[str, tuple[str, ...]] = {
     "positions in degrees; velocities in deg/s": (
@@ -171,8 +171,8 @@ EXIT = re.compile(r"exit(?: code)? (\d+)")
 
 
 def table() -> dict[str, str]:
-    """The table's rows: the mistake and what the tool says, in the README's order."""
-    section = README.read_text().split("### Mistakes the tool names", 1)[1]
+    """The table's rows: the mistake and what the tool says, in the page's order."""
+    section = TROUBLESHOOTING.read_text().split("## The mistakes a lab makes", 1)[1]
     block = next(b for b in section.split("\n\n") if b.startswith("| mistake |"))
     rows = [line.strip().strip("|").split(" | ", 1) for line in block.splitlines()[2:]]
     return {mistake.strip(): says.strip() for mistake, says in rows}

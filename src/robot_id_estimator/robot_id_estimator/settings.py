@@ -30,7 +30,7 @@ class PhysicalConfig:
     target: str = "base"
     """Parameters whose regressor columns form the objective of eq. (15): "base" or "essential". On the Gaz et al.
     Panda log and on simulated different motions the base target predicts at least as well (benchmarks/physical.py,
-    README), and it needs no elimination to be right."""
+    docs/physical_parameters.md), and it needs no elimination to be right."""
     regularizer: str = "euclidean"
     """lmi: pull towards the URDF model, "euclidean" (relative squared distance per link) or "entropic"
     (log-det divergence of the pseudo-inertias). multistart always pulls with the Euclidean one."""
@@ -39,7 +39,8 @@ class PhysicalConfig:
     noisy and clean data; None: 1 (euclidean) or 1e-3 (entropic). Weaker pulls leave what the data barely see to
     their noise (a joint that moves 2 % of its range, the essential target); the weight the pull had before it was
     scaled by the residual, 1e-4 of the torque's square, cost 24 % of residual and three times the base set's
-    held-out error on the Panda hardware-mode run, whose residual is a thousandth of its torque (README)."""
+    held-out error on the Panda hardware-mode run, whose residual is a thousandth of its torque
+    (docs/physical_parameters.md)."""
     starts: int = 8
     """multistart: κ, the number of starts (the convex solution, the URDF model, random points)."""
     seed: int = 0
