@@ -1,6 +1,6 @@
-"""`design` refusals of the README's mistakes table as a user meets them, run in-process: the line that says what
-to do and the exit code (3: infeasible, nothing written, as for every DesignError; 2: an input that cannot be
-read)."""
+"""`design` refusals of docs/troubleshooting.md's mistakes table as a user meets them, run in-process: the line
+that says what to do and the exit code (3: infeasible, nothing written, as for every DesignError; 2: an input that
+cannot be read)."""
 
 from __future__ import annotations
 
