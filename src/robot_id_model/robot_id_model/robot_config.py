@@ -47,6 +47,9 @@ class RobotConfig:
     load_frame: str | None = None
     """The frame the robot's controller takes a load in, where it is not flange_frame (Franka's setLoad: the flange F,
     fer_link8, when flange_frame is the hand's TCP); None: flange_frame."""
+    robot_description_topic: str = "/robot_description"
+    """Where the robot's stack publishes its URDF (std_msgs/String, transient local): its ros2_control hardware says
+    how the torque is filtered and whether the positions are measured (stack_hardware)."""
 
     def load_model(self, friction: Sequence[str] = DEFAULT_FRICTION) -> RobotModel:
         """The RobotModel of this robot's URDF, joints and gravity."""
@@ -113,6 +116,8 @@ def load_robot_config(name_or_path: str | pathlib.Path) -> RobotConfig:
         state_rate_hz=raw.number("state_rate_hz", "Hz", ABOVE_ZERO),
         joint_states_topic=topics.text("joint_states"),
         joint_trajectory_topic=topics.text("joint_trajectory"),
+        robot_description_topic=topics.text("robot_description") if topics.has("robot_description")
+        else "/robot_description",
         torque_filter_time_constant_s=raw.number("torque_filter_time_constant_s", "s", AT_LEAST_ZERO),
         datasheet_mass_kg=raw.optional_number("datasheet_mass_kg", "kg", ABOVE_ZERO),
         rated_payload_kg=raw.optional_number("rated_payload_kg", "kg", AT_LEAST_ZERO),

@@ -25,6 +25,7 @@ from rclpy.qos import DurabilityPolicy, QoSProfile, ReliabilityPolicy
 from rclpy.serialization import deserialize_message
 from rclpy.subscription import Subscription
 from sensor_msgs.msg import TimeReference
+from std_msgs.msg import String
 from std_srvs.srv import Trigger
 
 from robot_id_contract.node_process import NodeProcess, run_node
@@ -36,6 +37,7 @@ from robot_id_contract.topics import EXCITATION_STATUS, EXCITATION_TRAJECTORY, P
 from robot_id_model.realtime import keep_threads_realtime
 from robot_id_model.robot_config import load_robot_config
 from robot_id_model.robot_model import ModelError
+from robot_id_model.stack_hardware import stack_sensors
 from robot_id_msgs.msg import ExcitationStatus, ExcitationTrajectory, PeriodMarker, RecordingStatus
 from robot_id_recorder.bag_writer import BagWriter, offered_qos
 from robot_id_recorder.message_types import typestore_for
@@ -63,7 +65,9 @@ class RecorderNode(Node):
         self.marker_topic = self.resolve_topic_name(PERIOD_MARKER.name)  # resolved once, not per message
         self.trajectory_topic = self.resolve_topic_name(EXCITATION_TRAJECTORY.name)
         self.excitation_status_topic = self.resolve_topic_name(EXCITATION_STATUS.name)
-        topics = {config.joint_states_topic: "sensor_msgs/msg/JointState"} | {
+        self.description_topic = config.robot_description_topic  # its ros2_control hardware: the torque filter, loop
+        topics = {config.joint_states_topic: "sensor_msgs/msg/JointState",
+                  self.description_topic: "std_msgs/msg/String"} | {
             self.resolve_topic_name(t.name): t.type_name for t in (EXCITATION_TRAJECTORY, PERIOD_MARKER,
                                                                    EXCITATION_STATUS)}
         if self.get_parameter("use_sim_time").value:
@@ -148,6 +152,11 @@ class RecorderNode(Node):
             elif topic == self.trajectory_topic:
                 description = deserialize_message(raw, ExcitationTrajectory)
                 self.session.on_description(description.period_s, description.harmonics)
+            elif topic == self.description_topic and stack_sensors(deserialize_message(raw, String).data).open_loop:
+                self.get_logger().error(
+                    f"{topic}: the robot's hardware interface runs open loop (open_loop: true): the joint positions it "
+                    "publishes are the commands, not measurements, and cannot be identified from; set open_loop: "
+                    "false (lbr_fri_ros2_stack: lbr_system_config.yaml) and record again")
             elif topic == self.excitation_status_topic:
                 status = deserialize_message(raw, ExcitationStatus)
                 if status.stopped:  # no more periods will come: the bag is closed with what was recorded

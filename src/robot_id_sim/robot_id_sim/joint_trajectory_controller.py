@@ -1,7 +1,7 @@
 """The rules of ros2_controllers' joint_trajectory_controller (JTC, Jazzy 4.42 / Kilted 5.17) for a trajectory
-message on its topic, without ROS: which messages it refuses (and the line it logs) and where a new message starts
-from. Its path and goal tolerances (constraints) are documented in docs/jtc_rules.md with the source of every
-rule, not simulated.
+message on its topic, without ROS: which messages it refuses (and the line it logs), where a new message starts
+from, and when its constraints (path and goal tolerances, the stopped velocity, the goal time) make it hold the
+measured position. docs/jtc_rules.md gives the source of every rule.
 
 Configured from the controller's own ros__parameters (the YAML a lab passes to its controller manager), with the
 JTC's defaults for what the file leaves out.
@@ -32,6 +32,14 @@ class ControllerParameters:
     open_loop_control: bool = False
     """Jazzy only (deprecated there, removed in Kilted): splices from the desired state as the parameter above"""
 
+    trajectory_tolerance_rad: tuple[float, ...] = ()
+    """constraints.<joint>.trajectory, in `joints` order (0 or absent: not checked)"""
+    goal_tolerance_rad: tuple[float, ...] = ()
+    """constraints.<joint>.goal, in `joints` order (0 or absent: not checked)"""
+    stopped_velocity_tolerance_rad_s: float = 0.01
+    goal_time_s: float = 0.0
+    """constraints.goal_time: how long after the last point the goal may be missed (0: without limit)"""
+
     @property
     def splices_from_desired(self) -> bool:
         """Whether a new message starts from the last command (True) or from the measured state (False)."""
@@ -45,7 +53,13 @@ class ControllerParameters:
             raise ValueError("the controller's parameters name no joints")
         flags = ("allow_partial_joints_goal", "allow_nonzero_velocity_at_trajectory_end",
                  "interpolate_from_desired_state", "open_loop_control")
-        return cls(joints=joints, **{name: bool(p.get(name, False)) for name in flags})
+        constraints = p.get("constraints") or {}
+        per_joint = [constraints.get(name) or {} for name in joints]
+        return cls(joints=joints, **{name: bool(p.get(name, False)) for name in flags},
+                   trajectory_tolerance_rad=tuple(float(c.get("trajectory", 0.0)) for c in per_joint),
+                   goal_tolerance_rad=tuple(float(c.get("goal", 0.0)) for c in per_joint),
+                   stopped_velocity_tolerance_rad_s=float(constraints.get("stopped_velocity_tolerance", 0.01)),
+                   goal_time_s=float(constraints.get("goal_time", 0.0)))
 
     @classmethod
     def as_required(cls, joints: Sequence[str]) -> ControllerParameters:
@@ -107,3 +121,34 @@ def refusal(params: ControllerParameters, now_s: float, stamp_s: float, joint_na
             return f"Mismatch between joint_names size ({n}) and {label} ({width}) at point #{point}."
     return None
 
+
+
+def path_failure(params: ControllerParameters, joint_names: Sequence[str], error_rad: np.ndarray) -> str | None:
+    """While a trajectory runs: the line the JTC logs when a joint's position error (desired - measured, in
+    `joint_names` order) exceeds its constraints.<joint>.trajectory; it then holds the measured position."""
+    for name, error in zip(joint_names, np.abs(error_rad), strict=True):
+        tolerance = _per_joint(params.trajectory_tolerance_rad, params.joints, name)
+        if tolerance > 0.0 and error > tolerance:
+            return (f"State tolerances failed for joint {params.joints.index(name)}: position error {error:.4f} rad "
+                    f"beyond constraints.{name}.trajectory {tolerance:g}; holding position due to state tolerance "
+                    "violation")
+    return None
+
+
+def goal_missed(params: ControllerParameters, joint_names: Sequence[str], error_rad: np.ndarray,
+                velocity_rad_s: np.ndarray) -> str | None:
+    """After the last point: how the arm misses the goal (a position error beyond constraints.<joint>.goal, a speed
+    beyond stopped_velocity_tolerance), or None when it is met and the controller stops checking. Missed for longer
+    than goal_time (never when it is 0), the JTC logs "Exceeded goal_time_tolerance: holding position..." and holds
+    the measured position."""
+    stopped = params.stopped_velocity_tolerance_rad_s
+    for name, error, speed in zip(joint_names, np.abs(error_rad), np.abs(velocity_rad_s), strict=True):
+        tolerance = _per_joint(params.goal_tolerance_rad, params.joints, name)
+        if (tolerance > 0.0 and error > tolerance) or (stopped > 0.0 and speed > stopped):
+            return (f"{name}: position error {error:.4f} rad (goal {tolerance:g}), speed {speed:.4f} rad/s "
+                    f"(stopped_velocity_tolerance {stopped:g})")
+    return None
+
+
+def _per_joint(values: tuple[float, ...], joints: tuple[str, ...], name: str) -> float:
+    return values[joints.index(name)] if values and name in joints else 0.0

@@ -4,8 +4,10 @@ Subscribes to the config's joint trajectory topic (trajectory_msgs/JointTrajecto
 joint_trajectory_controller does, configured by `controller_file` or as robot_id requires it:
 joint_trajectory_controller.py); publishes sensor_msgs/JointState on the config's joint states topic at
 `state_rate_hz` (0: the config's; effort = the joint torque the drives apply, link side, gravity included, through the
-configured sensor effects) and the simulated URDF on `robot_description` (std_msgs/String, transient local). Its
-`clock` parameter chooses how time runs:
+configured sensor effects) and the simulated URDF on the config's robot_description topic (std_msgs/String, transient
+local) with a ros2_control hardware element saying, as lbr_fri_ros2_stack's does, how the torque is filtered
+(`measured_torque_tau`) and that the positions are measured (`open_loop` false). Its `clock` parameter chooses how time
+runs:
 
 - sim (the default): sim time starts at 0 and runs at `real_time_factor` × the wall clock, published on `/clock`
   (rosgraph_msgs/Clock) for nodes with use_sim_time; the nodes named in `lockstep_subscribers` acknowledge on
@@ -75,6 +77,16 @@ STATE_QOS = QoSProfile(depth=1000, reliability=ReliabilityPolicy.RELIABLE)
 pacing.MAX_LAG_S of samples, 200 at 1 kHz) still gets every sample from the publisher's history."""
 
 
+def _with_hardware(urdf_text: str, torque_filter_s: float) -> str:
+    """The URDF with the simulated hardware's ros2_control element, its parameters named as lbr_fri_ros2_stack's."""
+    hardware = (f'  <ros2_control name="robot_id_sim" type="system">\n    <hardware>\n'
+                f'      <plugin>robot_id_sim/SimulatedRobot</plugin>\n'
+                f'      <param name="measured_torque_tau">{torque_filter_s!r}</param>\n'
+                f'      <param name="open_loop">false</param>\n    </hardware>\n  </ros2_control>\n')
+    end = urdf_text.rindex("</robot>")
+    return urdf_text[:end] + hardware + urdf_text[end:]
+
+
 class SimNode(Node):
     def __init__(self, **kwargs) -> None:
         super().__init__("robot_id_sim", **kwargs)
@@ -93,8 +105,9 @@ class SimNode(Node):
         self.failure: BaseException | None = None
 
         self.state_pub = self.create_publisher(JointState, config.joint_states_topic, STATE_QOS)
-        self.description_pub = self.create_publisher(String, "robot_description", LATCHED)
-        self.description_pub.publish(String(data=self.urdf_text))
+        self.description_pub = self.create_publisher(String, config.robot_description_topic, LATCHED)
+        self.description_pub.publish(String(data=_with_hardware(self.urdf_text,
+                                                                self.robot.sensors.options.torque_filter_time_constant_s)))
         self.create_subscription(JointTrajectory, config.joint_trajectory_topic, self._on_trajectory, 10,
                                  raw=True)  # read by trajectory_cdr: see there why
         self.state_topic = self.state_pub.topic_name  # remapped, if it is
@@ -247,6 +260,8 @@ class SimNode(Node):
     def _publish(self, sample: Measurement | None) -> None:
         """The latest sample (None: dropped by the sensor model), stamped with its time (sim time or system time)."""
         stamp = time_msg(self.epoch_ns + round(self.robot.t_s * 1e9))
+        if self.robot.constraint_failure:
+            self.get_logger().error(f"joint trajectory controller: {self.robot.constraint_failure}")
         if self.clock_pub is not None and self.robot.samples % self.clock_every == 0:
             self.clock_pub.publish(Clock(clock=stamp))
         if sample is None:

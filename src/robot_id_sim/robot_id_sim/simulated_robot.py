@@ -121,6 +121,8 @@ class SimulatedRobot:
         self.controller.settle(q0_rad, self.plant.gravity_nm())
         self.sensors = Sensors(sensors, truth.torque_offset_nm, self.dt_s / self.substeps)
         self.samples = 0
+        self.constraint_failure: str | None = None
+        """What the joint trajectory controller logged at the last sample when its constraints failed (it holds)."""
         self.tau_drive_nm = self._control(0.0, 0.0)
         self.sensors.sense_torque(self.tau_drive_nm)
 
@@ -155,6 +157,7 @@ class SimulatedRobot:
             self.tau_drive_nm = self._control(t0 + k * self.dt_s / self.substeps, self.dt_s / self.substeps)
             self.sensors.sense_torque(self.tau_drive_nm)
         self.samples += 1
+        self.constraint_failure = self.follower.constraint_failure(self.t_s, self.plant.q_rad, self.plant.dq_rad_s)
         return self.sensors.measure(self.t_s, self.plant.q_rad, self.plant.dq_rad_s)
 
     def _control(self, t_s: float, dt_s: float) -> np.ndarray:

@@ -7,6 +7,9 @@
   first point is already past, the arm jumps onto the new points' curve where it is now (the controller's rule).
 - Between points: linear when points carry positions only, cubic with velocities, quintic with accelerations too.
 - After the last point the arm holds it; with no trajectory it holds where it was put.
+- The controller's constraints, checked against the measured state (`constraint_failure`): a position error beyond a
+  joint's trajectory tolerance while a trajectory runs, or a goal still missed goal_time after the last point, makes
+  it hold the measured position, with the line the controller logs.
 - A message is refused as a whole, with the line the controller logs, by the controller's rules as configured
   (joint_trajectory_controller.refusal: joint names, empty, last point moving, ending in the past, times, sizes);
   also, as the robot would stop, when it holds NaN or a point lies outside the position or velocity limits.
@@ -20,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from robot_id_excitation.quintic import quintic_coefficients
-from robot_id_sim.joint_trajectory_controller import ControllerParameters, refusal
+from robot_id_sim.joint_trajectory_controller import ControllerParameters, goal_missed, path_failure, refusal
 
 State = tuple[np.ndarray, np.ndarray, np.ndarray]
 """Position [rad], velocity [rad/s], acceleration [rad/s²] of every joint."""
@@ -60,6 +63,8 @@ class TrajectoryFollower:
         self.tolerance_rad = tolerance_rad
         self._active: _Active | None = None
         self._hold = np.zeros(len(self.joint_names))
+        self._goal_end_s: float | None = None
+        """When the last trajectory's last point was, while its goal is still to be met."""
 
     @property
     def following(self) -> bool:
@@ -68,7 +73,7 @@ class TrajectoryFollower:
 
     def hold(self, q_rad: np.ndarray) -> None:
         """Drop any trajectory and hold q_rad."""
-        self._active = None
+        self._active, self._goal_end_s = None, None
         self._hold = np.asarray(q_rad, dtype=float).copy()
 
     def command(self, now_s: float, command: TrajectoryCommand, measured: State | None = None) -> str | None:
@@ -93,7 +98,7 @@ class TrajectoryFollower:
         else:
             first = int(np.searchsorted(t_points, now_s, side="right")) - 1   # the segment the arm jumps onto
             t_s, states = t_points[first:], states[first:]
-        self._active = _Active(t_s, states, order, {})
+        self._active, self._goal_end_s = _Active(t_s, states, order, {}), None
         if len(self._active.t_s) == 1:
             self.hold(positions[-1])
         return None
@@ -107,6 +112,7 @@ class TrajectoryFollower:
         if t_s >= active.t_s[-1]:
             last = active.states[-1][0]
             self.hold(last)
+            self._goal_end_s = float(active.t_s[-1])
             return last.copy(), zeros, zeros.copy()
         k = max(int(np.searchsorted(active.t_s, t_s, side="right")) - 1, 0)
         if k not in active.coefficients:
@@ -116,6 +122,24 @@ class TrajectoryFollower:
         c = active.coefficients[k]
         powers = tau ** np.arange(6)
         return powers @ c, (_D1 * powers[:5]) @ c[1:], (_D2 * powers[:4]) @ c[2:]
+
+    def constraint_failure(self, t_s: float, q_rad: np.ndarray, dq_rad_s: np.ndarray) -> str | None:
+        """The controller's constraints at t_s against the measured state: the line it logs when they fail, the
+        measured position then held; None while they hold."""
+        desired_rad = self.desired(t_s)[0]
+        if self._active is not None:
+            line = path_failure(self.controller, self.joint_names, desired_rad - q_rad)
+        elif self._goal_end_s is not None:
+            missed = goal_missed(self.controller, self.joint_names, desired_rad - q_rad, dq_rad_s)
+            late = self.controller.goal_time_s > 0.0 and t_s - self._goal_end_s > self.controller.goal_time_s
+            line = f"Exceeded goal_time_tolerance: holding position... ({missed})" if missed and late else None
+            if not missed or late:
+                self._goal_end_s = None
+        else:
+            line = None
+        if line:
+            self.hold(q_rad)
+        return line
 
     def _invalid(self, now_s: float, command: TrajectoryCommand) -> str | None:
         """Why a command cannot be followed, or None."""

@@ -155,3 +155,55 @@ def test_the_controller_parameters_are_read_from_the_file_a_lab_uses():
     assert len(franka.joints) == 7 and all(name.endswith(f"joint{i}") for i, name in enumerate(franka.joints, 1))
     assert franka.splices_from_desired and not franka.allow_nonzero_velocity_at_trajectory_end
     assert not ControllerParameters(NAMES).splices_from_desired                  # the controller's default
+
+
+def test_the_constraints_are_read_from_the_file_a_lab_uses():
+    franka = ControllerParameters.from_yaml(FRANKA_FILE)
+    assert franka.trajectory_tolerance_rad == (0.1,) * 7 and franka.goal_tolerance_rad == (0.02,) * 7
+    assert franka.goal_time_s == 0.5 and franka.stopped_velocity_tolerance_rad_s == 0.05
+    lbr = vendor_controller(tuple(f"lbr_A{i}" for i in range(1, 8)))
+    assert lbr.trajectory_tolerance_rad == (0.0,) * 7 and lbr.goal_time_s == 0.0          # nothing checked
+
+
+TOLERANT = ControllerParameters(NAMES, trajectory_tolerance_rad=(0.1, 0.0), goal_tolerance_rad=(0.02, 0.02),
+                                stopped_velocity_tolerance_rad_s=0.05, goal_time_s=0.5)
+
+
+def _following(controller: ControllerParameters = TOLERANT) -> TrajectoryFollower:
+    follower = TrajectoryFollower(NAMES, np.full(2, -3.0), np.full(2, 3.0), np.full(2, 2.0), controller=controller)
+    follower.hold(P[0])
+    assert follower.command(0.0, TrajectoryCommand(0.0, NAMES, T, P, None, None)) is None
+    return follower
+
+
+def test_a_path_error_beyond_the_trajectory_tolerance_holds_the_measured_position():
+    """constraints.<joint>.trajectory while the trajectory runs: within it the controller goes on; beyond it it logs
+    and holds where the arm is; a joint with tolerance 0 is not checked."""
+    follower = _following()
+    desired = follower.desired(0.7)[0]
+    assert follower.constraint_failure(0.7, desired + np.array([0.09, 5.0]), np.zeros(2)) is None
+    assert follower.following
+    measured = desired + np.array([-0.11, 0.0])
+    line = follower.constraint_failure(0.75, measured, np.zeros(2))
+    assert line.startswith("State tolerances failed for joint 0: position error") and "constraints.j1.trajectory 0.1" \
+        in line and line.endswith("holding position due to state tolerance violation")
+    assert not follower.following and np.array_equal(follower.desired(0.8)[0], measured)
+
+
+def test_a_goal_missed_beyond_the_goal_time_holds_and_a_goal_met_is_checked_no_more():
+    """After the last point (1.0 s): missed for longer than goal_time (0.5 s) the controller holds; met once, it
+    stops checking; with goal_time 0 it waits without limit."""
+    off = P[-1] + np.array([0.03, 0.0])
+    follower = _following()
+    follower.desired(1.0)                                                        # the trajectory ends
+    assert follower.constraint_failure(1.3, off, np.zeros(2)) is None                 # missed, within goal_time
+    line = follower.constraint_failure(1.6, off, np.zeros(2))
+    assert line.startswith("Exceeded goal_time_tolerance: holding position... (j1: position error 0.0300 rad")
+    assert np.array_equal(follower.desired(1.7)[0], off)
+    met = _following()
+    met.desired(1.0)
+    assert met.constraint_failure(1.1, P[-1], np.array([0.0, 0.04])) is None           # met: stopped below 0.05
+    assert met.constraint_failure(1.6, off, np.zeros(2)) is None
+    patient = _following(ControllerParameters(NAMES, goal_tolerance_rad=(0.02, 0.02)))
+    patient.desired(1.0)
+    assert patient.constraint_failure(100.0, off, np.zeros(2)) is None

@@ -4,6 +4,7 @@ refusing trajectories, lockstep pacing, and one clear line for a bad parameter."
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import time
@@ -24,6 +25,7 @@ from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
 from robot_id_contract.topics import RECORDING_STATUS, SIM_ACK
 from robot_id_model.robot_config import load_robot_config
+from robot_id_model.stack_hardware import StackSensors, stack_sensors
 from robot_id_msgs.msg import RecordingStatus
 from robot_id_sim.node import STATUS_PERIOD_S, SimNode
 from robot_id_sim.true_dynamics import TRUTH_FRICTION
@@ -108,7 +110,7 @@ def test_publishes_the_configs_joint_states_at_its_rate_and_a_latched_descriptio
     late = Node("late_listener", context=sim.context)
     received: list[String] = []
     latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
-    late.create_subscription(String, "robot_description", received.append, latched)
+    late.create_subscription(String, "/lbr/robot_description", received.append, latched)
     executor = rclpy.executors.SingleThreadedExecutor(context=sim.context)
     executor.add_node(late)
     end = time.monotonic() + 5.0
@@ -209,11 +211,18 @@ def test_simulates_an_identified_urdf_as_it_is_and_publishes_it(graph, tmp_path)
     _sim, probe = start(robot="iiwa14", urdf=str(urdf), true_dynamics="urdf", truth_file=str(truth_path))
     received: list[String] = []
     latched = QoSProfile(depth=1, reliability=ReliabilityPolicy.RELIABLE, durability=DurabilityPolicy.TRANSIENT_LOCAL)
-    probe.create_subscription(String, "robot_description", received.append, latched)
+    probe.create_subscription(String, IIWA14.robot_description_topic, received.append, latched)
     spin(5.0, until=lambda: bool(received))
-    assert received and received[0].data == urdf.read_text()
+    # the file as it is, with the simulated hardware's ros2_control element (read here as the recorder's reader does)
+    assert received and _without_ros2_control(received[0].data) == _without_ros2_control(urdf.read_text())
+    filter_s = IIWA14.torque_filter_time_constant_s
+    assert stack_sensors(received[0].data) == StackSensors(filter_s, False, f"measured_torque_tau: {filter_s!r}")
     truth = yaml.safe_load(truth_path.read_text())
     assert truth["source"] == f"{urdf} as it is" and truth["payload"] is None
     nominal = IIWA14.load_model(TRUTH_FRICTION)
     assert truth["links"][0]["mass_kg"] == pytest.approx(nominal.model.inertias[1].mass)
     assert all(j["torque_offset_nm"] == 0.0 for j in truth["joints"])
+
+
+def _without_ros2_control(urdf_text: str) -> str:
+    return re.sub(r"\s*<ros2_control.*</ros2_control>", "", urdf_text, flags=re.S)

@@ -3,13 +3,16 @@ that look like results, so they are refused with the reason and what to do."""
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
+import math
 from collections.abc import Sequence
 
 import numpy as np
 
 from robot_id_estimator.processing.samples import ProcessedData
 from robot_id_estimator.recordings.recording import DataError, Recording
+from robot_id_estimator.robot_setup import RobotSetup
 from robot_id_model.parameters import urdf_friction
 from robot_id_model.robot_model import RobotModel
 from robot_id_model.urdf_inertials import massless_links
@@ -47,6 +50,32 @@ def check_recording(rec: Recording, robot: RobotModel, allow_outside_limits: boo
     if not allow_outside_limits:
         check_position_limits(rec, robot.joint_names, *robot.position_limits_rad)
     check_logged_velocities(rec, robot.joint_names)
+
+
+def with_stack_torque_filter(recordings: Sequence[Recording], setup: RobotSetup) -> tuple[RobotSetup, tuple[str, ...]]:
+    """The setup with the torque filter the robot's stack announced in its robot_description (recorded in the bags:
+    robot_id_model.stack_hardware) in place of the config's, and the line saying so where they differ; DataError when
+    the stack published commanded positions (open loop) or its recordings announce different filters."""
+    stacks = [(rec.source, rec.stack) for rec in recordings if rec.stack is not None and rec.stack.says_anything]
+    open_loop = [source for source, stack in stacks if stack.open_loop]
+    if open_loop:
+        raise DataError(f"{open_loop[0]}: the robot's hardware interface ran open loop (open_loop: true in its "
+                        "robot_description): its joint positions are the commands, not measurements; set open_loop: "
+                        "false (lbr_fri_ros2_stack: lbr_system_config.yaml) and record again")
+    said = {(stack.torque_filter_time_constant_s, stack.said_by) for _, stack in stacks
+            if stack.torque_filter_time_constant_s is not None}
+    if not said:
+        return setup, ()
+    if len(said) > 1:
+        raise DataError(f"the recordings' robots announced different torque filters ({sorted(by for _, by in said)}): "
+                        "identify recordings of one set-up together")
+    ((time_constant_s, said_by),) = said
+    if math.isclose(time_constant_s, setup.torque_filter_time_constant_s, rel_tol=0.01, abs_tol=1e-4):
+        return setup, ()
+    return dataclasses.replace(setup, torque_filter_time_constant_s=time_constant_s), (
+        f"the robot's stack filters its torque with a time constant of {1000 * time_constant_s:g} ms ({said_by} in "
+        f"its robot_description), not the configured {1000 * setup.torque_filter_time_constant_s:g} ms: identified "
+        f"with the stack's; set torque_filter_time_constant_s: {time_constant_s:g} in the robot config",)
 
 
 def check_joints(rec: Recording, joint_names: Sequence[str]) -> None:

@@ -31,9 +31,11 @@ from robot_id_estimator.recordings.described_excitation import (
 )
 from robot_id_estimator.recordings.flagged_periods import without_flagged_periods
 from robot_id_estimator.recordings.recording import DataError, Recording, Unselected, select_joints
+from robot_id_model.stack_hardware import StackSensors, stack_sensors
 
 JOINT_STATE = "sensor_msgs/msg/JointState"
 EXCITATION = "robot_id_msgs/msg/ExcitationTrajectory"
+STRING = "std_msgs/msg/String"
 PERIOD_MARKER = "robot_id_msgs/msg/PeriodMarker"
 STORAGE_SUFFIXES = (".mcap", ".db3")
 REPAIR = "python -m robot_id_recorder repair"
@@ -42,17 +44,17 @@ REPAIR = "python -m robot_id_recorder repair"
 
 @dataclass(frozen=True)
 class _BagContents:
-    """What a bag holds for a recording: one joint-states topic and the recorder's excitation messages."""
+    """What a bag holds for a recording: one joint-states topic, the recorder's excitation messages and the robot's
+    description."""
 
     topic: str
     receive_ns: np.ndarray
     """(K,) the bag's receive time of each joint-states message [ns]."""
-    raws: list[bytes]
-    """The joint-states messages, CDR-serialised."""
-    description: object | None
-    """The last robot_id_msgs/ExcitationTrajectory, if any."""
+    raws: list[bytes]  # the joint-states messages, CDR-serialised
+    description: object | None  # the last robot_id_msgs/ExcitationTrajectory, if any
     markers: list[tuple[int, float]]
     """(stamp [ns], period [s]) of every period marker, in time order."""
+    stack: StackSensors | None  # what the robot's stack said of its sensors in the last robot_description recorded
 
 
 @dataclass(frozen=True)
@@ -136,6 +138,7 @@ def read_bag(
         repairs=tuple(repairs),
         non_periodic_reason=reason,
         excitation=described_excitation(description),
+        stack=bag.stack,
     ), unselected, max_gap_s
 
 
@@ -201,6 +204,8 @@ def _bag_contents(path: pathlib.Path, store: Typestore, repairs: list[str]) -> _
                 repairs.append(f"read joint states from {topic.topic} ({topic.msgcount} messages) of "
                                f"{sorted(c.topic for c in states)}")
             raws = [(stamp, bytes(raw)) for _, stamp, raw in reader.messages([topic])]
+            robot_urdfs = {STRING: [c for c in by_type.get(STRING, []) if c.topic.endswith("robot_description")]}
+            urdfs = [store.deserialize_cdr(raw, STRING).data for raw in _raw(reader, store, robot_urdfs, STRING)]
     except ReaderError as err:
         raise DataError(f"{path}: not a readable rosbag2 bag ({err}); if its recording was killed, make it readable "
                         f"with `{REPAIR} {_folder(path)}`") from None
@@ -209,7 +214,8 @@ def _bag_contents(path: pathlib.Path, store: Typestore, repairs: list[str]) -> _
     if not raws:
         raise DataError(f"{path}: {topic.topic} holds no message")
     receive_ns = np.array([stamp for stamp, _ in raws], dtype=np.int64)
-    return _BagContents(topic.topic, receive_ns, [raw for _, raw in raws], description, markers)
+    return _BagContents(topic.topic, receive_ns, [raw for _, raw in raws], description, markers,
+                        stack_sensors(urdfs[-1]) if urdfs else None)
 
 
 def _folder(path: pathlib.Path) -> pathlib.Path:

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from robot_id_estimator.recordings.described_excitation import Excitation
+from robot_id_model.stack_hardware import StackSensors
 
 MIN_SAMPLES = 3
 """Fewest samples a recording may have: central differences need three."""
@@ -59,6 +60,8 @@ class Recording:
     """Why periodic data must be processed as non-periodic (a bag whose periods the recorder all flagged)."""
     excitation: Excitation | None = None
     """The excitation it ran, where a bag's recorder described it."""
+    stack: StackSensors | None = None
+    """The torque filter and loop mode the robot's stack announced, where a bag holds its robot_description."""
 
     def signal_arrays(self) -> dict[str, np.ndarray]:
         """Copies of the per-joint signals present, as float arrays, keyed q, dq, ddq, tau."""
