@@ -55,6 +55,14 @@ TESTS: dict[str, tuple[str, ...]] = {
         "robot_id_estimator/test/test_diagnosis.py::"
         "test_the_command_line_ends_with_exit_4_naming_the_mistake_and_removes_an_earlier_model",
     ),
+    "an lbr_fri_ros2_stack whose `measured_torque_tau` is not the config's (recorded from its robot_description)": (
+        "robot_id_estimator/test/test_torque_filter.py::test_the_filter_the_robots_stack_announces_is_used_and_said",
+    ),
+    "positions published open loop (lbr_fri_ros2_stack's default `open_loop: true`: the commands, not the "
+    "encoders)": (
+        "robot_id_estimator/test/test_torque_filter.py::"
+        "test_positions_a_stack_published_open_loop_are_refused_naming_the_setting",
+    ),
     "a torque-filter time constant that does not match the robot's (16 ms as 0, 0 as 16 ms, the LBR's 40 or 100 ms "
     "as 16)": (
         "robot_id_estimator/test/test_diagnosis.py::"
