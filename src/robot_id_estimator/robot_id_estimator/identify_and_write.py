@@ -5,6 +5,7 @@ files of an earlier run when this one has no physical parameters; then check the
 
 from __future__ import annotations
 
+import dataclasses
 import pathlib
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -18,6 +19,7 @@ from robot_id_estimator.output.urdf_export import (
 )
 from robot_id_estimator.output.written_check import WrittenCheck, check_written_model
 from robot_id_estimator.pipeline import identify
+from robot_id_estimator.processing.input_checks import with_stack_torque_filter
 from robot_id_estimator.progress import Progress
 from robot_id_estimator.recordings.recording import Recording
 from robot_id_estimator.results import Identification, write_identification
@@ -49,10 +51,13 @@ def identify_and_write(recordings: Sequence[Recording], setup: RobotSetup, confi
                        allow_outside_limits: bool = False, allow_implausible_torque: bool = False,
                        check_recordings: Sequence[Recording] = ()) -> Written:
     """Identify the recordings (pipeline.identify, with the same checks and allowances; `check_recordings` only
-    predicted, for the self-check) and write the results to out_dir."""
+    predicted, for the self-check) and write the results to out_dir. The torque filter is the one the robot's stack
+    announced in the recordings, where it did (processing.input_checks.with_stack_torque_filter)."""
+    setup, stack_notes = with_stack_torque_filter([*recordings, *friction_sweeps, *check_recordings], setup)
     result = identify(list(recordings), setup, config, list(friction_sweeps), progress=progress,
                       allow_outside_limits=allow_outside_limits, allow_implausible_torque=allow_implausible_torque,
                       check_recordings=list(check_recordings))
+    result = dataclasses.replace(result, warnings=(*stack_notes, *result.warnings))
     json_path = write_identification(result, out_dir / "identification.json")
     report = write_identification_report(result, out_dir, progress=progress)
     files = write_identified_model(result, out_dir) if result.physical is not None else None

@@ -44,6 +44,7 @@ from robot_id_estimator.payload.samples import (
     urdf_arm,
 )
 from robot_id_estimator.pipeline import identify
+from robot_id_estimator.processing.input_checks import with_stack_torque_filter
 from robot_id_estimator.processing.model_side import torque_side
 from robot_id_estimator.processing.samples import ProcessedData
 from robot_id_estimator.recordings.recording import Recording
@@ -108,6 +109,7 @@ def identify_payload_and_write(recordings: Sequence[Recording], setup: RobotSetu
     problem = "" if arm is None else other_robot(arm, setup.name, setup.joint_names)
     if problem:
         raise ValueError(f"the arm's identification {problem}")
+    setup, stack_notes = with_stack_torque_filter([*recordings, *baseline], setup)
     model = (identified_arm(arm, "the identified arm") if arm is not None else
              baseline_arm(baseline, setup, config) if baseline else urdf_arm(setup))
     frame = frame or setup.flange_frame or model.robot.link_names[-1]
@@ -123,7 +125,7 @@ def identify_payload_and_write(recordings: Sequence[Recording], setup: RobotSetu
     file_check = check_payload_files(arm_urdf, paths[1], paths[0], paths[2] if len(paths) > 2 else None,
                                      link_standard_parameters(estimate.inertial), frame, setup.joint_names,
                                      setup.gravity_m_s2)
-    warnings = ([] if arm is not None or baseline else [URDF_ARM_WARNING]) + warnings
+    warnings = [*stack_notes] + ([] if arm is not None or baseline else [URDF_ARM_WARNING]) + warnings
     warnings.extend(_bound_warnings(estimate, bounds))
     warnings.extend([no_export] if no_export else [])
     return PayloadResult(frame, model.description, estimate, failures, (written, *paths),
