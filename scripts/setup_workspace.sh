@@ -36,6 +36,19 @@ if [ ! -f "$VENV/.robot_id_stamp" ] || [ "$(cat "$VENV/.robot_id_stamp")" != "$s
   rm -f build/.robot_id_stamp
 fi
 
+# Chromium for the report pages' browser test (robot_id_estimator/test/test_report_pages.py), from the system's
+# packages: installed as root when missing; without it that test is skipped.
+if ! command -v chromium >/dev/null && ! command -v chromium-browser >/dev/null; then
+  if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null \
+      && { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+           chromium; } >>"$LOG" 2>&1; then
+    echo "[setup] installed chromium (the report pages' browser test)"
+  else
+    echo "[setup] chromium is not installed and could not be (apt-get install chromium, as root): the report" \
+         "pages' browser test will be skipped"
+  fi
+fi
+
 # shellcheck source=/dev/null
 source "$VENV/bin/activate"
 if [ -z "${ROS_DISTRO:-}" ]; then

@@ -9,6 +9,7 @@ setup(
     name=PACKAGE,
     version='0.1.0',
     packages=find_packages(exclude=['test']),
+    package_data={PACKAGE: ['output/templates/*.j2']},  # the report pages' templates
     data_files=[
         ('share/ament_index/resource_index/packages', [f'resource/{PACKAGE}']),
         (f'share/{PACKAGE}', ['package.xml']),

@@ -21,6 +21,7 @@ SRC = pathlib.Path(__file__).resolve().parents[2]
 ROSDEP_KEYS = {  # Python module -> rosdep key (ros/rosdistro rosdep/python.yaml; pinocchio, coal are ROS packages)
     "cvxpy": "python3-cvxpy-pip",
     "hypothesis": "python3-hypothesis",
+    "jinja2": "python3-jinja2",
     "launch": "launch",  # ROS packages the PyPI wheels lack: only the launch files import them
     "launch_ros": "launch_ros",
     "matplotlib": "python3-matplotlib",
@@ -34,6 +35,7 @@ ROSDEP_KEYS = {  # Python module -> rosdep key (ros/rosdistro rosdep/python.yaml
     "rosbags": "python3-rosbags-pip",
     "scipy": "python3-scipy",
     "tqdm": "python3-tqdm",
+    "websockets": "python3-websockets",
     "yaml": "python3-yaml",
 }
 NOT_IMPORTED = {  # declared although no code imports them

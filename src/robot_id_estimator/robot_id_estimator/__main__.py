@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from robot_id_estimator.exit_codes import EXIT_CHECK_FAILED, EXIT_DATA_MISTAKE, EXIT_FILES_DIFFER
 from robot_id_estimator.physical.problem import RetrievalError
 from robot_id_estimator.recordings.csv_columns import parse_column_map
 from robot_id_estimator.recordings.recording import load_recording
@@ -40,9 +41,6 @@ from robot_id_model.robot_model import DEFAULT_FRICTION, STANDARD_GRAVITY_M_S2, 
 if TYPE_CHECKING:
     from robot_id_estimator.robot_setup import RobotSetup
 
-EXIT_CHECK_FAILED = 3
-EXIT_DATA_MISTAKE = 4
-EXIT_FILES_DIFFER = 5
 DEFAULT_GRAVITY = ",".join(f"{g:g}" for g in STANDARD_GRAVITY_M_S2)
 
 
@@ -158,17 +156,17 @@ def _identify(args: argparse.Namespace, say) -> int:
         print(f"note: {note}")
     print("wrote " + ", ".join(str(path) for path in written.paths))
     _warn(written.warnings)
-    if not written.files_hold:
+    if written.exit_code == EXIT_FILES_DIFFER:
         print("error: the written model does not reproduce the identified one, a bug in robot_id (please report it "
               f"with identification.json): {'; '.join(written.file_check.failures)}", file=sys.stderr)
         return EXIT_FILES_DIFFER
-    if result.mistake:
+    if written.exit_code == EXIT_DATA_MISTAKE:
         where = " (written as identified.rejected.urdf)" if written.model_files else ""
         print(f"error: a mistake in the data, the model rejected{where}: {result.mistake.removeprefix('diagnosis: ')}; "
               f"see {report}", file=sys.stderr)
         return EXIT_DATA_MISTAKE
-    failed = result.failed_sets()
-    if failed:
+    if written.exit_code == EXIT_CHECK_FAILED:
+        failed = result.failed_sets()
         print(f"error: the {' and '.join(failed)} parameters failed their check on held-out data "
               f"({RULE}); see the warnings above and {report}", file=sys.stderr)
         return EXIT_CHECK_FAILED

@@ -1,7 +1,8 @@
 """The one identification use case, for the command line and the node alike: identify, then write every result in
-an order that never loses a finished one (identification.json, the report, the model files), or remove the model
-files of an earlier run when this one has no physical parameters; then check the model files as a user loads them
-(output.written_check): files that do not reproduce the identified model are kept as identified.rejected.urdf."""
+an order that never loses a finished one (identification.json first, then the model files, or the removal of an
+earlier run's when this one has no physical parameters), check the model files as a user loads them
+(output.written_check: files that do not reproduce the identified model are kept as identified.rejected.urdf), and
+write the report last, whose verdict names the exit code that check decides."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import pathlib
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from robot_id_estimator.exit_codes import identification_exit_code
 from robot_id_estimator.output.report import write_identification_report
 from robot_id_estimator.output.urdf_export import (
     ModelFiles,
@@ -45,6 +47,11 @@ class Written:
         """Whether the written model files reproduce the identified model (or none were written)."""
         return self.file_check is None or self.file_check.passed
 
+    @property
+    def exit_code(self) -> int:
+        """The command line's exit code for this identification (exit_codes.identification_exit_code)."""
+        return identification_exit_code(self.result, self.file_check)
+
 
 def identify_and_write(recordings: Sequence[Recording], setup: RobotSetup, config: EstimatorConfig,
                        out_dir: pathlib.Path, friction_sweeps: Sequence[Recording] = (), progress: Progress = None,
@@ -59,13 +66,13 @@ def identify_and_write(recordings: Sequence[Recording], setup: RobotSetup, confi
                       check_recordings=list(check_recordings))
     result = dataclasses.replace(result, warnings=(*stack_notes, *result.warnings))
     json_path = write_identification(result, out_dir / "identification.json")
-    report = write_identification_report(result, out_dir, progress=progress)
     files = write_identified_model(result, out_dir) if result.physical is not None else None
     if files is None:
         remove_stale_model(out_dir)
     file_check = check_written_model(result, files) if files is not None else None
     if file_check is not None and not file_check.passed:
         files = reject_written_files(files, file_check.failures)
+    report = write_identification_report(result, out_dir, files, file_check, progress=progress)
     return Written(result, report, (json_path, report) + (files.paths if files else ()), files,
                    files.notes if files else (), tuple(result.warnings) + (files.warnings if files else ()),
                    file_check)

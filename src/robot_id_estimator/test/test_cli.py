@@ -56,10 +56,11 @@ def test_identify_writes_identification_json_and_a_report(files):
     assert metrics["n_periods"] == [6]
     assert 0 < metrics["condition_number"] < 500
     assert any("dropped 3 duplicate rows" in note for note in metrics["notes"])
-    report = (out / "report.md").read_text()
-    torque_plots = [f"torque_{j}.png" for j in robot.joint_names]
-    for name in ["rsd.png", "parameters_base.csv", "identification.json", *torque_plots]:
-        assert (out / name).is_file() and f"({name})" in report
+    report = (out / "identification.html").read_text()
+    for name in ["parameters_base.csv", "parameters_essential.csv", "identification.json"]:
+        assert (out / name).is_file() and name in report
+    figures = report.count('<img src="data:image/png;base64,')  # a torque plot per joint, the RSD, the friction
+    assert figures == len(robot.joint_names) + 2 and not list(out.glob("*.png"))
 
 
 def test_validate_writes_rms_per_joint_and_correlation(files):
@@ -73,8 +74,8 @@ def test_validate_writes_rms_per_joint_and_correlation(files):
         assert np.all(np.array(data["rms_nm"][parameter_set]) < 0.01 * torque_rms)
         assert np.all(np.array(data["correlation"][parameter_set]) > 0.999)
         assert len(data["collision_threshold_nm"][parameter_set]) == 7
-    report = (out2 / "report.md").read_text()
-    assert "(observer.png)" in report and (out2 / "observer.png").is_file()
+    report = (out2 / "validation.html").read_text()
+    assert 'alt="momentum-observer residual per joint"' in report and not list(out2.glob("*.png"))
 
 
 def test_identify_writes_the_identified_urdf_and_its_parameters(files):
@@ -90,7 +91,7 @@ def test_identify_writes_the_identified_urdf_and_its_parameters(files):
     assert model["urdf"] == "identified.urdf" and model["joint_names"] == list(robot.joint_names)
     assert model["friction"]["lbr_A1"]["coulomb_nm"] == pytest.approx(0.6, rel=0.05)
     assert {"name", "value", "rsd_percent", "essential", "definition"} <= set(model["base_parameters"][0])
-    assert "(identified.urdf)" in (out / "report.md").read_text()
+    assert f"{out / 'identified.urdf'} holds the physical parameters" in (out / "identification.html").read_text()
 
 
 def test_identification_json_round_trip(files):

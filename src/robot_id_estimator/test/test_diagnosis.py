@@ -121,5 +121,6 @@ def test_the_command_line_ends_with_exit_4_naming_the_mistake_and_removes_an_ear
     assert not (out / "identified.urdf").exists() and not (out / "identified.xml").exists()
     assert json.loads((out / "identification.json").read_text())["mistake"].startswith(
         "diagnosis: lbr_A3's encoder counts the other way")
-    assert "**Verdict: a mistake in the data.** diagnosis: lbr_A3's encoder counts the other way" in (
-        out / "report.md").read_text()
+    assert "Exit 4: a mistake in the data: the model is rejected" in (out / "identification.html").read_text()
+    assert "names a mistake in the data: lbr_A3&#39;s encoder counts the other way" in (
+        out / "identification.html").read_text()

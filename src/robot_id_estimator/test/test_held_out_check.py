@@ -90,7 +90,7 @@ def test_a_physical_set_worse_on_training_data_and_better_held_out_is_kept(unmod
     assert (out / "identified.urdf").is_file() and not (out / "identified.rejected.urdf").exists()
     assert "the best set on held-out data" in (out / "identified.urdf").read_text()
     assert "best on held-out data: physical parameters" in printed and "held out" in printed
-    assert "Best on held-out data: **physical** parameters" in (out / "report.md").read_text()
+    assert "): the physical parameters" in (out / "identification.html").read_text().split("Best on held-out data")[1]
 
 
 def test_a_second_motion_given_decides_the_check_instead_of_the_blocks(unmodelled_ripple, capsys):

@@ -140,7 +140,7 @@ def test_service_identifies_a_bag_and_publishes_the_result(ros, bags, tmp_path):
     assert result.output_dir == str(tmp_path / "id")
     best = json.loads((tmp_path / "id" / "identification.json").read_text())["best_set"]
     assert result.message.endswith(f"best on held-out data: {best}")
-    assert (tmp_path / "id" / "identification.json").is_file() and (tmp_path / "id" / "report.md").is_file()
+    assert (tmp_path / "id" / "identification.json").is_file() and (tmp_path / "id" / "identification.html").is_file()
     _wait(lambda: received, 30.0)
     assert received[-1].base_values == result.base_values
     assert [link.link_name for link in result.physical] == [f"lbr_link_{j}" for j in range(1, 8)]

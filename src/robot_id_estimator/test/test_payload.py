@@ -255,7 +255,9 @@ def test_a_load_on_another_frame_fails_the_check_naming_the_joint_it_leaves_unex
     assert "lbr_A7" in [failed.split(":")[0] for failed in check["failed_joints"]]
     assert payload["kuka_load_data"] is None and payload["franka_set_load"] is None  # link 6 is not the flange
     written = sorted(path.name for path in (tmp_path / "out").iterdir())
-    assert written == ["arm_with_payload.rejected.urdf", "payload.rejected.urdf", "payload.yaml"], written
+    assert written == ["arm_with_payload.rejected.urdf", "payload.html", "payload.rejected.urdf", "payload.yaml"]
+    page = (tmp_path / "out" / "payload.html").read_text()
+    assert page.index("Exit 3: results written, but a check on held-out data failed") < page.index("lbr_A7: ")
     assert sum(check["held_out_rms_nm"]) < 0.5 * sum(check["load_torque_rms_nm"])
     err = capsys.readouterr().err
     assert re.search(r"failed its check on held-out data \((lbr_A\d: [\d.]+ of its [\d.]+ Nm load torque "

@@ -8,7 +8,7 @@ import pytest
 from estimator_synthetic import iiwa14_setup, simulated_recording
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 
-from robot_id_estimator.output.report import observer_figure, torque_figure
+from robot_id_estimator.output.report_figures import observer_figure, torque_figure
 from robot_id_estimator.pipeline import identify
 from robot_id_estimator.validation.run import validate
 from robot_id_model.parameters import nominal_parameters

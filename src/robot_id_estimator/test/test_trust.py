@@ -4,6 +4,7 @@ set is checked against the data, bad input is refused in one line, and interrupt
 import dataclasses
 import json
 import pathlib
+import re
 import shutil
 
 import numpy as np
@@ -104,8 +105,9 @@ def test_the_urdf_report_and_yaml_carry_the_same_friction(undetermined, tmp_path
     friction = yaml.safe_load(yaml_path.read_text())["friction"]
     assert friction["lbr_A7"]["coulomb_nm"] == values["FC7"] == 0.0
     assert friction["lbr_A7"]["determination"]["coulomb_nm"] == "held"
-    md = write_identification_report(result, tmp_path).read_text()
-    assert f"{values['FV2']:.4g} (determined)" in md and "| FC7 | 0 | held | 0 |" in md
+    page = write_identification_report(result, tmp_path).read_text()
+    assert f"{values['FV2']:.4g} (determined)" in page
+    assert re.search(r'<td>FC7</td><td class="num">0</td><td>held</td>\s*<td class="num">0</td>', page)
 
 
 @pytest.fixture(scope="module")
@@ -147,7 +149,8 @@ def test_a_physical_set_that_fails_its_check_exits_3_and_its_urdf_is_marked_reje
     assert saved["checks"]["physical"]["passed"] is False
     assert saved["checks"]["base"]["passed"] is True
     assert any("lbr_A1" in w for w in saved["warnings"])
-    assert "**FAILED**" in (out / "report.md").read_text()
+    page = (out / "identification.html").read_text()
+    assert page.index("Exit 3: results written, but a check on held-out data failed") < page.index("FAILED</span>")
 
 
 def test_a_solver_failure_is_one_line_exit_3_with_base_and_essential_written(csv_run, monkeypatch, capsys):
@@ -199,20 +202,20 @@ def test_an_interrupt_leaves_only_complete_files(csv_run, monkeypatch, capsys):
     tmp, _, csv = csv_run
     out = tmp / "interrupted"
     calls = []
-    real = report.save_png
+    real = report.inline_png
 
-    def interrupted(fig, path):
-        calls.append(path)
+    def interrupted(fig):
+        calls.append(fig)
         if len(calls) == 3:
             raise KeyboardInterrupt
-        return real(fig, path)
+        return real(fig)
 
-    monkeypatch.setattr(report, "save_png", interrupted)
+    monkeypatch.setattr(report, "inline_png", interrupted)
     assert _identify(csv, out) == 130
     assert "error: interrupted" in capsys.readouterr().err
     assert not list(out.glob(".*partial*"))
     json.loads((out / "identification.json").read_text())  # whole
-    assert not (out / "report.md").exists()
+    assert not (out / "identification.html").exists()
 
 
 @pytest.fixture(scope="module")

@@ -1,12 +1,11 @@
-"""What every report figure shares: an empty figure, a legend below its axes, writing it as a PNG. matplotlib is
-imported when a figure is drawn, not when this module is."""
+"""What every report figure shares: an empty figure, a legend below its axes, the figure as a PNG inside the page.
+matplotlib is imported when a figure is drawn, not when this module is."""
 
 from __future__ import annotations
 
-import pathlib
+import base64
+import io
 from typing import TYPE_CHECKING
-
-from robot_id_estimator.output.files import atomic_path
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
@@ -24,8 +23,8 @@ def legend_below(fig: Figure, handles: list, labels: list[str]) -> None:
     fig.legend(handles, labels, loc="outside lower center", ncols=len(labels), fontsize=8, frameon=False)
 
 
-def save_png(fig: Figure, path: pathlib.Path) -> str:
-    """Write the figure (atomically) and return the file's name, for a link in the report."""
-    with atomic_path(path) as temporary:
-        fig.savefig(temporary, dpi=100, format="png")
-    return path.name
+def inline_png(fig: Figure) -> str:
+    """The figure as a PNG data URI, for an <img> of a page that needs no file beside it."""
+    buffer = io.BytesIO()
+    fig.savefig(buffer, dpi=100, format="png")
+    return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")

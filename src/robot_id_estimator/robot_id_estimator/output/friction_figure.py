@@ -4,12 +4,11 @@ identified law through it."""
 from __future__ import annotations
 
 import math
-import pathlib
 from typing import TYPE_CHECKING
 
 import numpy as np
 
-from robot_id_estimator.output.figures import legend_below, new_figure, save_png
+from robot_id_estimator.output.figures import inline_png, legend_below, new_figure
 from robot_id_estimator.results import Friction, Traces
 
 if TYPE_CHECKING:
@@ -54,8 +53,9 @@ def friction_figure(traces: Traces, f: Friction) -> Figure:
     return fig
 
 
-def plot_friction(traces: Traces | None, f: Friction, path: pathlib.Path) -> str | None:
-    """friction_figure as a PNG; None without the traces' velocities (an identification read from JSON)."""
+def friction_png(traces: Traces | None, f: Friction) -> str | None:
+    """friction_figure as a PNG data URI (figures.inline_png); None without the traces' velocities (an
+    identification read from JSON)."""
     if traces is None or traces.dq_rad_s is None:
         return None
-    return save_png(friction_figure(traces, f), path)
+    return inline_png(friction_figure(traces, f))

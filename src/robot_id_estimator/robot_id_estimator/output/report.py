@@ -1,150 +1,108 @@
-"""Report directories: torque plots per joint, RSD bar chart, parameter tables (CSV) and a Markdown summary.
-
-Figures are drawn with matplotlib's object API on the Agg canvas (no display, no pyplot state); matplotlib is
-imported when a figure is drawn, not when this module is. Each parameter set has one line style (STYLES), chosen
-so that curves that coincide all stay visible: the base parameters' wide translucent band under the essential
-ones' dashes and the physical ones' dots. Legends sit below the axes, outside the data.
+"""The report pages: identification.html, validation.html and payload.html, each one self-contained file (figures
+inline as PNG, no fetch) rendered from the Jinja2 templates beside this module (templates/: one base page, one page
+per use), with the verdict first. Every number on a page comes from the result objects; the templates lay them out.
+Beside identification.html: the parameter tables as CSV.
 """
 
 from __future__ import annotations
 
 import csv
+import dataclasses
 import pathlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from functools import cache
 from typing import TYPE_CHECKING
 
+import jinja2
 import numpy as np
 
+from robot_id_estimator.exit_codes import MEANING, identification_exit_code, payload_exit_code
 from robot_id_estimator.friction.coulomb_law_choice import SMOOTH_GAIN
-from robot_id_estimator.output.figures import legend_below, new_figure, save_png
+from robot_id_estimator.output.figures import inline_png
 from robot_id_estimator.output.files import atomic_path, write_text
-from robot_id_estimator.output.friction_figure import plot_friction
-from robot_id_estimator.output.urdf_export import model_friction
+from robot_id_estimator.output.friction_figure import friction_png
+from robot_id_estimator.output.report_figures import (
+    joint_bars_figure,
+    observer_figure,
+    rms_figure,
+    rsd_figure,
+    torque_figure,
+)
+from robot_id_estimator.output.urdf_export import REJECTED_URDF_NAME, ModelFiles, model_friction
+from robot_id_estimator.output.written_check import WrittenCheck
+from robot_id_estimator.payload.estimate import NAMES
 from robot_id_estimator.physical.determination import HELD
-from robot_id_estimator.physical.plausibility import plausibility_lines
+from robot_id_estimator.physical.plausibility import grouped_active
 from robot_id_estimator.processing.regression_data import N_FOLDS
-from robot_id_estimator.results import Friction, Identification, Physical, Traces
+from robot_id_estimator.results import Identification, Traces
+from robot_id_estimator.robot_setup import RobotSetup
 from robot_id_estimator.validation.results import Validation
 from robot_id_estimator.validation.set_checks import RULE
 from robot_id_model.physical import inertia_six
 
 if TYPE_CHECKING:
-    from matplotlib.figure import Figure
+    from robot_id_estimator.payload.identify_payload import PayloadResult
 
-MAX_PLOT_POINTS = 20_000
-"""Longer traces are thinned to about this many points per line (every k-th sample)."""
-
-STYLES = {
-    "measured": dict(color="black", ls="-", lw=0.9, zorder=2),
-    "urdf": dict(color="tab:gray", ls="-.", lw=1.0, zorder=1),
-    "base": dict(color="tab:blue", ls="-", lw=3.5, alpha=0.4, zorder=3),
-    "essential": dict(color="tab:red", ls="--", lw=1.2, zorder=4),
-    "physical": dict(color="tab:green", ls=":", lw=1.6, zorder=5),
-}
-"""Line style of the measured torque and of each parameter set's prediction ('urdf': the nominal URDF model)."""
-OTHER_COLOUR = "tab:gray"
-"""Bars of base parameters that are not essential."""
+TEMPLATES = pathlib.Path(__file__).resolve().parent / "templates"
+Progress = Callable[[str], None] | None
 
 
-def _label(parameter_set: str) -> str:
-    return "nominal URDF model" if parameter_set == "urdf" else f"{parameter_set} parameters"
+@dataclasses.dataclass(frozen=True)
+class Verdict:
+    """What a page says first: the exit code, its meaning, and one paragraph on what was written and why."""
+
+    exit_code: int
+    headline: str
+    paragraph: str
+
+    @property
+    def passed(self) -> bool:
+        return self.exit_code == 0
 
 
-def _fmt(x: float, digits: int = 4) -> str:
+def number(x: float | None, digits: int = 4) -> str:
+    """A value to `digits` significant digits; '–' for one that is missing or not finite."""
     return "–" if x is None or not np.isfinite(x) else f"{x:.{digits}g}"
 
 
-def torque_figure(traces: Traces, j: int, title: str) -> Figure:
-    """Joint j's measured and predicted torque over time (every parameter set and the URDF model in traces),
-    and the prediction errors below."""
-    step = max(1, len(traces.t_s) // MAX_PLOT_POINTS)
-    t, measured = traces.t_s[::step], traces.measured_nm[::step, j]
-    fig = new_figure((10, 6))
-    top, bottom = fig.subplots(2, 1, sharex=True, height_ratios=[2, 1])
-    top.plot(t, measured, **STYLES["measured"], label="measured")
-    for s, tau in traces.predicted_nm.items():
-        top.plot(t, tau[::step, j], **STYLES[s], label=f"predicted: {_label(s)}")
-        bottom.plot(t, measured - tau[::step, j], **STYLES[s])
-    top.set_ylabel("torque [Nm]")
-    top.grid(alpha=0.3)
-    fig.suptitle(title)
-    legend_below(fig, *top.get_legend_handles_labels())
-    bottom.set_ylabel("measured − predicted [Nm]")
-    bottom.set_xlabel("time [s]")
-    bottom.grid(alpha=0.3)
-    return fig
+@cache
+def _environment() -> jinja2.Environment:
+    environment = jinja2.Environment(loader=jinja2.FileSystemLoader(TEMPLATES), autoescape=True,
+                                     undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True)
+    environment.filters["num"] = number
+    environment.filters["nums"] = lambda xs, digits=3: " ".join(number(x, digits) for x in xs)
+    return environment
 
 
-def plot_torques(traces: Traces, joint_names: tuple[str, ...], out_dir: pathlib.Path, title: str) -> list[str]:
-    """One PNG per joint (torque_figure)."""
-    return [save_png(torque_figure(traces, j, f"{title}: {name}"), out_dir / f"torque_{name}.png")
-            for j, name in enumerate(joint_names)]
+def render_page(template: str, path: pathlib.Path, **context: object) -> pathlib.Path:
+    """Render one page template to `path` (atomically)."""
+    return write_text(path, _environment().get_template(template).render(**context))
 
 
-def plot_rsd(result: Identification, path: pathlib.Path) -> str:
-    """Bar chart of the base parameters' RSD (log scale), essential ones in red, the RSD threshold dashed."""
-    rsd = result.base.rsd_percent
-    essential = set(result.essential.names)
-    shown = np.where(np.isfinite(rsd), np.maximum(rsd, 1e-3), np.nan)
-    fig = new_figure((max(8.0, 0.18 * len(rsd)), 4.5))
-    ax = fig.subplots()
-    colours = [STYLES["essential"]["color"] if name in essential else OTHER_COLOUR for name in result.base.names]
-    ax.bar(np.arange(len(rsd)), shown, color=colours)
-    ax.set_yscale("log")
-    ax.axhline(result.config.essential_rsd_threshold_percent, color="k", ls="--", lw=0.8,
-               label=f"{result.config.essential_rsd_threshold_percent:g} % threshold")
-    ax.set_xticks(np.arange(len(rsd)), result.base.names, rotation=90, fontsize=6)
-    ax.set_ylabel("RSD [%] (Xu et al. 2020, eq. 7)")
-    ax.set_title("Base parameters: red = essential, grey = eliminated or not identified")
-    ax.legend(fontsize=8)
-    return save_png(fig, path)
+def torque_pngs(traces: Traces | None, joint_names: Sequence[str], title: str) -> dict[str, str]:
+    """{joint: its torque figure (report_figures.torque_figure) as a PNG data URI}; none without traces."""
+    if traces is None:
+        return {}
+    return {name: inline_png(torque_figure(traces, j, f"{title}: {name}")) for j, name in enumerate(joint_names)}
 
 
-def observer_figure(traces: Traces, validation: Validation) -> Figure:
-    """Momentum-observer residual per joint and parameter set, with the essential parameters' collision
-    thresholds; the legend below the axes."""
-    n = len(validation.joint_names)
-    step = max(1, len(traces.t_s) // MAX_PLOT_POINTS)
-    fig = new_figure((10, 1.6 * n + 1.5))
-    axes = fig.subplots(n, 1, sharex=True, squeeze=False)[:, 0]
-    for j, ax in enumerate(axes):
-        for s, r in traces.observer_nm.items():
-            ax.plot(traces.t_s[::step], r[::step, j], **STYLES[s], label=_label(s))
-        threshold = validation.collision_threshold_nm["essential"][j]
-        ax.axhline(threshold, color="k", ls=(0, (5, 5)), lw=0.7, label="collision threshold (essential)")
-        ax.axhline(-threshold, color="k", ls=(0, (5, 5)), lw=0.7)
-        ax.set_ylabel(f"r {validation.joint_names[j]}\n[Nm]", fontsize=8)
-    fig.suptitle(f"Momentum-observer residual (K_O = {validation.observer_gain_1_s:g} 1/s)")
-    legend_below(fig, *axes[0].get_legend_handles_labels())
-    axes[-1].set_xlabel("time [s]")
-    return fig
+def robot_inputs(setup: RobotSetup) -> list[tuple[str, str]]:
+    """The robot a page's results are for, as (what, value) rows."""
+    return [("robot", setup.name), ("URDF", setup.urdf_path), ("joints", ", ".join(setup.joint_names)),
+            ("gravity [m/s²]", " ".join(f"{g:g}" for g in setup.gravity_m_s2)),
+            ("torque filter time constant [s]", f"{setup.torque_filter_time_constant_s:g}")]
 
 
-def plot_observer(traces: Traces, validation: Validation, path: pathlib.Path) -> str:
-    """observer_figure as a PNG."""
-    return save_png(observer_figure(traces, validation), path)
-
-
-def plot_rms_bars(validation: Validation, path: pathlib.Path) -> str:
-    """Bars per joint: each set's RMS error as a percentage of the joint's torque RMS, side by side."""
-    v, sets = validation, list(validation.rms_nm)
-    x, width = np.arange(len(v.joint_names)), 0.8 / len(sets)
-    fig = new_figure((max(8.0, 1.3 * len(v.joint_names)), 4.5))
-    ax = fig.subplots()
-    for k, s in enumerate(sets):
-        ax.bar(x + (k - 0.5 * (len(sets) - 1)) * width, v.rms_percent_of_torque[s], width, label=s,
-               color=STYLES[s]["color"])
-    ax.set_yscale("log")
-    ax.set_xticks(x, v.joint_names)
-    ax.set_ylabel("RMS error [% of torque RMS]")
-    ax.set_title("Torque prediction error on the validation data")
-    ax.legend(fontsize=8)
-    ax.grid(axis="y", alpha=0.3)
-    return save_png(fig, path)
-
-
-def _table(header: list[str], rows: list[list[str]]) -> list[str]:
-    return ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)] + ["| " + " | ".join(r) + " |" for r in rows]
+def settings_rows(settings: dict, prefix: str = "") -> list[tuple[str, str]]:
+    """A nested settings dict (EstimatorConfig.to_dict) as (dotted key, value) rows."""
+    rows = []
+    for key, value in settings.items():
+        if isinstance(value, dict):
+            rows += settings_rows(value, f"{prefix}{key}.")
+        else:
+            shown = ", ".join(map(str, value)) if isinstance(value, list | tuple) else str(value)
+            rows.append((f"{prefix}{key}", shown))
+    return rows
 
 
 def write_parameter_csv(result: Identification, out_dir: pathlib.Path) -> list[str]:
@@ -155,212 +113,155 @@ def write_parameter_csv(result: Identification, out_dir: pathlib.Path) -> list[s
         writer.writerow(["name", "value", "rsd_percent", "essential", "expression"])
         for name, value, rsd, expr in zip(result.base.names, result.base.values, result.base.rsd_percent,
                                           result.base_expressions, strict=True):
-            writer.writerow([name, _fmt(value, 8), _fmt(rsd, 6), name in essential, expr])
+            writer.writerow([name, number(value, 8), number(rsd, 6), name in essential, expr])
     with atomic_path(out_dir / "parameters_essential.csv") as temporary, temporary.open("w", newline="") as f:
         writer = csv.writer(f)
         writer.writerow(["name", "value", "rsd_percent"])
         for name, value, rsd in zip(result.essential.names, result.essential.values, result.essential.rsd_percent,
                                     strict=True):
-            writer.writerow([name, _fmt(value, 8), _fmt(rsd, 6)])
+            writer.writerow([name, number(value, 8), number(rsd, 6)])
     return ["parameters_base.csv", "parameters_essential.csv"]
 
 
-def _checks_section(result: Identification) -> list[str]:
-    """Each parameter set's check on held-out data with its errors there and on the data it was fitted to, the best
-    set, and the warnings."""
-    held_out, sets = result.held_out, result.parameter_sets
-    lines = ["## Checks", ""]
-    if result.mistake:
-        lines += [f"**Verdict: a mistake in the data.** {result.mistake}. The model does not hold: written only as "
-                  "identified.rejected.urdf; correct the data and identify again.", ""]
-    lines += [f"Held out: {held_out.source}. Rule: {RULE}.", ""]
-    for name, check in result.checks.items():
-        lines.append(f"- {name}: " + ("passed" if check.passed else "**FAILED**: " + "; ".join(check.failures)))
-    lines += ["", f"Best on held-out data: **{result.best_set}** parameters.", "",
-              *_table(["joint"] + [f"{s} {kind} [Nm]" for s in sets for kind in ("training", "held out")],
-                      [[name] + [_fmt(x) for s in sets for x in (result.metrics.residual_rms_nm[s][j],
-                                                                    held_out.rms_nm(s)[j])]
-                       for j, name in enumerate(result.setup.joint_names)]
-                      + [["sum"] + [_fmt(x) for s in sets for x in (sum(result.metrics.residual_rms_nm[s]),
-                                                                     held_out.total_rms_nm(s))]])]
-    if result.warnings:
-        lines += ["", "Warnings:", ""] + [f"- **{w}**" for w in result.warnings]
-    return [*lines, ""]
+def identification_verdict(result: Identification, files: ModelFiles | None,
+                           file_check: WrittenCheck | None) -> Verdict:
+    """Which set was written and where, the exit code, what failed and why (exit_codes decides the code)."""
+    code = identification_exit_code(result, file_check)
+    if files is None:
+        physical = result.checks.get("physical")
+        why = f": {'; '.join(physical.failures)}" if physical is not None and physical.failures else ""
+        written = (f"No model file was written: no physical parameters were retrieved{why}. The base and essential "
+                   "parameters are in identification.json.")
+    elif files.urdf.name == REJECTED_URDF_NAME:
+        written = (f"The physical parameters were written only as {files.urdf} (rejected, for inspection: do not use "
+                   f"it as the robot's model); friction and uncertainties in {files.yaml.name}.")
+    else:
+        written = (f"{files.urdf} holds the physical parameters (friction and uncertainties: {files.yaml.name}"
+                   + (f"; MuJoCo: {files.mjcf.name}" if files.mjcf is not None else "") + ").")
+    failed = result.failed_sets()
+    why = {
+        0: "Every parameter set passed its check on held-out data.",
+        3: f"The {' and '.join(failed)} parameters failed their check on held-out data: "
+           + "; ".join(f for s in failed for f in result.checks[s].failures) + ".",
+        4: f"The diagnosis names a mistake in the data: {(result.mistake or '').removeprefix('diagnosis: ')}. "
+           "Correct the data and identify again.",
+        5: "The written model files, loaded, do not reproduce the identified model (a bug in robot_id: please report "
+           f"it with identification.json): {'; '.join(file_check.failures) if file_check else ''}.",
+    }[code]
+    held_out = result.held_out
+    best = (f" Best on held-out data ({held_out.source}): the {result.best_set} parameters, "
+            f"{number(held_out.total_rms_nm(result.best_set), 3)} Nm RMS summed over the joints."
+            if held_out is not None else "")
+    return Verdict(code, MEANING[code], f"{written} {why}{best}{_warned(result.warnings, 'the diagnosis')}")
 
 
-def _friction_section(result: Identification) -> list[str]:
-    """Estimated linear friction (base parameters, RSD) beside the physical model's, which identified.urdf
-    holds (urdf_export.model_friction, the one source of both)."""
+def _warned(warnings: Sequence[str], where: str) -> str:
+    """The verdict's last sentence: how many warnings the page lists, and where."""
+    return f" {len(warnings)} warning{'s' if len(warnings) > 1 else ''} in {where}." if warnings else ""
+
+
+def write_identification_report(result: Identification, out_dir: str | pathlib.Path,
+                                model_files: ModelFiles | None = None, file_check: WrittenCheck | None = None,
+                                progress: Progress = None) -> pathlib.Path:
+    """identification.html (the verdict from the model files written and their check) and the parameter CSVs in
+    `out_dir`; identification.json is written separately."""
+    out = pathlib.Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    if progress:
+        progress(f"report: {out / 'identification.html'}")
+    csv_files = write_parameter_csv(result, out)
+    joints, held_out = result.setup.joint_names, result.held_out
+    sets = result.parameter_sets
+    errors = {s: {"training": result.metrics.residual_rms_nm[s],
+                  "held_out": held_out.rms_nm(s) if held_out is not None else [np.nan] * len(joints)}
+              for s in sets}
+    physical = result.physical
+    return render_page(
+        "identification.html.j2", out / "identification.html",
+        title=f"Identification of {result.setup.name}", verdict=identification_verdict(result, model_files, file_check),
+        r=result, m=result.metrics, joints=joints, sets=sets, errors=errors, rule=RULE, csv_files=csv_files,
+        friction=_friction_rows(result),
+        law_choice=(result.friction.law_choice.describe(joints) if result.friction.law_choice is not None else []),
+        n_folds=N_FOLDS, smooth_gain_percent=100 * SMOOTH_GAIN,
+        links=([(name, link, inertia_six(link.inertia_com_kg_m2)) for name, link in
+                zip(physical.link_names, physical.links, strict=True)] if physical is not None else []),
+        active=(grouped_active(physical.plausibility.active)
+                if physical is not None and physical.plausibility is not None else []),
+        determination=(list(zip(physical.standard_names, physical.standard_values, physical.status,
+                                physical.held_values, strict=True)) if physical is not None else []),
+        held=HELD, essential=set(result.essential.names), n_estimated=int(np.isfinite(result.base.values).sum()),
+        base=list(zip(result.base.names, result.base.values, result.base.rsd_percent, result.base_expressions,
+                      strict=True)),
+        torque_pngs=torque_pngs(result.traces, joints, "identification data"),
+        rsd_png=inline_png(rsd_figure(result)), friction_png=friction_png(result.traces, result.friction),
+        robot=robot_inputs(result.setup), settings=settings_rows(result.config.to_dict()))
+
+
+def _friction_rows(result: Identification) -> dict:
+    """Per joint the estimated friction terms with their RSD, the physical model's (urdf_export.model_friction, what
+    identified.urdf holds) and the Coulomb law."""
     f, rsd = result.friction, dict(zip(result.base.names, result.base.rsd_percent, strict=True))
     model = model_friction(result) if result.physical is not None else None
     terms = [t for t in ("FV", "FC", "FO") if t in result.friction_terms]
     estimates = {"FV": f.viscous_nm_s_rad, "FC": f.coulomb_nm, "FO": f.offset_nm}
-    header = ["joint"] + [f"{t} estimated (RSD %)" for t in terms]
-    header += [f"{t} in the physical model" for t in terms] if model is not None else []
-    header += ["Coulomb law"]
-    rows = []
-    for j, name in enumerate(f.joint_names):
-        row = [name] + [f"{_fmt(estimates[t][j])} ({_fmt(rsd.get(f'{t}{j + 1}', np.nan), 3)})" for t in terms]
-        if model is not None:
-            row += [f"{_fmt(model[name][t][0])} ({model[name][t][1]})" for t in terms]
-        row.append(f.laws()[j].formula())
-        rows.append(row)
-    choice = f.law_choice.describe(f.joint_names) if f.law_choice is not None else []
-    return ["## Friction", "", "FV viscous [Nm s/rad], FC Coulomb [Nm], FO offset [Nm]; the physical model's values "
-            "are those of identified.urdf and identified.yaml.", "", *_table(header, rows), "",
-            *([f"Each joint's Coulomb law, chosen by how well it predicts held-out data ({N_FOLDS}-fold "
-               f"cross-validation over time blocks; another law than sign(dq) only when at least "
-               f"{100 * SMOOTH_GAIN:g} % better):", "",
-               *(f"- {line}" for line in choice)] if choice else [])]
+    rows = [{"joint": name, "estimated": [(estimates[t][j], rsd.get(f"{t}{j + 1}", np.nan)) for t in terms],
+             "model": [model[name][t] for t in terms] if model is not None else [],
+             "law": f.laws()[j].formula()} for j, name in enumerate(f.joint_names)]
+    return {"terms": terms, "rows": rows, "stribeck": f.stribeck, "stribeck_rms_nm": f.stribeck_rms_nm}
 
 
-def _stribeck_section(f: Friction) -> list[str]:
-    """The Stribeck fits of friction sweeps, if any."""
-    if f.stribeck is None:
-        return []
-    return ["", "Stribeck friction (Luo et al. 2024, eq. 7), fitted to the sweeps:", "", *_table(
-        ["joint", "fv1", "fv2", "fv3", "fs", "fs1", "fc", "fc1", "fit RMS [Nm]"],
-        [[name, *(_fmt(c) for c in f.stribeck[j]), _fmt(f.stribeck_rms_nm[j])]
-         for j, name in enumerate(f.joint_names)])]
-
-
-def _physical_section(result: Identification) -> list[str]:
-    """The retrieved physical parameters: method, residual, constraints, notes and the link table."""
-    if result.physical is None:
-        return []
-    p = result.physical
-    return [
-        "## Physical parameters", "",
-        f"- method {p.method} on the {p.target} parameters' columns, {p.wall_time_s:.3g} s; residual of eq. (15) "
-        f"{_fmt(p.residual_norm_nm)} Nm, {p.residual_increase_percent:+.3g} % over the unconstrained fit",
-        "- constraints: " + ("all met" if not p.violations else "; ".join(p.violations)),
-        *[f"- {note}" for note in p.notes],
-        "- bodies as the regressor sees them: an arm link together with the fixed links it carries (a "
-        "gripper); identified.urdf writes the arm link's own part",
-        ("- model: [identified.urdf](identified.urdf), friction and uncertainties: "
-         "[identified.yaml](identified.yaml)" if result.model_holds else
-         "- model: REJECTED (see Checks), written as [identified.rejected.urdf](identified.rejected.urdf) "
-         "for inspection only"),
-        "",
-        *_table(["link", "mass [kg]", "CoM [m]", "Ixx Ixy Ixz Iyy Iyz Izz about the CoM [kg m²]"],
-                [[name, _fmt(link.mass_kg), " ".join(_fmt(c) for c in link.com_m),
-                  " ".join(_fmt(x) for x in inertia_six(link.inertia_com_kg_m2))]
-                 for name, link in zip(p.link_names, p.links, strict=True)]),
-        "",
-        *(plausibility_lines(p.plausibility) if p.plausibility is not None else []),
-    ]
-
-
-def _determination_section(physical: Physical) -> list[str]:
-    """Per standard parameter of the physical model: its value and whether the data determined it."""
-    return ["", "## What the data determine", "",
-            "determined: fixed by the data alone; combined: the data fix only combinations with other parameters "
-            "(the regulariser towards the URDF picks the split); held: no data term (friction held at zero, "
-            "inertials pulled to the URDF value).", "",
-            *_table(["parameter", "value", "determination", "held at"],
-                    [[name, _fmt(value, 6), status, _fmt(held, 6) if status == HELD else ""]
-                     for name, value, status, held in zip(physical.standard_names, physical.standard_values,
-                                                          physical.status, physical.held_values, strict=True)])]
-
-
-def write_identification_report(result: Identification, out_dir: str | pathlib.Path,
-                                progress: Callable[[str], None] | None = None) -> pathlib.Path:
-    """report.md with its figures and tables in `out_dir` (identification.json is written separately)."""
-    out = pathlib.Path(out_dir)
-    out.mkdir(parents=True, exist_ok=True)
-    m, joints = result.metrics, result.setup.joint_names
-    if progress:
-        progress(f"report: figures in {out}")
-    torque_files = plot_torques(result.traces, joints, out, "identification data") if result.traces else []
-    rsd_file = plot_rsd(result, out / "rsd.png")
-    friction_file = plot_friction(result.traces, result.friction, out / "friction.png")
-    csv_files = write_parameter_csv(result, out)
-    essential = set(result.essential.names)
-    lines = [
-        f"# Identification of {result.setup.name}",
-        "",
-        f"- data: {', '.join(m.sources)}; {m.n_samples} processed samples; periods averaged: {list(m.n_periods)}",
-        f"- robot: `{result.setup.urdf_path}`, joints {list(joints)}, friction terms {list(result.friction_terms)}",
-        f"- estimator: {result.config.method.upper()}; cond(Yb) = {_fmt(m.condition_number)} "
-        f"(column-normalised {_fmt(m.condition_number_scaled)})",
-        f"- base parameters: {int(np.isfinite(result.base.values).sum())} of {len(result.base.names)} estimated; "
-        f"essential: {len(result.essential.names)} (eliminated in order: {', '.join(result.eliminated) or 'none'})",
-        "- result: [identification.json](identification.json); tables: "
-        + ", ".join(f"[{f}]({f})" for f in csv_files),
-        "",
-        *_checks_section(result),
-    ]
-    lines += _physical_section(result)
-    if result.unidentified:
-        lines += ["## Parameters the data do not identify", ""]
-        lines += [f"- {reason}" for reason in result.unidentified.values()] + [""]
-    lines += _friction_section(result) + _stribeck_section(result.friction)
-    if result.physical is not None:
-        lines += _determination_section(result.physical)
-    lines += ["", "## Figures", "", f"![RSD of the base parameters]({rsd_file})", ""]
-    lines += [f"![friction against speed]({friction_file})", ""] if friction_file else []
-    lines += [f"![{name}]({file})" for name, file in zip(joints, torque_files, strict=True)]
-    lines += ["", "## Base parameters", "", *_table(
-        ["#", "name", "value", "RSD [%]", "essential", "definition"],
-        [[str(i + 1), name, _fmt(value, 6), _fmt(rsd, 3), "yes" if name in essential else "", expr]
-         for i, (name, value, rsd, expr) in enumerate(zip(result.base.names, result.base.values,
-                                                          result.base.rsd_percent, result.base_expressions,
-                                                          strict=True))])]
-    lines += ["", "## What was done to the data", ""] + [f"- {note}" for note in m.notes]
-    lines += ["", "Timings [s]: " + ", ".join(f"{k} {v:.3g}" for k, v in m.timings_s.items()), ""]
-    path = out / "report.md"
-    write_text(path, "\n".join(lines))
-    return path
+def validation_verdict(validation: Validation) -> Verdict:
+    """The best set on the validation data and how far it is off, in one paragraph."""
+    totals = validation.total_rms_nm
+    best = min((s for s in totals if s != "urdf"), key=lambda s: totals[s])
+    others = ", ".join(f"{s} {number(totals[s], 3)} Nm" for s in totals if s != best)
+    return Verdict(0, "validation done", f"Predicted best by the {best} parameters: {number(totals[best], 3)} Nm RMS "
+                   f"summed over the joints (the others: {others}). Motion: {validation.motion_comparison}."
+                   + _warned(validation.warnings, "the table's section"))
 
 
 def write_validation_report(validation: Validation, out_dir: str | pathlib.Path,
-                            progress: Callable[[str], None] | None = None) -> pathlib.Path:
-    """report.md with torque and observer figures in `out_dir` (validation.json is written separately)."""
+                            progress: Progress = None) -> pathlib.Path:
+    """validation.html in `out_dir` (validation.json is written separately)."""
     out = pathlib.Path(out_dir)
     out.mkdir(parents=True, exist_ok=True)
     if progress:
-        progress(f"report: figures in {out}")
-    v, joints = validation, validation.joint_names
-    torque_files = plot_torques(v.traces, joints, out, "validation data") if v.traces else []
-    observer_file = plot_observer(v.traces, v, out / "observer.png") if v.traces else None
-    bars_file = plot_rms_bars(v, out / "rms.png")
-    sets = list(v.rms_nm)
-    lines = [
-        "# Validation",
-        "",
-        f"- data: {', '.join(v.sources)}; result: [validation.json](validation.json)",
-        f"- motion: {v.motion_comparison}",
-        "- RMS of measured − predicted torque for each identified parameter set and the nominal URDF model "
-        "('urdf'); measured as recorded (averaged over periods for periodic data); 'filtered' compares with the "
-        "low-pass filtered torque",
-        *[f"- **warning: {w}**" for w in v.warnings],
-        "",
-        *_table(
-            ["joint", "torque RMS [Nm]"] + [f"RMS {s} [Nm] (% of torque)" for s in sets]
-            + [f"filtered {s}" for s in sets] + [f"corr. {s}" for s in sets],
-            [[name, _fmt(v.torque_rms_nm[j])]
-             + [f"{_fmt(v.rms_nm[s][j])} ({_fmt(v.rms_percent_of_torque[s][j], 3)})" for s in sets]
-             + [_fmt(v.rms_filtered_nm[s][j]) for s in sets] + [_fmt(v.correlation[s][j], 5) for s in sets]
-             for j, name in enumerate(joints)],
-        ),
-        "",
-        f"![RMS error per joint]({bars_file})",
-        "",
-        "Total RMS [Nm]: " + ", ".join(f"{s} {_fmt(v.total_rms_nm[s])}" for s in sets),
-        "",
-        f"## Momentum observer (Xu et al. 2020, IV-F), K_O = {v.observer_gain_1_s:g} 1/s",
-        "",
-        f"Collision threshold = {v.collision_safety_factor:g} × the largest collision-free |r|.",
-        "",
-        *_table(["joint"] + [f"max r {s} [Nm]" for s in sets] + [f"threshold {s} [Nm]" for s in sets],
-                [[name] + [_fmt(v.observer_max_nm[s][j]) for s in sets]
-                 + [_fmt(v.collision_threshold_nm[s][j]) for s in sets] for j, name in enumerate(joints)]),
-        "",
-    ]
-    if observer_file:
-        lines += [f"![observer residual]({observer_file})", ""]
-    lines += [f"![{name}]({file})" for name, file in zip(joints, torque_files, strict=True)]
-    lines += ["", "## What was done to the data", ""] + [f"- {note}" for note in v.notes] + [""]
-    path = out / "report.md"
-    write_text(path, "\n".join(lines))
-    return path
+        progress(f"report: {out / 'validation.html'}")
+    v = validation
+    return render_page(
+        "validation.html.j2", out / "validation.html", title="Validation", verdict=validation_verdict(v), v=v,
+        joints=v.joint_names, sets=list(v.rms_nm), rms_png=inline_png(rms_figure(v)),
+        observer_png=inline_png(observer_figure(v.traces, v)) if v.traces is not None else None,
+        torque_pngs=torque_pngs(v.traces, v.joint_names, "validation data"))
+
+
+def payload_verdict(payload: PayloadResult, files: Sequence[pathlib.Path]) -> Verdict:
+    """The load found, whether it passed its check, and the files written."""
+    code, load = payload_exit_code(payload.passed, payload.file_check), payload.estimate.inertial
+    why = {0: "The load's model passed its check on held-out time blocks.",
+           3: f"The load's model failed its check on held-out time blocks: {'; '.join(payload.failures)}; is the "
+              "arm model or the frame right, and is the load on? The URDFs are written as *.rejected.urdf.",
+           5: "The written payload files, loaded, do not reproduce the identified load (a bug in robot_id: please "
+              f"report it with payload.yaml): {'; '.join(payload.file_check.failures)}."}[code]
+    found = (f"The load on {payload.frame} ({payload.method}): {number(load.mass_kg)} kg, CoM "
+             + " ".join(f"{1000 * c:.1f}" for c in load.com_m) + f" mm in {payload.frame}.")
+    return Verdict(code, MEANING[code] if code != 0 else "done, the load's model holds",
+                   f"{why} {found} Written: {', '.join(p.name for p in files)}."
+                   + _warned(payload.warnings, "Warnings"))
+
+
+def write_payload_report(payload: PayloadResult, setup: RobotSetup, sources: Sequence[str],
+                         bounds_rows: list[tuple[str, str]], out_dir: pathlib.Path) -> pathlib.Path:
+    """payload.html in out_dir for a payload.identify_payload.PayloadResult (its files already written)."""
+    e, joints = payload.estimate, setup.joint_names
+    figure = joint_bars_figure(joints, {"load torque": e.load_torque_rms_nm, "held-out error": e.held_out_rms_nm,
+                                        "training error": e.residual_rms_nm},
+                               {"load torque": "black", "held-out error": "tab:red", "training error": "tab:blue"},
+                               "RMS [Nm]", "The load's torque per joint and what its model leaves")
+    return render_page(
+        "payload.html.j2", out_dir / "payload.html", title=f"Payload on {setup.name}",
+        verdict=payload_verdict(payload, payload.paths), p=payload, e=e, joints=joints,
+        principal_moments=np.linalg.eigvalsh(e.inertial.inertia_com_kg_m2),
+        undetermined=[k + 1 for k in e.undetermined_moments],
+        parameters=list(zip(NAMES, e.values, e.least_squares, e.rsd_percent, strict=True)),
+        check_png=inline_png(figure), robot=robot_inputs(setup), sources=sources, bounds=bounds_rows)

@@ -5,11 +5,11 @@ it in every format robots take (payload.exports).
 The arm's model: an identification of it (its best set), an identification of baseline recordings of the same
 excitation without the load, or the URDF's rigid bodies (the arm's model error then goes into the load).
 
-Out (in the output directory): payload.yaml (the load with its uncertainty in its frame, the checks; KUKA's load
-data, Franka's setLoad values and service call in the robot's load frame, payload.load_frame), payload.urdf (a fixed
-link holding the load on its frame) and arm_with_payload.urdf / arm_with_payload.xml (the arm's URDF, identified or
-nominal, with the load attached; MJCF where MuJoCo takes it); after a failed check the URDFs as *.rejected.urdf and
-no MJCF.
+Out (in the output directory): payload.html (the report, output.report), payload.yaml (the load with its
+uncertainty in its frame, the checks; KUKA's load data, Franka's setLoad values and service call in the robot's load
+frame, payload.load_frame), payload.urdf (a fixed link holding the load on its frame) and arm_with_payload.urdf /
+arm_with_payload.xml (the arm's URDF, identified or nominal, with the load attached; MJCF where MuJoCo takes it);
+after a failed check the URDFs as *.rejected.urdf and no MJCF.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ import yaml
 
 from robot_id_estimator.output.files import write_text
 from robot_id_estimator.output.mjcf_export import MujocoExportError, write_mjcf
+from robot_id_estimator.output.report import write_payload_report
 from robot_id_estimator.output.urdf_export import identified_urdf_text
 from robot_id_estimator.output.written_check import WrittenCheck, check_payload_files
 from robot_id_estimator.payload.baseline import baseline_residual
@@ -128,8 +129,12 @@ def identify_payload_and_write(recordings: Sequence[Recording], setup: RobotSetu
     warnings = [*stack_notes] + ([] if arm is not None or baseline else [URDF_ARM_WARNING]) + warnings
     warnings.extend(_bound_warnings(estimate, bounds))
     warnings.extend([no_export] if no_export else [])
-    return PayloadResult(frame, model.description, estimate, failures, (written, *paths),
-                         (*samples.notes, *notes), tuple(warnings), file_check, exported)
+    result = PayloadResult(frame, model.description, estimate, failures, (written, *paths),
+                           (*samples.notes, *notes), tuple(warnings), file_check, exported)
+    report = write_payload_report(result, setup, [r.source for r in recordings],
+                                  [("mass range [kg]", f"{bounds.mass_kg[0]:g} to {bounds.mass_kg[1]:g}"),
+                                   ("reach [m]", f"{bounds.reach_m:g}")], out_dir)
+    return dataclasses.replace(result, paths=(*result.paths, report))
 
 
 def _write_models(out_dir: pathlib.Path, setup: RobotSetup, arm_urdf: str, load: LinkInertial, frame: str,

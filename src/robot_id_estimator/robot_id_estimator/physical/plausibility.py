@@ -126,31 +126,3 @@ def plausibility(robot: RobotModel, bounds: PhysicalBounds, pi: np.ndarray, urdf
         datasheet_mass_kg=datasheet_mass_kg,
         arm_mass_kg=arm,
     )
-
-
-def _spread_cell(link: LinkPlausibility) -> str:
-    if link.spread is None:
-        return "no size bound"
-    return f"{link.spread:.3g} (≥ {link.size_bound:.3g})"
-
-
-def plausibility_lines(p: Plausibility) -> list[str]:
-    """The report's plausibility table and warnings (markdown)."""
-    lines = ["", "### Plausibility", "",
-             f"total mass {p.total_mass_kg:.4g} kg (URDF {p.urdf_total_mass_kg:.4g} kg, bounds "
-             f"{p.total_mass_bounds_kg[0]:.4g}–{p.total_mass_bounds_kg[1]:.4g} kg)"
-             + (f"; arm as its datasheet counts it {p.arm_mass_kg:.4g} kg, datasheet {p.datasheet_mass_kg:.4g} kg"
-                if p.datasheet_mass_kg is not None else "; no datasheet mass in the robot config"), "",
-             "| link | mass [kg] (URDF; bounds) | CoM [m] (URDF) | principal moments [kg m²] (URDF; diagonal ≤) | "
-             f"margin (≥ {p.margin:g}) | spread over its hull (≥ size bound) |", "|---|---|---|---|---|---|"]
-    for k in p.links:
-        lines.append(
-            f"| {k.link_name} | {k.mass_kg:.4g} ({k.urdf_mass_kg:.4g}; "
-            f"{k.mass_bounds_kg[0]:.3g}–{k.mass_bounds_kg[1]:.3g})"
-            f" | {' '.join(f'{c:.3g}' for c in k.com_m)} ({' '.join(f'{c:.3g}' for c in k.urdf_com_m)})"
-            f" | {' '.join(f'{m:.3g}' for m in k.principal_moments_kg_m2)} "
-            f"({' '.join(f'{m:.3g}' for m in k.urdf_principal_moments_kg_m2)}; {k.inertia_diag_upper_kg_m2:.3g})"
-            f" | {k.relative_margin:.3g} | {_spread_cell(k)} |")
-    lines += ["", f"{ACTIVE_WARNING}:", *(f"- {label}" for label in p.active)] if p.active else [
-        "", "- no bound is active"]
-    return [*lines, ""]
