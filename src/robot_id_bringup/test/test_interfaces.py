@@ -54,7 +54,7 @@ def _excitation():
 
 
 def _result():
-    msg = IdentificationResult(robot="panda", validation_parameter_set="essential", condition_number=88.5)
+    msg = IdentificationResult(robot="panda", condition_number=88.5)
     msg.joint_names = [f"fer_joint{i}" for i in range(1, 8)]
     msg.base_names = ["ZZ1R", "FV1"]
     msg.base_expressions = ["ZZ1 + YY2", "FV1"]
@@ -69,7 +69,6 @@ def _result():
         JointFriction(joint_name="fer_joint1", viscous_nm_s_rad=0.2, coulomb_nm=0.4, offset_nm=-0.1,
                       stribeck_coefficients=[0.2, 0.01, 0.001, 0.5, 0.02, 0.4, 0.05])
     ]
-    msg.validation_rms_nm = [0.3, 0.4, 0.28, 0.43, 0.12, 0.13, 0.06]
     msg.output_dir = "/tmp/out"
     return msg
 

@@ -1,4 +1,4 @@
-"""Ground truth (issue 4): simulated iiwa14 runs from known parameters, identified through the whole pipeline up to
+"""Ground truth: simulated iiwa14 runs from known parameters, identified through the whole pipeline up to
 the physical stage (its ground truth: test_physical_pipeline.py)."""
 
 import dataclasses

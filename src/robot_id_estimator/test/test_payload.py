@@ -1,4 +1,4 @@
-"""Payload identification (issue 29) against a reference built differently: the iiwa14's URDF with the load written in
+"""Payload identification against a reference built differently: the iiwa14's URDF with the load written in
 as a fixed link on the media flange, its torques by pinocchio's RNEA of that URDF (pinocchio's parser moves the load
 into link 7's body), with noise; the arm model the URDF's own."""
 

@@ -1,4 +1,4 @@
-"""The load's exports in the frame each robot takes a load in (issue 42): identified on the config's flange_frame (the
+"""The load's exports in the frame each robot takes a load in: identified on the config's flange_frame (the
 Franka Hand's TCP, a tool's TCP), written as Franka's setLoad and KUKA's load data in the flange. The reference is
 built differently: the true load written into the URDF as a fixed link on the flange (pinocchio's parser lumps it
 into link 7's body), the torques by pinocchio's RNEA of that URDF, and the values each format holds rebuilt in the

@@ -1,4 +1,4 @@
-"""Physical parameters through the whole pipeline (issue 5): noise-free ground truth, both methods."""
+"""Physical parameters through the whole pipeline: noise-free ground truth, both methods."""
 
 import dataclasses
 

@@ -1,4 +1,4 @@
-"""A robot that does not wait (issue 24): joint states of a non-real-time publisher at the lbr stack's 100 Hz while
+"""A robot that does not wait: joint states of a non-real-time publisher at the lbr stack's 100 Hz while
 the config says 500 Hz (stamp jitter, 50–100 ms delivery stalls followed by bursts of late samples that carry their
 own correct stamps, lost stretches up to 96 ms, random drops) go through the recorder's session into a bag; the
 recorder flags nothing, the estimator orders the samples by their stamps, fills the gaps and identifies the true

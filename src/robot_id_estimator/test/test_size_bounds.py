@@ -1,4 +1,4 @@
-"""Inertia bounds from each link's size (issue 26): no link of kilograms comes out as a point mass, the URDF model
+"""Inertia bounds from each link's size: no link of kilograms comes out as a point mass, the URDF model
 always meets its bounds, and the bounds come from the vendor's meshes, the URDF's <collision> elements, or nowhere
 (said so)."""
 

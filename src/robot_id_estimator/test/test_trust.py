@@ -1,4 +1,4 @@
-"""No wrong answer that looks right (issue 8): parameters the data do not determine are held, every parameter
+"""No wrong answer that looks right: parameters the data do not determine are held, every parameter
 set is checked against the data, bad input is refused in one line, and interrupted runs leave no half files."""
 
 import dataclasses

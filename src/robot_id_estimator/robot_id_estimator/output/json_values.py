@@ -12,17 +12,11 @@ import dataclasses
 import math
 import types
 import typing
-from collections.abc import Sequence
 
 import numpy as np
 
 NOT_WRITTEN = {"json": False}
 """Field metadata of a field that does not go to JSON."""
-
-
-def json_list(x: np.ndarray | Sequence[float]) -> list[float | None]:
-    """JSON list with null for NaN/inf."""
-    return [float(v) if math.isfinite(v) else None for v in np.asarray(x, dtype=float).ravel()]
 
 
 def json_number(x: float) -> float | None:

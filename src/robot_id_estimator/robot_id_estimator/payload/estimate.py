@@ -32,7 +32,7 @@ through the graph, the Panda's 3 kg box's 10.7 % at 3.1 %)."""
 MOMENT_BOUND_PERCENT = 20.0
 """A principal moment the arm model's error could move by more than this (arm_error: a worst case, the error aligned
 with the moment's equations in every sample) is not determined against that arm model: a moment named determined is
-within this even in the worst case (the accuracy issue 29 asks for). On the simulated Panda the identified arm's
+within this even in the worst case (the accuracy a payload needs). On the simulated Panda the identified arm's
 moment errors were at most 0.6 of their bounds (benchmarks/payload.py)."""
 NOT_A_BODY_SIGMAS = 3.0
 """The least-squares load is no rigid body when its smallest second moment about the CoM (the margin of a principal

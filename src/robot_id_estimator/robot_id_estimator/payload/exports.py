@@ -1,4 +1,4 @@
-"""An identified load in the formats robots take it (issue 29). In: the load's inertial in its frame (the flange).
+"""An identified load in the formats robots take it. In: the load's inertial in its frame (the flange).
 Out: KUKA load data, Franka's setLoad values and franka_ros2's set_load service call, a URDF fragment and the arm's
 URDF with the load attached.
 

@@ -69,8 +69,9 @@ model's own error on that joint (an identified arm's held-out error)."""
 
 
 LOAD_ACCURACY = (2.0, 5.0)
-"""Mass [%] and CoM [mm] a load is used at (what issue 29 asks): an arm model whose error could move the load further
-is said (the simulated iiwa7's 0.5 kg load against its identified arm: bounds 6.1 % and 31 mm, errors 2.6 %, 3.2 mm)."""
+"""Mass [%] and CoM [mm] a load is used at (the accuracy a payload needs): an arm model whose error could move the
+load further is said (the simulated iiwa7's 0.5 kg load against its identified arm: bounds 6.1 % and 31 mm,
+errors 2.6 %, 3.2 mm)."""
 
 
 URDF_ARM_WARNING = ("the load is identified against the URDF's arm, whose model error goes into it (a tool the URDF "

@@ -55,13 +55,6 @@ def merge(parts: Sequence[JointBlocks]) -> JointBlocks:
     return JointBlocks(np.stack([triangular_factor(s) for s in stacked]), sum(p.n_rows for p in parts))
 
 
-def select_columns(blocks: JointBlocks, columns: Sequence[Sequence[int]]) -> JointBlocks:
-    """The JointBlocks of some columns of each joint's rows, columns[j] for joint j (the last one: its torque):
-    the factor of a subset of columns is the factor of those columns of the factor (the same Gram matrix)."""
-    return JointBlocks(np.stack([triangular_factor(r[:, list(c)]) for r, c in zip(blocks.r_aug, columns, strict=True)]),
-                       blocks.n_rows)
-
-
 def weighted_rows(parts: Sequence[JointBlocks], weights: Sequence[np.ndarray]) -> tuple[np.ndarray, int]:
     """Rows [A y] with the Gram matrix of the stacked system W^½·[Yb τ] of all `parts`, each joint j of part i
     weighted by weights[i][j]; and the number of equations K·n they stand for."""
