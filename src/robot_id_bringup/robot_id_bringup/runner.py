@@ -38,12 +38,14 @@ from robot_id_bringup.graph import (
     identify_graph,
 )
 from robot_id_bringup.input_checks import input_problems, option_problems
+from robot_id_bringup.model_line import model_line
 from robot_id_contract.processes import stop_process
 from robot_id_model.command_line import HelpFormatter, check_writable_directory
 from robot_id_model.exit_codes import add_exit_codes
 
 if TYPE_CHECKING:
     from robot_id_bringup.run_monitor import RunMonitor
+    from robot_id_msgs.msg import IdentificationResult
 
 DOMAINS = range(1, 102)  # 0 is everyone's default; 101 domains keep every RTPS port below 33 000
 PARTICIPANTS_PROBED = 16
@@ -155,8 +157,8 @@ def run_graph(run: Run, timeout_s: float = 0.0, assume_yes: bool = False,
     the exit code (0 identified and every check passed, or the sweep recorded whole; 1 a node failed, the excitation
     held or refused to move, the motion was not confirmed, the time ran out, the robot published no joint state
     within `robot_timeout_s` in hardware mode (0: wait for it) or a sweep period was flagged; 3 identified but a
-    parameter set failed its check; 128 + the signal when interrupted: 130 on Ctrl-C).
-    `assume_yes`: in hardware mode, confirm the excitation node's plan without asking."""
+    parameter set failed its check; 128 + the signal when interrupted: 130 on Ctrl-C); its last line says where the
+    model is. `assume_yes`: in hardware mode, confirm the excitation node's plan without asking."""
     from robot_id_bringup.run_monitor import RunMonitor
 
     specs = identify_graph(run)
@@ -173,6 +175,7 @@ def run_graph(run: Run, timeout_s: float = 0.0, assume_yes: bool = False,
     terminal = TerminalLine.of_stdin()
     confirmation = (Confirmation(console, run.node_path(EXCITATION_NAME), env["ROS_DOMAIN_ID"], assume_yes,
                                  terminal is not None) if run.mode == "hardware" else None)
+    code = None
     try:
         if not received:
             monitor = RunMonitor(run)
@@ -180,22 +183,21 @@ def run_graph(run: Run, timeout_s: float = 0.0, assume_yes: bool = False,
             if not received:
                 children.append(Child(spec, env))
         started = time.monotonic()
-        while True:
+        while code is None:
             if received:
                 console("robot_id: interrupted: stopping every node")
-                return 128 + received[0]
+                code = 128 + received[0]
+                break
             if confirmation is not None and monitor.graph_up():  # the arm moves once the whole graph is up: CI saw
                 confirmation.step(monitor, terminal)  # the Panda's states stall as the estimator started meanwhile
             code = _outcome(run, children, monitor, confirmation)
-            if code is not None:
-                return code
-            if (run.mode == "hardware" and robot_timeout_s and not monitor.joint_states_came()
+            if (code is None and run.mode == "hardware" and robot_timeout_s and not monitor.joint_states_came()
                     and time.monotonic() - started > robot_timeout_s):
                 console(f"robot_id: error: {silent_robot(run, robot_timeout_s, env, domain_chosen)}", sys.stderr)
-                return 1
-            if timeout_s and time.monotonic() - started > timeout_s:
+                code = 1
+            if code is None and timeout_s and time.monotonic() - started > timeout_s:
                 console(f"robot_id: error: no identification result after {timeout_s:g} s", sys.stderr)
-                return 1
+                code = 1
     finally:
         for child in reversed(children):
             child.stop()
@@ -203,23 +205,40 @@ def run_graph(run: Run, timeout_s: float = 0.0, assume_yes: bool = False,
             monitor.close()
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+    console(_last_line(run, monitor.result if monitor is not None else None, code))
+    return code
 
 
-def joint_states_topic(run: Run) -> str:
-    """The robot's joint-states topic as the nodes resolve it (the robot config's; a relative name in the run's
-    namespace)."""
+def _last_line(run: Run, result: IdentificationResult | None, code: int) -> str:
+    """The run's last line, after the nodes' own last words: where the model is and which set it holds
+    (model_line), or where the recording is."""
+    if not run.records_only:
+        return model_line(result, code)
+    if code != 0:
+        return f"robot_id: nothing recorded whole: the run ended (exit code {code}); no model (a run that only records)"
+    what = "friction sweep" if run.records_sweep else "trajectory"
+    use = (f"identify with --friction-sweep {run.bag_path}" if run.records_sweep else
+           f"identify a load against it with --payload --baseline {run.bag_path}" if run.payload else
+           f"identify it with --mode replay --bag {run.bag_path}")
+    return f"robot_id: {what} recorded in {run.bag_path}; {use}"
+
+
+def robot_topic(run: Run, topic: str) -> str:
+    """A topic of the robot config (`topic`: its field, e.g. joint_states_topic) as the nodes resolve it: a relative
+    name in the run's namespace."""
     from robot_id_model.robot_config import load_robot_config
 
-    topic = load_robot_config(run.robot).joint_states_topic
-    return topic if topic.startswith("/") else f"{run.namespace_path.rstrip('/')}/{topic}"
+    name = getattr(load_robot_config(run.robot), topic)
+    return name if name.startswith("/") else f"{run.namespace_path.rstrip('/')}/{name}"
 
 
 def silent_robot(run: Run, robot_timeout_s: float, env: dict[str, str], domain_chosen: bool) -> str:
     """Why a hardware run ends when no joint state came, and what to check, in one line."""
     domain = (f"ROS_DOMAIN_ID {env['ROS_DOMAIN_ID']} (chosen by the runner: export the robot stack's ROS_DOMAIN_ID)"
               if domain_chosen else f"ROS_DOMAIN_ID {env['ROS_DOMAIN_ID']}")
-    return (f"no joint states on {joint_states_topic(run)} after {robot_timeout_s:g} s: is the robot's stack "
-            f"running and publishing them, in {domain} with ROS_AUTOMATIC_DISCOVERY_RANGE "
+    return (f"no joint states on {robot_topic(run, 'joint_states_topic')} after {robot_timeout_s:g} s: is the "
+            f"robot's stack running and publishing them, its controller on "
+            f"{robot_topic(run, 'joint_trajectory_topic')} active, in {domain} with ROS_AUTOMATIC_DISCOVERY_RANGE "
             f"{env['ROS_AUTOMATIC_DISCOVERY_RANGE']}? (--robot-timeout sets how long to wait)")
 
 
@@ -256,10 +275,6 @@ def _recorded(run: Run, status) -> int:
         console(f"robot_id: error: the {what} in {status.bag_path} is incomplete ({status.periods_recorded}/"
                 f"{status.periods_expected} recorded, {status.periods_flagged} flagged): record it again", sys.stderr)
         return 1
-    use = (f"identify with --friction-sweep {status.bag_path}" if run.records_sweep else
-           f"identify a load against it with --payload --baseline {status.bag_path}" if run.payload else
-           f"identify it with --mode replay --bag {status.bag_path}")
-    console(f"robot_id: {what} recorded in {status.bag_path}; {use}")
     return 0
 
 

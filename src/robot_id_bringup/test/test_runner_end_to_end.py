@@ -49,7 +49,8 @@ def test_a_sweep_then_one_period_through_the_graph_identify_the_truth(tmp_path):
                              "--timeout", "240"], env=_environment(domain_id), capture_output=True, text=True,
                             timeout=300)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
-    assert f"robot_id: friction sweep recorded in {sweep.bag_path}" in result.stdout
+    assert result.stdout.splitlines()[-1] == (f"robot_id: friction sweep recorded in {sweep.bag_path}; identify with "
+                                              f"--friction-sweep {sweep.bag_path}")
     assert "estimator" not in result.stdout.splitlines()[0]  # a sweep run only records
     out = tmp_path / "run"
     result = subprocess.run([*RUNNER, "--periods", "1", "--friction-sweep", sweep.bag_path, "--out", str(out),
@@ -58,6 +59,9 @@ def test_a_sweep_then_one_period_through_the_graph_identify_the_truth(tmp_path):
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
     assert "robot_id: identified:" in result.stdout
     run = Run("iiwa14", "sim", str(out), 1)
+    assert result.stdout.splitlines()[-1].startswith(  # last, after the nodes' shutdown: where the model is
+        f"robot_id: the model is {run.results_path}/identified.urdf: the physical parameter set (best on held-out "
+        "data: "), result.stdout[-2000:]
     identification = pathlib.Path(run.results_path) / "identification.json"
     assert identification.is_file() and (pathlib.Path(run.results_path) / "identified.urdf").is_file()
     assert (out / "bag" / "period_index.yaml").is_file()
@@ -298,6 +302,8 @@ def test_a_replay_the_estimator_refuses_ends_at_once_with_its_reason(tmp_path):
                             env=_environment(205 + os.getpid() % 25))
     assert result.returncode == 1
     assert "robot_id: error: the estimator could not identify" in result.stderr
+    assert result.stdout.splitlines()[-1] == ("robot_id: no model written: the run ended (exit code 1) before an "
+                                              "identification")
     assert time.monotonic() - started < 60.0  # not the 120 s timeout
 
 
@@ -313,8 +319,10 @@ def test_hardware_mode_with_no_robot_publishing_ends_after_the_robot_timeout_nam
     assert result.returncode == 1, result.stdout + result.stderr
     assert result.stderr.splitlines()[-1] == (
         f"robot_id: error: no joint states on /lbr/joint_states after 2 s: is the robot's stack running and publishing "
-        f"them, in ROS_DOMAIN_ID {domain_id} with ROS_AUTOMATIC_DISCOVERY_RANGE LOCALHOST? (--robot-timeout sets how "
-        "long to wait)")
+        "them, its controller on /lbr/joint_trajectory_controller/joint_trajectory active, in ROS_DOMAIN_ID "
+        f"{domain_id} with ROS_AUTOMATIC_DISCOVERY_RANGE LOCALHOST? (--robot-timeout sets how long to wait)")
+    assert result.stdout.splitlines()[-1] == ("robot_id: nothing recorded whole: the run ended (exit code 1); no model "
+                                              "(a run that only records)")
     assert time.monotonic() - started < 30.0
     assert not _processes_in_domain(domain_id)
 
