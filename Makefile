@@ -2,7 +2,7 @@
 SHELL := /bin/bash
 ENV := source env.sh &&
 
-.PHONY: setup build test lint demo demo-offline bench clean
+.PHONY: setup build test lint demo demo-offline bench results clean
 
 setup:
 	@scripts/setup_workspace.sh
@@ -26,6 +26,9 @@ demo-offline: setup
 
 bench: setup
 	@$(ENV) python scripts/run_benchmarks.py
+
+results:
+	@$(ENV) python scripts/render_results.py
 
 clean:
 	rm -rf build install log .venv .venv-install.log
