@@ -15,7 +15,9 @@ from rclpy.node import Node
 from rclpy.signals import SignalHandlerOptions
 
 SPIN_ONCE_S = 0.1
-"""How often a node that finishes by itself (NodeProcess.done) is asked whether it has."""
+"""How often a node that finishes by itself (NodeProcess.done) is asked whether it has, and how often a node that
+handles its signals itself returns to Python (a Python signal handler runs only then: in a wait with nothing due, a
+SIGTERM would wait until the runner's kill)."""
 
 
 def _never(_err: BaseException) -> bool:
@@ -59,7 +61,7 @@ def run_node(make_node: Callable[[], Node], process: NodeProcess, args: list[str
     try:
         node = make_node()
         executor.add_node(node)
-        _spin(executor, node, process.done)
+        _spin(executor, node, process.done, process.rclpy_signals)
     except (KeyboardInterrupt, ExternalShutdownException):
         _stop(node, process)
     except process.refused as err:
@@ -80,11 +82,11 @@ def run_node(make_node: Callable[[], Node], process: NodeProcess, args: list[str
     return 0
 
 
-def _spin(executor: Executor, node: Node, done: Callable[[Node], bool] | None) -> None:
-    if done is None:
+def _spin(executor: Executor, node: Node, done: Callable[[Node], bool] | None, rclpy_signals: bool) -> None:
+    if done is None and rclpy_signals:
         executor.spin()
         return
-    while rclpy.ok() and not done(node):
+    while rclpy.ok() and not (done is not None and done(node)):
         executor.spin_once(timeout_sec=SPIN_ONCE_S)
 
 

@@ -3,11 +3,16 @@ finishes closes and exits 0, a stop runs the node's hook while ROS is still up, 
 raised once the node is gone, and an error in a callback is an error, not a refused configuration. (conftest: this
 machine only, a domain of its own.)"""
 
+import subprocess
+import sys
+import time
+
 import pytest
 import rclpy
 from rclpy.node import Node
 
 from robot_id_contract.node_process import NodeProcess, run_node
+from robot_id_contract.processes import stop_process
 
 
 class Ticking(Node):
@@ -86,3 +91,32 @@ def test_an_error_in_a_callback_is_raised_not_taken_for_a_refused_configuration(
     with pytest.raises(ValueError, match="a bug in a callback"):
         run_node(lambda: Ticking(_bad_value), NodeProcess("demo_node"))
     assert not rclpy.ok()
+
+
+IDLE_NODE_OWN_SIGNALS = """
+import signal, sys
+from rclpy.node import Node
+from robot_id_contract.node_process import NodeProcess, run_node
+
+def interrupt(_signum, _frame):
+    raise KeyboardInterrupt
+
+class Idle(Node):
+    def __init__(self):
+        super().__init__("idle")
+        print("ready", flush=True)
+
+signal.signal(signal.SIGTERM, interrupt)
+sys.exit(run_node(Idle, NodeProcess("idle", rclpy_signals=False)))
+"""
+
+
+def test_an_idle_node_that_handles_its_signals_stops_on_sigterm_at_once():
+    """Nothing due (no timer, no message): the wait still returns to Python, whose handler stops the node (the
+    excitation node after a run was killed by the runner 10 s after its SIGTERM, every run)."""
+    child = subprocess.Popen([sys.executable, "-c", IDLE_NODE_OWN_SIGNALS], stdout=subprocess.PIPE, text=True)
+    assert child.stdout.readline().strip() == "ready"
+    time.sleep(0.3)                                                       # in the executor's wait
+    began = time.monotonic()
+    assert stop_process(child, timeout_s=5.0) == 0
+    assert time.monotonic() - began < 1.0
