@@ -13,11 +13,9 @@ from robot_id_estimator.recordings.recording import Recording, load_recording
 from robot_id_estimator.recordings.synthetic import random_recording, sample_times_s
 from robot_id_estimator.robot_setup import RobotSetup
 from robot_id_model import load_robot_config
-from robot_id_model.robot_config import config_directory
 from robot_id_model.robot_model import RobotModel
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-CONFIGS = config_directory()
 PANDA_LOG = ROOT.parent / "shared" / "datasets" / "panda_gaz2019" / "panda_traj1_robot_log.csv"
 PANDA_JOINTS = tuple(f"fer_joint{i}" for i in range(1, 8))
 PANDA_COLUMNS = {"t": "t_s", "q": "q{i}_rad", "dq": "dq{i}_rad_s", "tau": "tau{i}_Nm"}
@@ -29,7 +27,7 @@ def progress(text: str) -> None:
 
 
 def robot_setup(name: str) -> RobotSetup:
-    return RobotSetup.from_config(load_robot_config(CONFIGS / f"{name}.yaml"))
+    return RobotSetup.from_config(load_robot_config(name))
 
 
 def simulated(

@@ -42,9 +42,8 @@ from robot_id_excitation.design import design_excitation
 from robot_id_excitation.design_problem import DesignOptions
 from robot_id_excitation.fourier import FourierTrajectory
 from robot_id_model import base_parameters, load_robot_config
-from robot_id_model.robot_config import config_directory
+from robot_id_model.robot_config import robot_names
 
-CONFIGS = config_directory()
 GAZ_TABLE = pathlib.Path("/work/shared/datasets/panda_gaz2019/params/gaz2019_excitation_fourier_tableII.csv")
 VELOCITY_SCALE = 0.5
 CRITERIA = ("cond", "d_optimality", "hadamard", "embedded")
@@ -52,7 +51,7 @@ CASES = {
     "iiwa14": {"base_frequency_hz": 0.05, "friction": ("FV", "FC"), "velocity_scale": VELOCITY_SCALE},
     "panda": {"base_frequency_hz": 0.075, "friction": ("FV", "FC", "FO"), "velocity_scale": 1.0},
 }
-COLLISION_ROBOTS = ("iiwa7", "iiwa14", "panda", "panda_hand", "fr3", "fr3_hand")
+COLLISION_ROBOTS = robot_names()
 COLLISION_TIME_LIMIT_S = 300.0
 BUDGET = {"cond": (4, 270.0), "d_optimality": (2, 150.0), "hadamard": (2, 150.0), "embedded": (2, 270.0)}
 """criterion: (starts, time limit in s)"""
@@ -63,7 +62,7 @@ def _progress(line: str) -> None:
 
 
 def run_case(name: str, case: dict) -> dict:
-    config = load_robot_config(CONFIGS / f"{name}.yaml")
+    config = load_robot_config(name)
     robot = config.load_model(case["friction"])
     base = base_parameters(robot)
     limits = design_limits(config, position_margin_rad=0.1, velocity_scale=case["velocity_scale"])
@@ -92,7 +91,7 @@ def gaz_table_ii() -> dict | None:
         return None
     rows = [r for r in csv.reader(line for line in GAZ_TABLE.read_text().splitlines() if not line.startswith("#"))]
     values = np.array([[float(v) for v in r[1:]] for r in rows[1:]])
-    config = load_robot_config(CONFIGS / "panda.yaml")
+    config = load_robot_config("panda")
     robot = config.load_model(("FV", "FC", "FO"))
     traj = FourierTrajectory("fourier", "panda", config.joint_names, 0.075, values[:, :5], values[:, 5:10],
                              values[:, 10])
@@ -104,7 +103,7 @@ def gaz_table_ii() -> dict | None:
 
 def collision_case(name: str) -> dict:
     """The shipped robot's excitation designed without and with the collision constraint."""
-    config = load_robot_config(CONFIGS / f"{name}.yaml")
+    config = load_robot_config(name)
     robot = config.load_model(("FV", "FC"))
     base = base_parameters(robot)
     with_collision = design_limits(config, position_margin_rad=0.1, velocity_scale=0.5,

@@ -11,13 +11,10 @@ import pinocchio as pin
 
 from robot_id_model import base_parameters, load_robot_config, nominal_parameters, regressor
 from robot_id_model.base_parameters import random_states
-from robot_id_model.robot_config import config_directory
-
-CONFIGS = config_directory()
 
 
 def measure(name: str) -> dict:
-    config = load_robot_config(CONFIGS / f"{name}.yaml")
+    config = load_robot_config(name)
     inertial = config.load_model(friction=())
     q, dq, ddq = random_states(inertial, 10_000, seed=1)
     start = time.perf_counter()

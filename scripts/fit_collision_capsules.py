@@ -4,7 +4,7 @@
     python scripts/fit_collision_capsules.py [iiwa7 iiwa14 panda panda_hand fr3 fr3_hand]
 
 Reads the meshes in src/robot_id_description/meshes (see SOURCE.md there), fits at most two capsules per link
-that hold every triangle (robot_id_model.capsule_fit), and writes src/robot_id_description/collision/<robot>.yaml
+that hold every triangle (robot_id_model.capsule_fit), and writes src/robot_id_description/robots/<robot>/collision.yaml
 with the capsules, the vendor geometry they enclose and how far they reach beyond it. The Franka Hand's geometry is
 hand.stl and the finger boxes of franka_description (end_effectors/common/franka_hand.xacro), both fingers at
 every opening from closed to 0.04 m. The FR3's links 5 and 7 are written as an allowed pair (ALLOWED_PAIRS): its
@@ -68,19 +68,19 @@ def finger_boxes() -> list[dict]:
 
 
 def link_parts(robot: str) -> dict[str, dict]:
-    """Per link, its meshes (file relative to the collision folder, origin) and boxes."""
+    """Per link, its meshes (file relative to the robot's folder, origin) and boxes."""
     if robot.startswith("iiwa"):
-        folder = f"../meshes/lbr_description/meshes/{robot}/collision"
+        folder = f"../../meshes/lbr_description/meshes/{robot}/collision"
         return {f"lbr_link_{i}": {"meshes": [{"file": f"{folder}/link_{i}.stl",
                                               "origin_xyz_m": [*IIWA_OFFSETS_XY[robot][i], IIWA_OFFSETS_Z[robot][i]]}]}
                 for i in range(8)}
     arm = "fr3" if robot.startswith("fr3") else "fer"
-    folder = f"../meshes/franka_description/meshes/robot_arms/{arm}/collision"
+    folder = f"../../meshes/franka_description/meshes/robot_arms/{arm}/collision"
     parts = {f"{arm}_link{i}": {"meshes": [{"file": f"{folder}/link{i}.stl", "origin_xyz_m": [0.0, 0.0, 0.0]}]}
              for i in range(8)}
     if robot.endswith("_hand"):
         hand = (f"{folder}/hand.stl" if arm == "fer"
-                else "../meshes/franka_description/meshes/robot_ee/franka_hand_white/collision/hand.stl")
+                else "../../meshes/franka_description/meshes/robot_ee/franka_hand_white/collision/hand.stl")
         parts[f"{arm}_hand"] = {"meshes": [{"file": hand, "origin_xyz_m": [0.0, 0.0, 0.0]}], "boxes": finger_boxes()}
     return parts
 
@@ -93,7 +93,7 @@ def triangles(parts: dict, folder: pathlib.Path) -> np.ndarray:
 
 
 def fit(robot: str) -> pathlib.Path:
-    folder = DESCRIPTION / "collision"
+    folder = DESCRIPTION / "robots" / robot
     links = {}
     for link, parts in link_parts(robot).items():
         mesh = triangles(parts, folder)
@@ -107,12 +107,11 @@ def fit(robot: str) -> pathlib.Path:
               else "franka_description (Apache-2.0): meshes/robot_arms/fr3/collision" if robot.startswith("fr3")
               else f"lbr_fri_ros2_stack lbr_description (Apache-2.0): meshes/{robot}/collision")
     head = (f"# Collision capsules of the {robot}, fitted by scripts/fit_collision_capsules.py to the vendor's\n"
-            f"# collision geometry ({source}; the meshes and their licence are in ../meshes).\n"
+            f"# collision geometry ({source}; the meshes and their licence are in ../../meshes).\n"
             "# The capsules of a link hold every triangle of its meshes and boxes, so a distance between capsules\n"
             "# is never larger than between the vendor's geometry. reach_beyond_mesh_mm: how far they reach beyond\n"
             "# its convex hull (largest over 400 sampled surface points per capsule). Frames: the URDF link frames.\n")
-    path = folder / f"{robot}.yaml"
-    folder.mkdir(exist_ok=True)
+    path = folder / "collision.yaml"
     allowed = {"allowed_pairs": ALLOWED_PAIRS[robot]} if robot in ALLOWED_PAIRS else {}
     path.write_text(head + yaml.safe_dump({"robot": robot, **allowed, "links": links}, sort_keys=False,
                                           default_flow_style=None, width=120))

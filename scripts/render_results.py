@@ -9,7 +9,6 @@ out, and a figure not re-measured says when it was measured.
 
 from __future__ import annotations
 
-import ast
 import json
 import pathlib
 import sys
@@ -66,14 +65,6 @@ def source_cell(name: str, record: dict) -> str:
     return link if record["re_measured"] else f"{link}: measured {record['measured_at'][:10]}, not re-measured"
 
 
-def benchmark_purpose(name: str) -> str:
-    """The first line of the benchmark script's docstring."""
-    script = ROOT / "benchmarks" / f"{name}.py"
-    if not script.is_file():
-        return ""
-    return (ast.get_docstring(ast.parse(script.read_text())) or "").split("\n\n")[0].replace("\n", " ")
-
-
 def provenance(record: dict) -> str:
     """When, how and where the figures were measured."""
     if not record["re_measured"]:
@@ -95,7 +86,7 @@ def results_page(records: dict[str, dict]) -> str:
              "`make bench` (scripts/run_benchmarks.py) writes: do not edit by hand. Each benchmark's script says what",
              "it measures and how; `python scripts/run_benchmarks.py <name>` measures one again.", ""]
     for name, record in records.items():
-        lines += [f"## {name}", "", benchmark_purpose(name), "", provenance(record), "",
+        lines += [f"## {name}", "", record["about"], "", provenance(record), "",
                   "| figure | value |", "| --- | --- |"]
         lines += [f"| {figure} | {value} |" for figure, value in rows(record["figures"]) if figure != "benchmark"]
         lines.append("")

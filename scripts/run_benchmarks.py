@@ -11,6 +11,7 @@ and the README's table from the records (scripts/render_results.py)."""
 
 from __future__ import annotations
 
+import ast
 import datetime
 import json
 import os
@@ -76,10 +77,16 @@ def dumps(record: dict) -> str:
     return re.sub(one_line, lambda m: f"[{', '.join(x.strip() for x in m[1].split(','))}]", text) + "\n"
 
 
-def record(name: str, command: list[str], figures: dict, started: datetime.datetime, wall_s: float,
+def about(script: pathlib.Path) -> str:
+    """What a benchmark measures: its docstring's first paragraph, on one line."""
+    return (ast.get_docstring(ast.parse(script.read_text())) or "").split("\n\n")[0].replace("\n", " ")
+
+
+def record(script: pathlib.Path, command: list[str], figures: dict, started: datetime.datetime, wall_s: float,
            load_before: list[float]) -> dict:
     """The stored record of one benchmark run."""
-    return {"benchmark": name, "re_measured": True, "measured_at": started.isoformat(timespec="seconds"),
+    return {"benchmark": script.stem, "about": about(script), "re_measured": True,
+            "measured_at": started.isoformat(timespec="seconds"),
             "command": " ".join(command), "wall_s": round(wall_s, 1), "code": code_state(), "machine": machine(),
             "load_average_1_5_15_min": {"before": load_before, "after": load_average()}, "figures": figures}
 
@@ -103,7 +110,7 @@ def run_one(script: pathlib.Path, extra: list[str]) -> tuple[float, str]:
     except json.JSONDecodeError:
         return wall_s, "no JSON line at the end"
     RESULTS.mkdir(exist_ok=True)
-    stored = record(script.stem, command, figures, started, wall_s, load_before)
+    stored = record(script, command, figures, started, wall_s, load_before)
     (RESULTS / f"{script.stem}.json").write_text(dumps(stored))
     return wall_s, _figures(figures)
 

@@ -1,5 +1,4 @@
 import os
-from glob import glob
 
 from setuptools import setup
 
@@ -19,16 +18,14 @@ setup(
     data_files=[
         ('share/ament_index/resource_index/packages', [f'resource/{PACKAGE}']),
         (f'share/{PACKAGE}', ['package.xml']),
-        *tree('urdf'),  # the URDFs, and the source and licence of franka_description's
-        (f'share/{PACKAGE}/config', glob('config/*.yaml')),
-        (f'share/{PACKAGE}/collision', glob('collision/*.yaml')),
-        *tree('meshes'),
+        *tree('robots'),  # one folder per robot: robot.yaml, URDF, collision.yaml, trajectories/
+        *tree('meshes'),  # the vendors' collision meshes, shared by the robots
     ],
     install_requires=['setuptools'],
     extras_require={'test': ['pytest']},
     zip_safe=True,
     maintainer='robot_id developers',
     maintainer_email='robot_id@example.com',
-    description='Robot descriptions (URDF) and robot configs of the robot_id suite.',
+    description='The robots of the robot_id suite, one folder each: config, URDF, collision geometry, trajectories.',
     license='Apache-2.0',
 )

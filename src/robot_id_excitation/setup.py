@@ -1,5 +1,3 @@
-from glob import glob
-
 from setuptools import find_packages, setup
 
 PACKAGE = 'robot_id_excitation'
@@ -11,7 +9,6 @@ setup(
     data_files=[
         ('share/ament_index/resource_index/packages', [f'resource/{PACKAGE}']),
         (f'share/{PACKAGE}', ['package.xml']),
-        (f'share/{PACKAGE}/trajectories', glob('trajectories/*.yaml')),
     ],
     install_requires=['setuptools'],
     extras_require={'test': ['pytest']},

@@ -22,9 +22,10 @@ from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
 from robot_id_bringup.graph import DEFAULT_PERIODS, SWEEP_PERIODS, Run, identify_graph
+from robot_id_model.command_line import robot_option_help
 
 ARGUMENTS = {
-    "robot": ("iiwa14", "robot config: iiwa7, iiwa14, panda, panda_hand, fr3, fr3_hand or a YAML path"),
+    "robot": ("iiwa14", robot_option_help()),
     "mode": ("sim", "sim, hardware or replay"),
     "periods": ("0", f"trajectory periods (0: {DEFAULT_PERIODS} of an excitation, {SWEEP_PERIODS} of a sweep)"),
     "trajectory": ("", "trajectory file (default: the one shipped for the robot)"),

@@ -40,7 +40,7 @@ from robot_id_bringup.graph import (
 from robot_id_bringup.input_checks import input_problems, option_problems
 from robot_id_bringup.model_line import model_line
 from robot_id_contract.processes import stop_process
-from robot_id_model.command_line import HelpFormatter, check_writable_directory
+from robot_id_model.command_line import HelpFormatter, check_writable_directory, robot_option_help
 from robot_id_model.exit_codes import add_exit_codes
 
 if TYPE_CHECKING:
@@ -282,8 +282,7 @@ def identify_parser() -> argparse.ArgumentParser:
     """The `identify` command's parser: the options of launch/identify.launch.py as command-line options."""
     parser = argparse.ArgumentParser(prog="robot_id identify", description="run the identification graph",
                                      formatter_class=HelpFormatter)
-    parser.add_argument("--robot", default="iiwa14",
-                        help="robot config: iiwa7, iiwa14, panda, panda_hand, fr3, fr3_hand or a YAML path")
+    parser.add_argument("--robot", default="iiwa14", help=robot_option_help())
     parser.add_argument("--mode", default="sim", choices=MODES, help="run against the simulator, the hardware, "
                                                                      "or identify a recorded bag")
     parser.add_argument("--periods", type=int, default=0,

@@ -147,7 +147,7 @@ def test_an_unwritable_output_is_refused_in_one_line_before_any_work(tmp_path, m
 
 
 NO_ROBOT = ("--robot: no robot config 'nosuch' (shipped: fr3, fr3_hand, iiwa14, iiwa7, panda, panda_hand; "
-            "or a YAML path)")
+            "or a robot folder or a YAML path)")
 NO_URDF = "--urdf {tmp}/missing.urdf: no such file or directory"
 
 

@@ -263,7 +263,7 @@ def test_compose_hardware_runs_on_the_host_with_realtime_limits():
 
 @pytest.mark.parametrize("robot", ["fr3", "fr3_hand"])  # the robot franka_ros2 drives (libfranka >= 0.10)
 def test_franka_controller_configuration_matches_the_robot_config(robot):
-    config = yaml.safe_load((DESCRIPTION / "config" / f"{robot}.yaml").read_text())
+    config = yaml.safe_load((DESCRIPTION / "robots" / robot / "robot.yaml").read_text())
     data = yaml.safe_load(CONTROLLERS.read_text())
     manager = data["controller_manager"]["ros__parameters"]
     assert manager["update_rate"] == 1000 == config["state_rate_hz"]
@@ -303,7 +303,8 @@ def test_rviz_shows_the_nominal_and_the_identified_model():
     assert models[f"/{identified}"]["Alpha"] == 0.5 and models[nominal]["Alpha"] == 1
     for display in models.values():  # both descriptions are published latched
         assert display["Description Topic"]["Durability Policy"] == "Transient Local"
-    links = {link.get("name") for link in ET.parse(DESCRIPTION / "urdf" / "iiwa14.urdf").getroot().iter("link")}
+    urdf = DESCRIPTION / "robots" / "iiwa14" / "iiwa14.urdf"
+    links = {link.get("name") for link in ET.parse(urdf).getroot().iter("link")}
     assert manager["Global Options"]["Fixed Frame"] == "lbr_link_0" in links
 
 
@@ -339,6 +340,6 @@ def test_docs_commands_name_the_nodes_parameters_and_services_of_the_graph():
     assert "ros2 launch lbr_bringup hardware.launch.py model:=iiwa14 ctrl:=joint_trajectory_controller" in docs
     # the sweep step names a shipped sweep and the runner's option
     assert "--trajectory iiwa14_friction_sweep" in docs and "--friction-sweep results/sweep/bag" in docs
-    assert (SRC / "robot_id_excitation" / "trajectories" / "iiwa14_friction_sweep.yaml").is_file()
+    assert (DESCRIPTION / "robots" / "iiwa14" / "trajectories" / "friction_sweep.yaml").is_file()
     assert '"--friction-sweep"' in (SRC / "robot_id_bringup" / "robot_id_bringup" / "runner.py").read_text()
     assert f"share/robot_id_bringup/config/{CONTROLLERS.name}" in docs

@@ -41,6 +41,7 @@ def test_results_page_and_readme_table_are_what_the_stored_records_render():
 def test_every_record_says_what_when_and_how_it_was_measured(name):
     record = RECORDS[name]
     assert record["benchmark"] == name and record["command"].startswith(f"python benchmarks/{name}.py")
+    assert record["about"]  # what it measures, as its script said when it ran
     assert (ROOT / "benchmarks" / f"{name}.py").is_file()
     if record["re_measured"]:
         assert {"cores", "cpu", "python", "platform"} <= set(record["machine"])
@@ -85,9 +86,10 @@ def test_the_readme_table_says_when_a_figure_was_not_re_measured():
 
 def test_the_runner_keeps_a_benchmark_s_json_line_with_machine_load_and_command():
     run = _script("run_benchmarks")
-    record = run.record("model", ["python", "benchmarks/model.py"], {"x": [1.0, 2.0]}, run.datetime.datetime(
-        2026, 11, 28, tzinfo=run.datetime.UTC), 3.04, [1.0, 0.5, 0.25])
+    record = run.record(ROOT / "benchmarks" / "model.py", ["python", "benchmarks/model.py"], {"x": [1.0, 2.0]},
+                        run.datetime.datetime(2026, 11, 28, tzinfo=run.datetime.UTC), 3.04, [1.0, 0.5, 0.25])
     assert json.loads(run.dumps(record)) == record
     assert record["measured_at"] == "2026-11-28T00:00:00+00:00" and record["wall_s"] == 3.0
+    assert record["benchmark"] == "model" and record["about"].startswith("Figures of robot_id_model")
     assert record["machine"]["cores"] >= 1 and record["load_average_1_5_15_min"]["before"] == [1.0, 0.5, 0.25]
     assert '"x": [1.0, 2.0]' in run.dumps(record)

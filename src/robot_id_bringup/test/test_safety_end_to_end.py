@@ -34,7 +34,7 @@ from robot_id_excitation.constraints import design_limits
 from robot_id_excitation.fourier import FourierTrajectory
 from robot_id_excitation.node import ExcitationNode
 from robot_id_excitation.trajectory_file import save_trajectory
-from robot_id_model.robot_config import config_directory, load_robot_config
+from robot_id_model.robot_config import load_robot_config
 from robot_id_msgs.msg import ExcitationTrajectory
 from robot_id_sim.node import SimNode
 from robot_id_sim.simulated_robot import SimulatedRobot
@@ -53,7 +53,7 @@ class Arm:
 
     @property
     def config(self):
-        return load_robot_config(config_directory() / f"{self.name}.yaml")
+        return load_robot_config(self.name)
 
     @property
     def limits(self):

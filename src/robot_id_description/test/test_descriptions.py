@@ -16,8 +16,9 @@ from robot_id_model import (
     stack,
 )
 from robot_id_model.base_parameters import random_states
+from robot_id_model.robot_config import robot_names
 
-ROBOTS = ("iiwa7", "iiwa14", "panda", "panda_hand", "fr3", "fr3_hand")
+ROBOTS = robot_names()
 
 
 def _config(name):

@@ -357,8 +357,8 @@ def _robot_options(p: argparse.ArgumentParser) -> None:
     """The arm: a robot config, or a URDF with its joints, gravity and torque filter."""
     source = p.add_mutually_exclusive_group(required=True)
     source.add_argument("--urdf", help="URDF of the arm")
-    source.add_argument("--robot", help="robot config: a name such as iiwa14 or a YAML path (URDF, joints, "
-                                        "gravity and torque filter)")
+    source.add_argument("--robot", help="robot config: a name such as iiwa14, a robot folder or a YAML path (URDF, "
+                                        "joints, gravity and torque filter)")
     p.add_argument("--joints", nargs="+", help="arm joints base to tip, space- or comma-separated, with --urdf "
                                                "(default: the URDF's arm, up to the first branching)")
     p.add_argument("--gravity", help=f"gravity in the base frame [m/s²], comma-separated, with --urdf "

@@ -17,11 +17,10 @@ from robot_id_estimator.settings import EstimatorConfig, PhysicalConfig, config_
 from robot_id_model import base_parameters, load_robot_config, regressor, stack
 from robot_id_model.base_parameters import random_states
 from robot_id_model.parameters import friction_columns
-from robot_id_model.robot_config import config_directory
+from robot_id_model.robot_config import robot_config_path
 from robot_id_model.robot_model import RobotModel
 
-CONFIG_DIR = config_directory()
-IIWA14 = CONFIG_DIR / "iiwa14.yaml"
+IIWA14 = robot_config_path("iiwa14")
 
 
 WITHOUT_PHYSICAL = EstimatorConfig(physical=PhysicalConfig(method="none"))
@@ -130,7 +129,7 @@ def scaled_truth(robot: RobotModel) -> np.ndarray:
 
 def identification_problem(name: str, friction: tuple[str, ...] = ("FV", "FC", "FO")) -> tuple:
     """The shipped robot `name` with a scaled_truth, 400 random states: (robot, base, π_true, W_base, τ), stacked."""
-    robot = load_robot_config(CONFIG_DIR / f"{name}.yaml").load_model(friction)
+    robot = load_robot_config(name).load_model(friction)
     base = base_parameters(robot)
     pi_true = scaled_truth(robot)
     y = regressor(robot, *random_states(robot, 400, seed=3))

@@ -8,7 +8,7 @@ import re
 
 import numpy as np
 import pytest
-from estimator_synthetic import CONFIG_DIR, WITHOUT_PHYSICAL, write_without_physical
+from estimator_synthetic import WITHOUT_PHYSICAL, write_without_physical
 
 from robot_id_estimator.__main__ import main
 from robot_id_estimator.messages import result_message
@@ -26,7 +26,7 @@ SIGN_LAW = dataclasses.replace(WITHOUT_PHYSICAL, coulomb_law="sign")
 
 
 def _setup(name: str) -> RobotSetup:
-    return RobotSetup.from_config(load_robot_config(CONFIG_DIR / f"{name}.yaml"))
+    return RobotSetup.from_config(load_robot_config(name))
 
 
 @pytest.fixture(scope="module", params=ROBOTS)

@@ -8,7 +8,7 @@ import re
 
 import numpy as np
 import pytest
-from estimator_synthetic import CONFIG_DIR, IIWA14, WITHOUT_PHYSICAL, iiwa14_setup, write_without_physical
+from estimator_synthetic import IIWA14, WITHOUT_PHYSICAL, iiwa14_setup, write_without_physical
 
 from robot_id_estimator.__main__ import main
 from robot_id_estimator.pipeline import identify
@@ -93,7 +93,7 @@ def test_five_seconds_of_an_excitation_are_a_data_mistake_with_the_seconds_to_re
 
 
 def test_the_config_of_another_arm_on_good_data_is_named_as_a_model_that_misses_something():
-    iiwa7 = RobotSetup.from_config(load_robot_config(CONFIG_DIR / "iiwa7.yaml"))
+    iiwa7 = RobotSetup.from_config(load_robot_config("iiwa7"))
     result = identify([_recording()], iiwa7, WITHOUT_PHYSICAL, allow_outside_limits=True,
                       allow_implausible_torque=True)  # iiwa14 data: the fit looks good, the generalisation does not
     (found,) = [w for w in result.warnings if w.startswith("diagnosis:")]

@@ -11,7 +11,7 @@ import numpy as np
 import pinocchio as pin
 import pytest
 import yaml
-from estimator_synthetic import CONFIG_DIR, iiwa14_setup
+from estimator_synthetic import iiwa14_setup
 from scipy.spatial.transform import Rotation
 
 from robot_id_estimator.payload.estimate import PayloadBounds, estimate_payload
@@ -72,7 +72,7 @@ def _identified(setup: RobotSetup, truth_urdf: str):
 
 @pytest.fixture(scope="module")
 def panda_hand():
-    setup = RobotSetup.from_config(load_robot_config(CONFIG_DIR / "panda_hand.yaml"))
+    setup = RobotSetup.from_config(load_robot_config("panda_hand"))
     return setup, *_identified(setup, _with_part(setup.urdf_text, HELD_PART, "fer_link8"))
 
 
@@ -104,7 +104,7 @@ def test_the_fr3_hands_set_load_is_in_the_flange_frame_f():
     """The FR3 with the Franka Hand, franka_description's URDF as shipped (fingers on prismatic joints, held closed):
     identified on fr3_hand_tcp, setLoad's values in fr3_link8. Where the TCP is, is read here from the URDF's two
     fixed joints (fr3_hand_joint turns the hand about z, fr3_hand_tcp_joint moves out along z)."""
-    setup = RobotSetup.from_config(load_robot_config(CONFIG_DIR / "fr3_hand.yaml"))
+    setup = RobotSetup.from_config(load_robot_config("fr3_hand"))
     assert (setup.flange_frame, setup.load_frame) == ("fr3_hand_tcp", "fr3_link8")
     arm, estimate = _identified(setup, _with_part(setup.urdf_text, HELD_PART, "fr3_link8"))
     origins = {j.get("name"): j.find("origin") for j in ET.fromstring(setup.urdf_text).iter("joint")}

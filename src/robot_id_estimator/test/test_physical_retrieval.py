@@ -14,9 +14,6 @@ from robot_id_model import load_robot_config, nominal_parameters, regressor
 from robot_id_model.parameters import inertial_columns
 from robot_id_model.physical import pseudo_inertia
 from robot_id_model.physical_vector import mu_from_pi, pi_from_mu, pi_jacobian
-from robot_id_model.robot_config import config_directory
-
-CONFIGS = config_directory()
 
 
 def _fourier_trajectory(robot, seed: int, duration_s: float = 10.0, rate_hz: float = 50.0):
@@ -33,7 +30,7 @@ def _validation_error(robot, pi_true, pi_hat) -> np.ndarray:
 
 
 def test_mu_and_pi_round_trip_and_the_jacobian_is_exact():
-    robot = load_robot_config(CONFIGS / "panda.yaml").load_model(("FV", "FC"))
+    robot = load_robot_config("panda").load_model(("FV", "FC"))
     pi = scaled_truth(robot)
     mu = mu_from_pi(robot, pi)
     np.testing.assert_allclose(pi_from_mu(robot, mu), pi, rtol=0, atol=1e-14)
@@ -80,7 +77,7 @@ def test_constraints_that_exclude_the_truth_hold_and_cost_residual():
 
 
 def test_violations_are_named():
-    robot = load_robot_config(CONFIGS / "iiwa14.yaml").load_model(())
+    robot = load_robot_config("iiwa14").load_model(())
     bounds = default_bounds(robot)
     pi = nominal_parameters(robot)
     pi[inertial_columns(robot)[2, 9]] += 1.0  # ZZ3 far too large: breaks triangle and ratio

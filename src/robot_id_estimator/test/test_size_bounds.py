@@ -6,7 +6,7 @@ import dataclasses
 
 import numpy as np
 import pytest
-from estimator_synthetic import CONFIG_DIR, identification_problem, iiwa14_setup, simulated_recording
+from estimator_synthetic import identification_problem, iiwa14_setup, simulated_recording
 
 from robot_id_estimator.physical.constraints import SIZE, ConstraintSet
 from robot_id_estimator.physical.lmi import retrieve_lmi
@@ -37,7 +37,7 @@ SPREAD = 0.1
 
 
 def _sizes(name: str):
-    config = load_robot_config(CONFIG_DIR / f"{name}.yaml")
+    config = load_robot_config(name)
     robot = config.load_model()
     setup = RobotSetup.from_config(config)
     fixed = fixed_parts(robot, setup.urdf_text, lumped_known_parts(robot, setup.urdf_text))

@@ -48,7 +48,7 @@ FRANKA_DYNAMICS = '<dynamics D="1" K="7000" damping="0.003" friction="0.2" mu_co
 def shipped_like(dynamics: str = '<dynamics damping="10.0" friction="0.1"/>') -> str:
     """Our iiwa14 URDF with what shipped URDFs carry before its links: the comment, <ros2_control> and a
     <transmission> naming the arm's joints; every joint with `dynamics` (lbr_description's placeholders)."""
-    text = (DESCRIPTION / "urdf" / "iiwa14.urdf").read_text()
+    text = (DESCRIPTION / "robots" / "iiwa14" / "iiwa14.urdf").read_text()
     text = text.replace("</joint>", f"  {dynamics}\n  </joint>")
     return text.replace('<robot name="iiwa14">', f'<robot name="iiwa14">\n  {OLD_LINK}{ROS2_CONTROL}{TRANSMISSION}', 1)
 
@@ -126,7 +126,7 @@ def test_a_link_only_a_comment_or_ros2_control_names_is_not_in_the_tree():
 def meshes_as_lbr_ships_them(scheme: str = "package://lbr_description/meshes/iiwa14") -> str:
     """Our iiwa14 URDF with lbr_description's geometry: a Collada visual and an STL collision mesh per link, named
     through `scheme` (package:// as lbr_description ships them; a file:// path of another machine as ros2_kortex)."""
-    text = (DESCRIPTION / "urdf" / "iiwa14.urdf").read_text()
+    text = (DESCRIPTION / "robots" / "iiwa14" / "iiwa14.urdf").read_text()
     for k in range(8):
         geometry = (f'<visual><geometry><mesh filename="{scheme}/visual/link_{k}.dae"/></geometry></visual>'
                     f'<collision><geometry><mesh filename="{scheme}/collision/link_{k}.stl"/></geometry></collision>')
@@ -184,7 +184,7 @@ def test_meshes_found_nowhere_give_an_mjcf_with_every_inertial_and_a_note(no_ros
 
 def hand_as_franka_ships_it() -> str:
     """Our FER + hand URDF with the fingers as franka_description ships them: two prismatic joints on the hand."""
-    text = (DESCRIPTION / "urdf" / "panda_hand.urdf").read_text()
+    text = (DESCRIPTION / "robots" / "panda_hand" / "panda_hand.urdf").read_text()
     for side, axis in (("left", "0 1 0"), ("right", "0 -1 0")):
         text = text.replace(f'<joint name="fer_{side}finger_joint" type="fixed">',
                             f'<joint name="fer_{side}finger_joint" type="prismatic"><axis xyz="{axis}"/>'
@@ -217,7 +217,7 @@ def test_joints_that_are_no_chain_name_the_urdfs_arm(tmp_path):
 def without_inertial(link: str, gripper: bool) -> str:
     """Our iiwa14 URDF with `link` stripped of its inertial; with `gripper`, that inertial moved to a link fixed to
     it 5 cm further (Kinova's Gen3 lite: the last arm link massless, the gripper's links carry the mass)."""
-    text = (DESCRIPTION / "urdf" / "iiwa14.urdf").read_text()
+    text = (DESCRIPTION / "robots" / "iiwa14" / "iiwa14.urdf").read_text()
     match = re.search(rf'(<link name="{link}">.*?)(<inertial>.*?</inertial>)', text, flags=re.DOTALL)
     text = text.replace(match.group(0), match.group(1))
     if gripper:
@@ -231,7 +231,8 @@ def _identify_csv(urdf_text: str, tmp_path: pathlib.Path) -> tuple[int, pathlib.
     urdf = tmp_path / "arm.urdf"
     urdf.write_text(urdf_text)
     setup = RobotSetup("arm", str(urdf), tuple(JOINTS))
-    robot = load_robot_model(DESCRIPTION / "urdf" / "iiwa14.urdf", JOINTS, friction=("FV", "FC", "FO"))  # the truth
+    truth_urdf = DESCRIPTION / "robots" / "iiwa14" / "iiwa14.urdf"
+    robot = load_robot_model(truth_urdf, JOINTS, friction=("FV", "FC", "FO"))  # the truth
     csv = save_csv(simulated_recording(robot, setup, urdf_with_friction(robot), 2), tmp_path / "arm.csv")
     return main(["identify", "--urdf", str(urdf), "--data", str(csv), "--out", str(tmp_path / "out")]), urdf
 

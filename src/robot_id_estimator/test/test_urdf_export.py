@@ -15,11 +15,9 @@ from robot_id_model import base_parameters, load_robot_model, nominal_parameters
 from robot_id_model.base_parameters import random_states
 from robot_id_model.parameters import inertial_columns
 from robot_id_model.physical import link_from_standard
-from robot_id_model.robot_config import description_directory
+from robot_id_model.robot_config import robot_folder
 from robot_id_model.robot_model import STANDARD_GRAVITY_M_S2
 from robot_id_model.urdf_inertials import lumped_known_parts, read_link_inertial
-
-URDFS = description_directory() / "urdf"
 
 
 def _without_inertials(text: str) -> str:
@@ -29,7 +27,7 @@ def _without_inertials(text: str) -> str:
 @pytest.fixture(scope="module")
 def retrieved():
     """Physical parameters retrieved from simulated panda_hand data whose link masses are 5 % off."""
-    text = (URDFS / "panda_hand.urdf").read_text()
+    text = (robot_folder("panda_hand") / "panda_hand.urdf").read_text()
     robot = load_robot_model(text, [f"fer_joint{j}" for j in range(1, 8)], friction=("FV", "FC"))
     pi_true = nominal_parameters(robot)
     for cols in inertial_columns(robot)[::2]:

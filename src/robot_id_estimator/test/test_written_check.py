@@ -20,7 +20,7 @@ from robot_id_estimator.robot_setup import RobotSetup
 from robot_id_estimator.settings import EstimatorConfig
 from robot_id_model.physical import LinkInertial, link_standard_parameters
 from robot_id_model.regressor import regressor
-from robot_id_model.robot_config import description_directory, load_robot_config
+from robot_id_model.robot_config import load_robot_config
 from robot_id_model.urdf_inertials import read_link_inertial
 
 JOINTS = tuple(f"fer_joint{j}" for j in range(1, 8))
@@ -48,7 +48,7 @@ def written(tmp_path_factory):
     identified and written; with the true model."""
     folder = tmp_path_factory.mktemp("written")
     urdf = folder / "panda_hand_massless_link7.urdf"
-    urdf.write_text(_massless_link7((description_directory() / "urdf" / "panda_hand.urdf").read_text()))
+    urdf.write_text(_massless_link7(load_robot_config("panda_hand").urdf_path.read_text()))
     setup = RobotSetup("panda_hand", str(urdf), JOINTS)
     robot = setup.model(("FV", "FC", "FO"))
     truth = heavier_links_with_tool(robot)

@@ -1,7 +1,8 @@
 """Trajectory files: YAML (or JSON by suffix) with a `kind` of fourier, modified_fourier or friction_sweep.
 
-The package ships designed excitations in share/robot_id_excitation/trajectories/<robot>.yaml; a name without
-a file suffix (`iiwa14`) loads one of those from the installed workspace.
+Each robot folder ships its trajectories (robot_id_description/robots/<robot>/trajectories/<motion>.yaml); a name
+without a file suffix loads one of those from the installed workspace: `iiwa14` its excitation, `iiwa14_<motion>` the
+others (`iiwa14_friction_sweep`, `iiwa14_payload`); a robot folder's path loads its excitation.
 """
 
 from __future__ import annotations
@@ -14,10 +15,14 @@ import yaml
 from robot_id_excitation.fourier import KINDS, FourierTrajectory
 from robot_id_excitation.sweeps import KIND as SWEEP_KIND
 from robot_id_excitation.sweeps import FrictionSweep
+from robot_id_model.robot_config import ROBOT_FILE, robot_folder, robot_names
+from robot_id_model.robot_model import ModelError
 
 Trajectory = FourierTrajectory | FrictionSweep
-PACKAGE = "robot_id_excitation"
 SUFFIXES = (".yaml", ".yml", ".json")
+TRAJECTORIES = "trajectories"
+"""A robot folder's trajectories: excitation.yaml, friction_sweep.yaml, payload.yaml (and validation motions)."""
+EXCITATION = "excitation"
 
 
 def trajectory_from_dict(data: dict) -> Trajectory:
@@ -41,21 +46,27 @@ def save_trajectory(trajectory: Trajectory, path: str | pathlib.Path, extra: dic
     return path
 
 
+def shipped_trajectories() -> dict[str, pathlib.Path]:
+    """Every trajectory the installed robot folders ship, by name: `<robot>` its excitation, `<robot>_<motion>` the
+    others."""
+    try:
+        robots = {robot: robot_folder(robot) / TRAJECTORIES for robot in robot_names()}
+    except ModelError as err:
+        raise FileNotFoundError(f"trajectory names need the installed robot folders ({err}); pass a file path") from err
+    return {robot if path.stem == EXCITATION else f"{robot}_{path.stem}": path
+            for robot, folder in robots.items() for path in sorted(folder.glob("*.yaml"))}
+
+
 def shipped_trajectory(name: str) -> pathlib.Path:
-    """Path of the excitation shipped for `name` in the installed workspace."""
-    try:
-        from ament_index_python.packages import PackageNotFoundError, get_package_share_directory
-    except ImportError as err:
-        raise FileNotFoundError(f"'{name}': trajectory names need a built workspace; pass a file path") from err
-    try:
-        directory = pathlib.Path(get_package_share_directory(PACKAGE)) / "trajectories"
-    except PackageNotFoundError as err:
-        raise FileNotFoundError(f"'{name}': {PACKAGE} is not installed; pass a file path") from err
-    path = directory / f"{name}.yaml"
-    if not path.is_file():
-        known = sorted(p.stem for p in directory.glob("*.yaml"))
-        raise FileNotFoundError(f"no shipped trajectory '{name}'; shipped: {known}")
-    return path
+    """Path of the trajectory shipped as `name` (`iiwa14`, `iiwa14_friction_sweep`), or of the excitation of the robot
+    folder `name`."""
+    folder = pathlib.Path(name)
+    if (folder / ROBOT_FILE).is_file():
+        return folder / TRAJECTORIES / f"{EXCITATION}.yaml"
+    shipped = shipped_trajectories()
+    if name not in shipped:
+        raise FileNotFoundError(f"no shipped trajectory '{name}'; shipped: {sorted(shipped)}")
+    return shipped[name]
 
 
 def _read(name_or_path: str | pathlib.Path) -> tuple[pathlib.Path, dict]:

@@ -8,7 +8,7 @@ import tempfile
 
 import pytest
 
-from robot_id_model.robot_config import config_directory, load_robot_config
+from robot_id_model.robot_config import load_robot_config
 
 
 def _domain_id() -> int:
@@ -21,7 +21,6 @@ def _domain_id() -> int:
 os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
 os.environ["ROS_DOMAIN_ID"] = str(_domain_id())
 
-CONFIG_DIR = config_directory()
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -39,12 +38,12 @@ def pytest_runtest_protocol(item):
 
 @pytest.fixture(scope="session")
 def iiwa14_config():
-    return load_robot_config(CONFIG_DIR / "iiwa14.yaml")
+    return load_robot_config("iiwa14")
 
 
 @pytest.fixture(scope="session")
 def panda_config():
-    return load_robot_config(CONFIG_DIR / "panda.yaml")
+    return load_robot_config("panda")
 
 
 @pytest.fixture(scope="session")

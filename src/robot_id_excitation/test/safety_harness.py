@@ -32,7 +32,7 @@ from robot_id_excitation.command_messages import trajectory_msg
 from robot_id_excitation.constraints import DesignLimits, design_limits
 from robot_id_excitation.excitation_state import ExcitationSettings, ExcitationStateMachine, Phase
 from robot_id_excitation.fourier import FourierTrajectory
-from robot_id_model.robot_config import RobotConfig, config_directory, load_robot_config
+from robot_id_model.robot_config import RobotConfig, load_robot_config
 from robot_id_model.robot_model import RobotModel
 
 SAFETY_EXAMPLES = int(os.environ.get("ROBOT_ID_SAFETY_EXAMPLES", "200"))
@@ -56,7 +56,7 @@ class Setup:
 
 @lru_cache
 def setup(name: str) -> Setup:
-    config = load_robot_config(config_directory() / f"{name}.yaml")
+    config = load_robot_config(name)
     return Setup(config, config.load_model(("FV", "FC")), design_limits(config))
 
 

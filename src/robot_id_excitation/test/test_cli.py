@@ -8,11 +8,10 @@ import yaml
 from robot_id_excitation.__main__ import main
 from robot_id_excitation.fourier import FourierTrajectory
 from robot_id_excitation.trajectory_file import load_trajectory, save_trajectory
-from robot_id_model.robot_config import config_directory
+from robot_id_model.robot_config import robot_config_path
 from robot_id_model.robot_model import DEFAULT_FRICTION
 
-CONFIG_DIR = config_directory()
-PANDA = str(CONFIG_DIR / "panda.yaml")
+PANDA = str(robot_config_path("panda"))
 POSE = [0.0, -0.3, 0.0, -2.0, 0.0, 1.8, 0.0]
 
 

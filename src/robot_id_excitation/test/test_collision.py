@@ -16,7 +16,7 @@ from robot_id_excitation.constraints import constraint_groups, design_limits
 from robot_id_excitation.excitation_guard import trajectory_refusal
 from robot_id_excitation.excitation_state import ExcitationSettings, ExcitationStateMachine, Phase
 from robot_id_excitation.trajectory_file import load_trajectory
-from robot_id_model.robot_config import config_directory, load_robot_config
+from robot_id_model.robot_config import load_robot_config, robot_folder
 
 DATA = pathlib.Path(__file__).parent / "data"
 SAMPLES = {"panda": 500, "panda_hand": 500, "fr3": 200, "fr3_hand": 200, "iiwa14": 100, "iiwa7": 100}
@@ -24,7 +24,7 @@ SAMPLES = {"panda": 500, "panda_hand": 500, "fr3": 200, "fr3_hand": 200, "iiwa14
 
 
 def _setup(robot_name: str):
-    config = load_robot_config(config_directory() / f"{robot_name}.yaml")
+    config = load_robot_config(robot_name)
     return config, config.load_model(("FV", "FC")), design_limits(config)
 
 
@@ -104,9 +104,9 @@ def test_the_approach_from_a_pose_in_collision_is_refused_with_the_pair() -> Non
 
 def test_a_box_in_a_copy_of_the_config_refuses_the_shipped_excitation_naming_it(tmp_path) -> None:
     """docs/real_robots.md: a wall added to a copy of the iiwa14 config, its urdf and geometry by absolute path."""
-    share = config_directory().parent
-    text = (share / "config" / "iiwa14.yaml").read_text()
-    text = text.replace("urdf: ../urdf/", f"urdf: {share}/urdf/").replace("geometry: ../", f"geometry: {share}/")
+    folder = robot_folder("iiwa14")
+    text = (folder / "robot.yaml").read_text()
+    text = text.replace("urdf: ", f"urdf: {folder}/").replace("geometry: ", f"geometry: {folder}/")
     wall = "  - {name: wall, centre_m: [0.0, -0.45, 0.5], size_m: [2.0, 0.1, 1.0]}"
     text = text.replace("  boxes: []", "  boxes:\n" + wall)
     (tmp_path / "cell.yaml").write_text(text)
@@ -119,7 +119,7 @@ def test_a_box_in_a_copy_of_the_config_refuses_the_shipped_excitation_naming_it(
 def test_a_urdf_arm_refuses_pairs_the_trajectory_was_not_designed_allowing_and_bad_ones(tmp_path, capsys) -> None:
     """A trajectory checked with an --allow-pair it was not designed with (its file records none) is refused in one
     line, exit 2, before any check; so is a pair naming no link with geometry, or not two names."""
-    urdf = str(config_directory().parent / "urdf" / "panda.urdf")
+    urdf = str(load_robot_config("panda").urdf_path)
     limits = ["--acceleration-limit", "10", "--flange-speed", "1.0", "--floor-z", "0.05", "--out", str(tmp_path)]
     trajectory = str(DATA / "panda_before_collision_check.yaml")
     assert main(["check", trajectory, "--urdf", urdf, *limits]) == 3

@@ -21,11 +21,11 @@ from robot_id_excitation.design_problem import DesignOptions, DesignProblem
 from robot_id_excitation.regressor_sensitivity import base_columns
 from robot_id_excitation.trajectory_file import load_trajectory, recorded_friction
 from robot_id_model.base_parameters import base_parameters
-from robot_id_model.robot_config import config_directory, description_directory
+from robot_id_model.robot_config import load_robot_config, robot_config_path
 from robot_id_model.robot_model import DEFAULT_FRICTION
 
-PANDA = str(config_directory() / "panda.yaml")
-PANDA_HAND_URDF = str(description_directory() / "urdf" / "panda_hand.urdf")
+PANDA = str(robot_config_path("panda"))
+PANDA_HAND_URDF = str(load_robot_config("panda_hand").urdf_path)
 ARM = [f"fer_joint{i}" for i in range(1, 8)]
 URDF_LIMITS = ["--acceleration-limit", "10", "--flange-speed", "1.0", "--floor-z", "0.05"]
 TINY = ["--harmonics", "2", "--base-frequency", "0.2", "--samples", "40", "--starts", "1", "--max-iterations", "100"]

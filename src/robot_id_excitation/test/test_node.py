@@ -29,13 +29,12 @@ from robot_id_excitation.excitation_state import Phase
 from robot_id_excitation.fourier import FourierTrajectory
 from robot_id_excitation.node import STOPPED, ExcitationNode
 from robot_id_excitation.trajectory_file import save_trajectory
-from robot_id_model.robot_config import config_directory
+from robot_id_model.robot_config import robot_config_path
 from robot_id_model.robot_model import DEFAULT_FRICTION
 from robot_id_msgs.msg import ExcitationStatus, ExcitationTrajectory, PeriodMarker
 
 START_POSE = np.array([0.3, 0.5, -0.2, -1.0, 0.4, 0.8, 0.1])
 PERIOD_S = 1.5
-CONFIG_DIR = config_directory()
 
 pytestmark = pytest.mark.wall_clock  # the node's state timeouts (0.2 s) and start delays are wall-clock times
 
@@ -109,7 +108,7 @@ def ros_context():
 
 
 def _start(context, trajectory_file, config, arm_pose, follow=True, executor=None, arm_options=None, **overrides):
-    params = {"robot": str(CONFIG_DIR / "iiwa14.yaml"), "trajectory_file": str(trajectory_file), "num_periods": 4,
+    params = {"robot": str(robot_config_path("iiwa14")), "trajectory_file": str(trajectory_file), "num_periods": 4,
               "mode": "sim", "start_delay_s": 0.3, "state_timeout_s": 0.2, "rate_hz": 50.0, "settle_s": 0.2,
               "approach_speed_rad_s": 1.0, "approach_acceleration_rad_s2": 3.0, "max_start_error_rad": 0.01,
               "overlap_s": 0.3} | overrides
@@ -328,7 +327,7 @@ def test_a_stall_of_the_node_after_it_took_the_states_is_no_stale_stream(ros_con
 
 
 def test_two_arms_in_two_namespaces_and_described_parameters(ros_context, trajectory_file):
-    params = [Parameter("robot", value=str(CONFIG_DIR / "iiwa14.yaml")),
+    params = [Parameter("robot", value=str(robot_config_path("iiwa14"))),
               Parameter("trajectory_file", value=str(trajectory_file))]
     nodes = [ExcitationNode(context=ros_context, namespace=ns, parameter_overrides=params) for ns in ("left", "right")]
     try:
@@ -349,7 +348,7 @@ def test_two_arms_in_two_namespaces_and_described_parameters(ros_context, trajec
 
 def test_the_clock_leap_hold_is_off_only_in_sim_mode(ros_context, trajectory_file):
     """A simulator in lockstep moves its clock in leaps (the sim graph sets max_step_gap_s 0); a real arm keeps it."""
-    params = [Parameter("robot", value=str(CONFIG_DIR / "iiwa14.yaml")),
+    params = [Parameter("robot", value=str(robot_config_path("iiwa14"))),
               Parameter("trajectory_file", value=str(trajectory_file)), Parameter("max_step_gap_s", value=0.0)]
     with pytest.raises(ValueError, match=r"^max_step_gap_s 0 \(no hold on a leap of the clock or a stall\) is for "
                                          "sim mode only$"):

@@ -1,6 +1,5 @@
-"""The excitations shipped in trajectories/ are within their robot's limits and start and end at rest."""
-
-import pathlib
+"""The excitations shipped in the robot folders (robots/<robot>/trajectories/) are within their robot's limits and
+start and end at rest."""
 
 import numpy as np
 import pytest
@@ -9,23 +8,25 @@ import yaml
 from robot_id_excitation.check import check_trajectory, trajectory_criteria
 from robot_id_excitation.constraints import design_limits
 from robot_id_excitation.regressor_sensitivity import payload_columns
-from robot_id_excitation.trajectory_file import load_trajectory
-from robot_id_model.robot_config import config_directory, load_robot_config
+from robot_id_excitation.trajectory_file import load_trajectory, shipped_trajectories
+from robot_id_model.robot_config import load_robot_config, robot_names
 
-PACKAGE = pathlib.Path(__file__).resolve().parents[1]
-CONFIG_DIR = config_directory()
-SHIPPED = sorted(p for p in (PACKAGE / "trajectories").glob("*.yaml")
-                 if not p.stem.endswith(("_friction_sweep", "_payload")))
-PAYLOAD = sorted((PACKAGE / "trajectories").glob("*_payload.yaml"))
+SHIPPED = shipped_trajectories()
+EXCITATIONS = sorted(name for name in SHIPPED if name in robot_names())
+PAYLOAD = sorted(name for name in SHIPPED if name.endswith("_payload"))
 
 
-def test_every_robot_config_has_a_shipped_excitation():
-    assert {p.stem for p in SHIPPED} == {p.stem for p in CONFIG_DIR.glob("*.yaml")}
+def test_every_robot_folder_ships_an_excitation_and_names_its_other_motions_after_itself():
+    assert EXCITATIONS == list(robot_names())
+    for robot in robot_names():
+        assert SHIPPED[robot].parts[-3:] == (robot, "trajectories", "excitation.yaml")
+        for motion in ("friction_sweep", "payload"):
+            assert SHIPPED[f"{robot}_{motion}"] == SHIPPED[robot].with_name(f"{motion}.yaml")
 
 
-@pytest.mark.parametrize("path", SHIPPED, ids=lambda p: p.stem)
-def test_shipped_excitation_is_safe_and_as_designed(path):
-    config = load_robot_config(CONFIG_DIR / f"{path.stem}.yaml")
+@pytest.mark.parametrize("name", EXCITATIONS)
+def test_shipped_excitation_is_safe_and_as_designed(name):
+    config, path = load_robot_config(name), SHIPPED[name]
     traj = load_trajectory(path)
     assert traj.joint_names == config.joint_names and traj.kind == "modified_fourier"
     robot = config.load_model(("FV", "FC"))
@@ -41,11 +42,11 @@ def test_shipped_excitation_is_safe_and_as_designed(path):
     assert np.all(np.abs(dq) <= np.array(limits["velocity_rad_s"]) + 1e-9)
 
 
-@pytest.mark.parametrize("path", PAYLOAD, ids=lambda p: p.stem)
-def test_shipped_payload_excitation_is_safe_short_and_moves_the_wrist_about_its_pose(path):
+@pytest.mark.parametrize("name", PAYLOAD)
+def test_shipped_payload_excitation_is_safe_short_and_moves_the_wrist_about_its_pose(name):
     """Within the robot's limits; its cond is that of the load's ten parameters on the config's flange, recomputed;
     30-60 s for 3-6 periods; joints 1-3 stay at the pose, which is the trajectory's offsets."""
-    config = load_robot_config(CONFIG_DIR / f"{path.stem.removesuffix('_payload')}.yaml")
+    config, path = load_robot_config(name.removesuffix("_payload")), SHIPPED[name]
     traj = load_trajectory(path)
     robot = config.load_model(("FV", "FC"))
     assert check_trajectory(robot, design_limits(config), traj).feasible

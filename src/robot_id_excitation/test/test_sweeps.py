@@ -10,12 +10,12 @@ from robot_id_excitation.constraints import design_limits, nominal_torque_nm
 from robot_id_excitation.quintic import evaluate_quintic, quintic_coefficients, rest_to_rest_duration
 from robot_id_excitation.sweeps import FrictionSweep
 from robot_id_excitation.trajectory_file import load_trajectory, save_trajectory
-from robot_id_model.robot_config import config_directory, load_robot_config
+from robot_id_model.robot_config import load_robot_config, robot_names
 
 HOLD = np.array([0.0, 0.3, 0.0, -0.9, 0.0, 0.8, 0.0])
 SPEEDS = (0.02, 0.1, 0.4)
 TOGETHER = ("lbr_A1", "lbr_A2", "lbr_A4", "lbr_A6")
-ROBOTS = sorted(p.stem for p in config_directory().glob("*.yaml"))
+ROBOTS = robot_names()
 
 
 @pytest.fixture
@@ -146,7 +146,7 @@ DATA = pathlib.Path(__file__).parent / "data"
 
 @pytest.mark.parametrize("robot", ROBOTS)
 def test_shipped_friction_sweep_is_simultaneous_fast_and_safe(robot):
-    config = load_robot_config(config_directory() / f"{robot}.yaml")
+    config = load_robot_config(robot)
     sweep = load_trajectory(f"{robot}_friction_sweep")
     assert isinstance(sweep, FrictionSweep) and sweep.simultaneous and sweep.joints == config.joint_names
     mid_range = 0.5 * (config.limits.position_lower_rad + config.limits.position_upper_rad)

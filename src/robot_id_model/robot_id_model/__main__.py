@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from robot_id_model.base_parameters import base_parameters
-from robot_id_model.command_line import HelpFormatter, joint_names, robot_source_problems
+from robot_id_model.command_line import HelpFormatter, joint_names, robot_option_help, robot_source_problems
 from robot_id_model.exit_codes import add_exit_codes
 from robot_id_model.parameters import nominal_parameters
 from robot_id_model.robot_config import load_robot_config
@@ -40,7 +40,7 @@ def parser() -> argparse.ArgumentParser:
     table = sub.add_parser("base-parameters", help="print the base parameters of a robot",
                            formatter_class=HelpFormatter)
     source = table.add_mutually_exclusive_group(required=True)
-    source.add_argument("--robot", help="robot config YAML, or the name of an installed one such as iiwa14")
+    source.add_argument("--robot", help=robot_option_help())
     source.add_argument("--urdf", help="URDF file of the arm")
     table.add_argument("--joints", nargs="+", help="arm joints base to tip, space- or comma-separated, with --urdf "
                                                    "(default: the URDF's arm, up to the first branching)")

@@ -51,9 +51,21 @@ def joint_names(values: Sequence[str] | None) -> tuple[str, ...] | None:
     return tuple(name.strip() for value in values for name in value.split(",") if name.strip())
 
 
+def robot_option_help() -> str:
+    """The help of a `--robot` option, naming the shipped robots (the folders of robot_id_description/robots)."""
+    from robot_id_model.robot_config import robot_names
+    from robot_id_model.robot_model import ModelError
+
+    try:
+        shipped = ", ".join(robot_names()) or "none installed"
+    except ModelError as err:
+        shipped = str(err)
+    return f"robot: a shipped one ({shipped}), a robot folder (robot.yaml, URDF, trajectories/) or a robot config YAML"
+
+
 def robot_source_problems(robot: str | None = None, urdf: str | pathlib.Path | None = None) -> list[str]:
     """One line naming the option and its value for a `--robot` that names no robot config ("--robot: no robot
-    config 'nosuch' (shipped: iiwa14, ...; or a YAML path)") and a `--urdf` that names no file."""
+    config 'nosuch' (shipped: fr3, ...; or a robot folder or a YAML path)") and a `--urdf` that names no file."""
     from robot_id_model.robot_config import robot_config_path
     from robot_id_model.robot_model import ModelError
 

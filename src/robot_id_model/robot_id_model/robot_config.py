@@ -1,4 +1,4 @@
-"""One typed configuration per robot (robot_id_description/config/<robot>.yaml)."""
+"""One typed configuration per robot (robot_id_description/robots/<robot>/robot.yaml), and the robots there."""
 
 from __future__ import annotations
 
@@ -13,6 +13,8 @@ from robot_id_model.config_values import ABOVE_ZERO, AT_LEAST_ZERO, ConfigSectio
 from robot_id_model.robot_model import DEFAULT_FRICTION, ModelError, RobotModel, load_robot_model
 
 DESCRIPTION_PACKAGE = "robot_id_description"
+ROBOT_FILE = "robot.yaml"
+"""A robot folder's config; the folder's name is the robot's name."""
 
 
 @dataclass(frozen=True)
@@ -57,7 +59,7 @@ class RobotConfig:
 
 
 def description_directory() -> pathlib.Path:
-    """The installed robot description package (share/robot_id_description: urdf/, config/)."""
+    """The installed robot description package (share/robot_id_description: robots/, meshes/)."""
     try:
         from ament_index_python.packages import PackageNotFoundError, get_package_share_directory
     except ImportError as err:
@@ -68,22 +70,36 @@ def description_directory() -> pathlib.Path:
         raise ModelError(f"{DESCRIPTION_PACKAGE} is not installed; source the workspace or pass a path") from err
 
 
-def config_directory() -> pathlib.Path:
-    """Where the shipped robot configs are installed (share/robot_id_description/config); each config's
-    `urdf` is relative to its file, so the shipped ones name URDFs in share/robot_id_description/urdf."""
-    return description_directory() / "config"
+def robots_directory() -> pathlib.Path:
+    """Where the shipped robots' folders are installed (share/robot_id_description/robots/<robot>/)."""
+    return description_directory() / "robots"
+
+
+def robot_names() -> tuple[str, ...]:
+    """The shipped robots, sorted: the folders of robots_directory() that hold a robot.yaml."""
+    return tuple(sorted(path.parent.name for path in robots_directory().glob(f"*/{ROBOT_FILE}")))
+
+
+def robot_folder(name_or_folder: str | pathlib.Path) -> pathlib.Path:
+    """A robot's folder given as a folder path (one holding robot.yaml) or by robot name (`iiwa14`, a shipped one);
+    ModelError "no robot config 'nosuch' (shipped: fr3, ...; or a robot folder or a YAML path)" when it names none."""
+    folder = pathlib.Path(name_or_folder)
+    if (folder / ROBOT_FILE).is_file():
+        return folder
+    if folder.is_dir() or len(folder.parts) != 1:
+        raise ModelError(f"no robot folder '{name_or_folder}' (a folder holding {ROBOT_FILE})")
+    shipped = robots_directory() / str(name_or_folder)
+    if not (shipped / ROBOT_FILE).is_file():
+        raise ModelError(f"no robot config '{name_or_folder}' (shipped: {', '.join(robot_names())}; or a robot folder "
+                         "or a YAML path)")
+    return shipped
 
 
 def robot_config_path(name_or_path: str | pathlib.Path) -> pathlib.Path:
-    """The file of a robot config given as a YAML path or by robot name (`iiwa14`, from the installed configs);
-    ModelError "no robot config 'nosuch' (shipped: iiwa14, ...; or a YAML path)" when it names none."""
+    """The file of a robot config given as a YAML path, a robot folder or by robot name (robot_folder)."""
     path = pathlib.Path(name_or_path)
     if path.suffix not in (".yaml", ".yml"):
-        directory = config_directory()
-        path = directory / f"{name_or_path}.yaml"
-        if not path.is_file():
-            shipped = ", ".join(sorted(p.stem for p in directory.glob("*.yaml")))
-            raise ModelError(f"no robot config '{name_or_path}' (shipped: {shipped}; or a YAML path)")
+        return robot_folder(name_or_path) / ROBOT_FILE
     if not path.is_file():
         raise ModelError(f"no robot config file '{path}'")
     return path
@@ -96,7 +112,7 @@ LIMIT_UNITS = {"position_lower_rad": ("rad", None), "position_upper_rad": ("rad"
 
 
 def load_robot_config(name_or_path: str | pathlib.Path) -> RobotConfig:
-    """Load a robot config from a YAML path, or by robot name (`iiwa14`) from the installed configs; a missing or
+    """Load a robot config from a YAML path, a robot folder, or by robot name (`iiwa14`, a shipped one); a missing or
     wrong value is one ModelError naming the file, the key and what it expects (config_values)."""
     path = robot_config_path(name_or_path)
     raw = ConfigSection(read_yaml_mapping(path, "robot config"), str(path))

@@ -5,15 +5,15 @@ from dataclasses import dataclass
 
 import pytest
 
-from robot_id_model.robot_config import RobotConfig, load_robot_config
+from robot_id_model.robot_config import RobotConfig, load_robot_config, robot_names
 from robot_id_model.robot_model import RobotModel, load_robot_model
 from robot_id_sim.true_dynamics import TRUTH_FRICTION, TrueDynamics, perturbed_dynamics
 
 os.environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] = "LOCALHOST"
 os.environ["ROS_DOMAIN_ID"] = str(1 + os.getpid() % 100)
 
-ROBOTS = ("iiwa14", "iiwa7", "panda", "panda_hand", "fr3", "fr3_hand")
-"""Every shipped robot config."""
+ROBOTS = robot_names()
+"""Every shipped robot."""
 
 
 @dataclass(frozen=True)

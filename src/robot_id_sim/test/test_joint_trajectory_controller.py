@@ -12,13 +12,13 @@ from robot_id_excitation.constraints import design_limits
 from robot_id_excitation.excitation_guard import STOP_ACCELERATION_FRACTION
 from robot_id_excitation.excitation_plan import approach, excitation_chunks
 from robot_id_excitation.excitation_state import ExcitationSettings
-from robot_id_excitation.trajectory_file import load_trajectory
+from robot_id_excitation.trajectory_file import load_trajectory, shipped_trajectories
 from robot_id_model.robot_config import load_robot_config
 from robot_id_sim.joint_trajectory_controller import FLOAT_EPSILON, ControllerParameters, refusal
 from robot_id_sim.trajectory_follower import TrajectoryCommand, TrajectoryFollower
 
 SRC = pathlib.Path(__file__).resolve().parents[2]
-SHIPPED = sorted((SRC / "robot_id_excitation" / "trajectories").glob("*.yaml"))
+SHIPPED = shipped_trajectories()
 FRANKA_FILE = SRC / "robot_id_bringup" / "config" / "franka_joint_trajectory_controller.yaml"
 LBR_STACK = {"command_interfaces": ["position"], "state_interfaces": ["position", "velocity"],
              "state_publish_rate": 50.0, "action_monitor_rate": 20.0}
@@ -50,7 +50,7 @@ def sent(path: pathlib.Path):
     """The robot's joint names and every command of a run (approach from 0.1 rad away, NUM_PERIODS periods) as the
     node builds them: (stamp, points)."""
     trajectory = load_trajectory(path)
-    config = load_robot_config(SRC / "robot_id_description" / "config" / f"{trajectory.robot}.yaml")
+    config = load_robot_config(trajectory.robot)
     limits = design_limits(config)
     s = SETTINGS
     start = trajectory.evaluate(np.zeros(1))[0][0]
@@ -63,9 +63,9 @@ def sent(path: pathlib.Path):
     return config.joint_names, trajectory, t0_s, q_from, commands
 
 
-@pytest.fixture(scope="module", params=SHIPPED, ids=[p.stem for p in SHIPPED])
+@pytest.fixture(scope="module", params=sorted(SHIPPED))
 def run(request):
-    return sent(request.param)
+    return sent(SHIPPED[request.param])
 
 
 def test_every_command_of_every_shipped_motion_is_taken_as_the_vendors_configure_the_controller(run):
@@ -85,7 +85,7 @@ def test_the_command_does_not_jump_where_the_next_command_takes_over(run):
     new first point lies on the running command, and the desired motion is the trajectory's within
     SPLICE_DEVIATION_RAD (the old tail never runs)."""
     names, trajectory, t0_s, q_from, commands = run
-    config = load_robot_config(SRC / "robot_id_description" / "config" / f"{trajectory.robot}.yaml")
+    config = load_robot_config(trajectory.robot)
     lim = config.limits
     follower = TrajectoryFollower(names, lim.position_lower_rad, lim.position_upper_rad, lim.velocity_rad_s,
                                   controller=ControllerParameters.as_required(names))
@@ -111,7 +111,7 @@ def test_the_command_does_not_jump_where_the_next_command_takes_over(run):
 def test_the_default_controller_starts_a_new_command_from_the_measured_state():
     """Why the node requires interpolate_from_desired_state: with the default, the command jumps to the measured
     position at the arrival of the next piece (here the iiwa14 sweep's second piece, TRACKING_ERROR_RAD off)."""
-    names, _, _, q_from, commands = sent(SRC / "robot_id_excitation" / "trajectories" / "iiwa14_friction_sweep.yaml")
+    names, _, _, q_from, commands = sent(SHIPPED["iiwa14_friction_sweep"])
     follower = TrajectoryFollower(names, np.full(7, -3.0), np.full(7, 3.0), np.full(7, 2.0),
                                   controller=ControllerParameters(names))
     follower.hold(q_from)
