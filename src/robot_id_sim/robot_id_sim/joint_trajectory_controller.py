@@ -41,6 +41,11 @@ class ControllerParameters:
     """constraints.goal_time: how long after the last point the goal may be missed (0: without limit)"""
 
     @property
+    def checks_constraints(self) -> bool:
+        """Whether any constraint can make the controller hold (path tolerances, or a goal time)."""
+        return any(t > 0.0 for t in self.trajectory_tolerance_rad) or self.goal_time_s > 0.0
+
+    @property
     def splices_from_desired(self) -> bool:
         """Whether a new message starts from the last command (True) or from the measured state (False)."""
         return self.interpolate_from_desired_state or self.open_loop_control
@@ -126,13 +131,14 @@ def refusal(params: ControllerParameters, now_s: float, stamp_s: float, joint_na
 def path_failure(params: ControllerParameters, joint_names: Sequence[str], error_rad: np.ndarray) -> str | None:
     """While a trajectory runs: the line the JTC logs when a joint's position error (desired - measured, in
     `joint_names` order) exceeds its constraints.<joint>.trajectory; it then holds the measured position."""
-    for name, error in zip(joint_names, np.abs(error_rad), strict=True):
-        tolerance = _per_joint(params.trajectory_tolerance_rad, params.joints, name)
-        if tolerance > 0.0 and error > tolerance:
-            return (f"State tolerances failed for joint {params.joints.index(name)}: position error {error:.4f} rad "
-                    f"beyond constraints.{name}.trajectory {tolerance:g}; holding position due to state tolerance "
-                    "violation")
-    return None
+    tolerance = np.array([_per_joint(params.trajectory_tolerance_rad, params.joints, name) for name in joint_names])
+    beyond = np.flatnonzero((tolerance > 0.0) & (np.abs(error_rad) > tolerance))
+    if not len(beyond):
+        return None
+    j = beyond[0]
+    return (f"State tolerances failed for joint {params.joints.index(joint_names[j])}: position error "
+            f"{abs(error_rad[j]):.4f} rad beyond constraints.{joint_names[j]}.trajectory {tolerance[j]:g}; holding "
+            "position due to state tolerance violation")
 
 
 def goal_missed(params: ControllerParameters, joint_names: Sequence[str], error_rad: np.ndarray,

@@ -67,8 +67,8 @@ class MujocoPlant:
         if model.nv != len(joint_names):
             raise PlantError(f"MuJoCo model moves {model.nv} joints ({names}), the arm has {len(joint_names)}")
         joint_ids = [names.index(name) for name in joint_names]
-        self.dof = np.array([model.jnt_dofadr[j] for j in joint_ids])
-        self.qpos = np.array([model.jnt_qposadr[j] for j in joint_ids])
+        self.dof = _as_slice(np.array([model.jnt_dofadr[j] for j in joint_ids]))
+        self.qpos = _as_slice(np.array([model.jnt_qposadr[j] for j in joint_ids]))
         self.truth = truth
         for body, link in zip(model.jnt_bodyid[joint_ids], truth.links, strict=True):
             moments, axes = np.linalg.eigh(np.asarray(link.inertia_com_kg_m2, dtype=float))
@@ -112,8 +112,8 @@ class MujocoPlant:
         mujoco.mj_resetData(self.model, self.data)
         self.data.qpos[self.qpos] = q_rad
         mujoco.mj_forward(self.model, self.data)
-        self.ddq_rad_s2 = np.zeros(len(self.dof))
-        self.presliding_state = np.zeros(len(self.dof))
+        self.ddq_rad_s2 = np.zeros(len(self.blocked))
+        self.presliding_state = np.zeros(len(self.blocked))
 
     def gravity_nm(self) -> np.ndarray:
         """The true gravity torques at the present pose (MuJoCo's bias force; at rest nothing else)."""
@@ -140,3 +140,10 @@ class MujocoPlant:
         """The friction-loss (static friction) torque opposing the motion at the last step (MuJoCo's constraint
         force; with contacts and joint limits off it is the only constraint)."""
         return -self.data.qfrc_constraint[self.dof].copy()
+
+
+def _as_slice(indices: np.ndarray) -> slice | np.ndarray:
+    """The indices as a slice when they run in steps of one (a view, read per physics step without a gather)."""
+    if len(indices) and np.array_equal(indices, np.arange(indices[0], indices[0] + len(indices))):
+        return slice(int(indices[0]), int(indices[0]) + len(indices))
+    return indices

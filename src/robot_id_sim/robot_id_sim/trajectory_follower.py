@@ -126,6 +126,8 @@ class TrajectoryFollower:
     def constraint_failure(self, t_s: float, q_rad: np.ndarray, dq_rad_s: np.ndarray) -> str | None:
         """The controller's constraints at t_s against the measured state: the line it logs when they fail, the
         measured position then held; None while they hold."""
+        if not self.controller.checks_constraints:
+            return None
         desired_rad = self.desired(t_s)[0]
         if self._active is not None:
             line = path_failure(self.controller, self.joint_names, desired_rad - q_rad)
