@@ -41,13 +41,7 @@ from robot_id_excitation.trajectory_file import (
 )
 from robot_id_excitation.urdf_config import DEFAULT_CLEARANCE_M, urdf_robot_config
 from robot_id_model.collision_geometry import ALLOWED_CLEARANCE_M, pair_lists
-from robot_id_model.command_line import (
-    HelpFormatter,
-    check_writable_directory,
-    joint_names,
-    robot_option_help,
-    robot_source_problems,
-)
+from robot_id_model.command_line import HelpFormatter, check_writable_directory, joint_names, robot_source_problems
 from robot_id_model.exit_codes import add_exit_codes
 from robot_id_model.robot_config import RobotConfig, load_robot_config
 from robot_id_model.robot_model import DEFAULT_FRICTION, ModelError, RobotModel
@@ -337,7 +331,7 @@ def parser() -> argparse.ArgumentParser:
     sub = p.add_subparsers(dest="command", required=True)
 
     design = sub.add_parser("design", help="design an optimal excitation trajectory", formatter_class=HelpFormatter)
-    _add_robot_options(design, required=True, robot_help=robot_option_help())
+    _add_robot_options(design, required=True, robot_help="a shipped robot's name, a robot folder or a config YAML")
     design.add_argument("--kind", choices=KINDS, default="modified_fourier", help="trajectory family")
     design.add_argument("--harmonics", type=int, default=5, help="number of harmonics L per joint")
     design.add_argument("--base-frequency", type=float, default=0.05,
@@ -373,7 +367,7 @@ def parser() -> argparse.ArgumentParser:
 
     sweep = sub.add_parser("sweep", help="constant-velocity friction sweeps (Luo et al. 2024)",
                            formatter_class=HelpFormatter)
-    sweep.add_argument("--robot", required=True, help=robot_option_help())
+    sweep.add_argument("--robot", required=True, help="a shipped robot's name, a robot folder or a config YAML")
     sweep.add_argument("--joints", nargs="+", required=True,
                        help="joints to sweep, space- or comma-separated, or all")
     sweep.add_argument("--simultaneous", action="store_true",
