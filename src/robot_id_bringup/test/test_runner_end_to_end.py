@@ -220,7 +220,7 @@ def test_a_hold_ends_the_run_at_once_naming_its_reason(tmp_path):
                                       "'panda_hand_friction_sweep', 'panda_hand_payload', 'panda_payload']"),
     (["--friction-sweep", "/nonexistent/sweep"], "error: friction sweep bag not found: /nonexistent/sweep"),
     (["--robot", "nosuchrobot"], "error: --robot: no robot config 'nosuchrobot' (shipped: fr3, fr3_hand, iiwa14, "
-                                 "iiwa7, panda, panda_hand; or a YAML path)"),
+                                 "iiwa7, panda, panda_hand; or a robot folder or a YAML path)"),
     (["--mode", "replay", "--bag", "/nonexistent/bag"], "error: bag not found: /nonexistent/bag"),
     (["--trajectory", "panda"], "error: --trajectory panda: the trajectory was made for robot 'panda', this robot is "
                                 "'iiwa14'"),
