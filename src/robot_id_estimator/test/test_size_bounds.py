@@ -140,7 +140,7 @@ def test_the_identification_says_where_its_size_bounds_come_from():
     data = simulated_recording(robot, setup, urdf_with_friction(robot), 2)
     notes = identify([data], setup).physical.notes  # the default: bounded
     note = next(n for n in notes if n.startswith("size bounds"))
-    assert "lbr_link_1 0.1" in note and "collision/iiwa14.yaml" in note
+    assert "lbr_link_1 0.1" in note and "iiwa14/collision.yaml" in note
     off = dataclasses.replace(EstimatorConfig(), physical=dataclasses.replace(EstimatorConfig().physical,
                                                                               spread_fraction=0.0))
     assert "no size bounds (spread_fraction 0)" in identify([data], setup, off).physical.notes
