@@ -139,9 +139,11 @@ class Run:
 
     @property
     def trajectory_name(self) -> str:
-        """The trajectory to run: the one given, else the payload excitation or the excitation shipped for the
-        robot."""
-        return self.trajectory or (f"{self.robot}_payload" if self.payload else self.robot)
+        """The trajectory to run: the one given, else the robot's payload excitation or its excitation (a shipped
+        robot's, or its folder's)."""
+        from robot_id_excitation.trajectory_file import robot_trajectory
+
+        return self.trajectory or robot_trajectory(self.robot, "payload" if self.payload else "excitation")
 
     @property
     def excitation_periods(self) -> int:

@@ -13,6 +13,7 @@ import pytest
 import yaml
 
 from robot_id_bringup import offline_demo
+from robot_id_bringup.graph import Run
 from robot_id_excitation.__main__ import main as excitation_cli
 from robot_id_excitation.trajectory_file import load_trajectory
 from robot_id_model import load_robot_config, regressor
@@ -100,6 +101,13 @@ def test_the_demo_identifies_the_folders_robot_and_its_urdf_predicts_the_truth(f
     predicted_nm = corpus.file_torque_nm(demo / "identification", config.joint_names, q, dq, ddq)
     error_percent = 100.0 * np.sqrt(np.mean((predicted_nm - truth_nm) ** 2, axis=0) / np.mean(truth_nm**2, axis=0))
     assert np.all(error_percent < HELD_OUT_ERROR_PERCENT), error_percent
+
+
+def test_the_runner_runs_the_folders_trajectories(folder):
+    """`robot_id identify --robot <folder>` runs the folder's excitation, with --payload its payload.yaml."""
+    assert Run(str(folder)).trajectory_name == str(folder / "trajectories" / "excitation.yaml")
+    assert Run(str(folder), payload=True).trajectory_name == str(folder / "trajectories" / "payload.yaml")
+    assert Run("iiwa14", payload=True).trajectory_name == "iiwa14_payload"
 
 
 def test_a_folder_without_robot_yaml_is_one_line_and_exit_2(tmp_path, capsys):

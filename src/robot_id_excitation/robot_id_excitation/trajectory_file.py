@@ -69,6 +69,15 @@ def shipped_trajectory(name: str) -> pathlib.Path:
     return shipped[name]
 
 
+def robot_trajectory(robot: str, motion: str = EXCITATION) -> str:
+    """A robot's trajectory `motion` (excitation, friction_sweep, payload) as load_trajectory takes it: the file in
+    its trajectories/ for a robot folder, `<robot>` or `<robot>_<motion>` for a shipped robot's name."""
+    folder = pathlib.Path(robot)
+    if (folder / ROBOT_FILE).is_file():
+        return str(folder / TRAJECTORIES / f"{motion}.yaml")
+    return robot if motion == EXCITATION else f"{robot}_{motion}"
+
+
 def _read(name_or_path: str | pathlib.Path) -> tuple[pathlib.Path, dict]:
     """The path and the mapping of a trajectory file, or of the one shipped for a robot name."""
     path = pathlib.Path(name_or_path)
