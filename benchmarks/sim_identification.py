@@ -54,8 +54,12 @@ def simulate(config, truth: TrueDynamics, name: str = ROBOT, periods: int = PERI
     sim = SimulatedRobot(config, config.load_model(), config.urdf_path.read_text(), truth,
                          SimSettings(config.state_rate_hz), sensors, q0)
     lead_in = 1 if periods > 1 else 0
-    t = np.arange(0.0, (periods + lead_in) * period_s + 0.005, 0.01)
-    sim.command(TrajectoryCommand(0.0, config.joint_names, t, *trajectory.evaluate(t % period_s)))
+    end_s = (periods + lead_in) * period_s
+    t = np.append(np.arange(0.0, end_s, 0.01), end_s)
+    phase = np.append(t[:-1] % period_s, period_s)  # the end exactly: a sweep is at rest there, as the JTC asks
+    refusal = sim.command(TrajectoryCommand(0.0, config.joint_names, t, *trajectory.evaluate(phase)))
+    if refusal:
+        raise RuntimeError(f"the simulated controller refused {name}: {refusal}")
     samples = []
     n_samples = round((periods + lead_in) * period_s * config.state_rate_hz)
     for k in range(n_samples):

@@ -104,8 +104,8 @@ class Headline:
 
 def _sim_arm(f: dict) -> str:
     errors = f["runs"]["default truth, default estimator"]["true_model_error_percent"]
-    return (f"physical set ≤ {max(errors['physical']):.2f} % of torque RMS on every joint "
-            f"(the URDF: ≤ {max(errors['urdf']):.0f} %)")
+    return (f"physical set ≤ {max(errors['physical']):.2f} % of torque RMS on every joint, base set ≤ "
+            f"{max(errors['base']):.2f} % ({f['periods']} periods, {f['torque_noise_nm']:g} Nm torque noise)")
 
 
 def _graph_arms(f: dict) -> str:
