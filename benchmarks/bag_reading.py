@@ -18,7 +18,8 @@ import numpy as np
 from rosbags.rosbag2 import Reader, Writer
 
 from robot_id_estimator.recordings.bag_reading import JOINT_STATE, robot_id_typestore
-from robot_id_estimator.recordings.recording import Recording, load_recording
+from robot_id_estimator.recordings.loading import load_recording
+from robot_id_estimator.recordings.recording import Recording
 
 MESSAGES = 100_000
 RATE_HZ = 1000.0

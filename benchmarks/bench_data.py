@@ -1,4 +1,4 @@
-"""Data shared by the benchmarks: simulated periodic runs (robot_id_estimator.recordings.synthetic) and the public
+"""Data shared by the benchmarks: simulated periodic runs (robot_id_estimator.synthetic) and the public
 Panda log (not a benchmark itself)."""
 
 from __future__ import annotations
@@ -9,9 +9,10 @@ from collections.abc import Callable
 
 import numpy as np
 
-from robot_id_estimator.recordings.recording import Recording, load_recording
-from robot_id_estimator.recordings.synthetic import random_recording, sample_times_s
+from robot_id_estimator.recordings.loading import load_recording
+from robot_id_estimator.recordings.recording import Recording
 from robot_id_estimator.robot_setup import RobotSetup
+from robot_id_estimator.synthetic import random_recording, sample_times_s
 from robot_id_model import load_robot_config
 from robot_id_model.robot_model import RobotModel
 

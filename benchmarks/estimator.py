@@ -41,12 +41,12 @@ from bench_data import PANDA_LOG, load_recording, panda_log, progress, robot_set
 
 from robot_id_estimator.output.report import write_identification_report, write_validation_report
 from robot_id_estimator.pipeline import identify
-from robot_id_estimator.processing.samples import ProcessingConfig, first_order_lowpass
+from robot_id_estimator.processing.samples import first_order_lowpass
 from robot_id_estimator.recordings.recording import Recording, save_csv
 from robot_id_estimator.results import write_identification
-from robot_id_estimator.settings import EstimatorConfig
-from robot_id_estimator.validation.results import write_validation
-from robot_id_estimator.validation.run import validate
+from robot_id_estimator.results.validation import write_validation
+from robot_id_estimator.settings import EstimatorConfig, ProcessingConfig
+from robot_id_estimator.validate import validate
 from robot_id_model import nominal_parameters
 from robot_id_model.parameters import friction_columns
 from robot_id_model.regressor import regressor

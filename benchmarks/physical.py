@@ -30,9 +30,9 @@ import numpy as np
 from bench_data import PANDA_LOG, panda_log, robot_setup, simulated
 
 from robot_id_estimator.pipeline import identify
-from robot_id_estimator.recordings.synthetic import scaled_links
 from robot_id_estimator.settings import EstimatorConfig, PhysicalConfig
-from robot_id_estimator.validation.run import validate
+from robot_id_estimator.synthetic import scaled_links
+from robot_id_estimator.validate import validate
 
 METHODS = {
     "lmi-euclidean": PhysicalConfig(method="lmi"),

@@ -30,7 +30,7 @@ from robot_id_estimator.pipeline import identify
 from robot_id_estimator.recordings.recording import Recording
 from robot_id_estimator.robot_setup import RobotSetup
 from robot_id_estimator.settings import EstimatorConfig
-from robot_id_estimator.validation.run import validate
+from robot_id_estimator.validate import validate
 from robot_id_excitation.trajectory_file import load_trajectory
 from robot_id_model.base_parameters import base_parameters
 from robot_id_model.robot_config import load_robot_config

@@ -47,14 +47,9 @@ import yaml
 from robot_id_estimator.output.model_files import load_written_model
 from robot_id_estimator.processing.samples import edge_s
 from robot_id_estimator.recordings.recording import Recording, save_csv
-from robot_id_estimator.recordings.synthetic import (
-    heavier_links_with_tool,
-    random_motion,
-    random_recording,
-    sample_times_s,
-)
 from robot_id_estimator.results import read_identification
-from robot_id_estimator.validation.run import validate
+from robot_id_estimator.synthetic import heavier_links_with_tool, random_motion, random_recording, sample_times_s
+from robot_id_estimator.validate import validate
 from robot_id_model import RobotModel, base_parameters, load_robot_model, regressor
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]

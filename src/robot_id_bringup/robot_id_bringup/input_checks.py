@@ -87,7 +87,7 @@ def payload_problems(run: Run, config: RobotConfig) -> list[str]:
     if not (run.payload_baselines or run.payload_arm):
         return []  # and the estimator's modules (scipy, pinocchio) not imported: a request answers at once
     from robot_id_estimator.payload.identify_payload import other_robot
-    from robot_id_estimator.recordings.recording import load_recording
+    from robot_id_estimator.recordings.loading import load_recording
     from robot_id_estimator.results import read_identification
 
     problems, planned = [], _planned_excitation(run.trajectory_name)

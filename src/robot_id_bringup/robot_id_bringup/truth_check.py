@@ -23,10 +23,10 @@ import numpy as np
 
 from robot_id_estimator.processing.samples import first_order_lowpass
 from robot_id_estimator.recordings.recording import Recording
-from robot_id_estimator.recordings.synthetic import random_motion
 from robot_id_estimator.results import read_identification
-from robot_id_estimator.validation.results import Validation
-from robot_id_estimator.validation.run import validate
+from robot_id_estimator.results.validation import Validation
+from robot_id_estimator.synthetic import random_motion
+from robot_id_estimator.validate import validate
 from robot_id_model.robot_config import load_robot_config
 from robot_id_sim.sensors import SensorOptions
 from robot_id_sim.simulated_robot import SimSettings, SimulatedRobot

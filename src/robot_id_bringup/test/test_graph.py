@@ -20,7 +20,7 @@ from robot_id_bringup.run_monitor import RunMonitor
 from robot_id_contract.stamps import header_stamp_ns
 from robot_id_contract.topics import GRAPH_TOPICS, IDENTIFIED_DESCRIPTION, Topic
 from robot_id_estimator.node import EstimatorNode
-from robot_id_estimator.recordings.recording import load_recording
+from robot_id_estimator.recordings.loading import load_recording
 from robot_id_excitation.fourier import FourierTrajectory
 from robot_id_excitation.node import ExcitationNode
 from robot_id_excitation.trajectory_file import save_trajectory

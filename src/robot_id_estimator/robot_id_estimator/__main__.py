@@ -23,9 +23,9 @@ import numpy as np
 from robot_id_estimator.exit_codes import EXIT_CHECK_FAILED, EXIT_DATA_MISTAKE, EXIT_FILES_DIFFER
 from robot_id_estimator.physical.problem import RetrievalError
 from robot_id_estimator.recordings.csv_columns import parse_column_map
-from robot_id_estimator.recordings.recording import load_recording
+from robot_id_estimator.recordings.loading import load_recording
+from robot_id_estimator.results.set_checks import RULE
 from robot_id_estimator.settings import COULOMB_LAWS, METHODS, EstimatorConfig, load_estimator_config, replace_config
-from robot_id_estimator.validation.set_checks import RULE
 from robot_id_model.command_line import (
     HelpFormatter,
     check_writable_directory,
@@ -192,8 +192,8 @@ def _validate(args: argparse.Namespace, say) -> int:
     out = check_writable_directory(args.out)
     from robot_id_estimator.output.model_files import written_model_beside
     from robot_id_estimator.output.report import write_validation_report
-    from robot_id_estimator.validation.results import write_validation
-    from robot_id_estimator.validation.run import validate
+    from robot_id_estimator.results.validation import write_validation
+    from robot_id_estimator.validate import validate
 
     if (out / "identification.json").exists():
         raise ValueError(f"--out {out} holds an identification; write the validation to a directory of its own")

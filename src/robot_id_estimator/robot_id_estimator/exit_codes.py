@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from robot_id_estimator.output.written_check import WrittenCheck
     from robot_id_estimator.results import Identification
+    from robot_id_estimator.results.written_check import WrittenCheck
 
 EXIT_DONE = 0
 EXIT_BAD_INPUT = 2

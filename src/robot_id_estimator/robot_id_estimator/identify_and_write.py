@@ -19,12 +19,13 @@ from robot_id_estimator.output.urdf_export import (
     remove_stale_model,
     write_identified_model,
 )
-from robot_id_estimator.output.written_check import WrittenCheck, check_written_model
+from robot_id_estimator.output.written_check import check_written_model
 from robot_id_estimator.pipeline import identify
 from robot_id_estimator.processing.input_checks import with_stack_torque_filter
 from robot_id_estimator.progress import Progress
 from robot_id_estimator.recordings.recording import Recording
 from robot_id_estimator.results import Identification, write_identification
+from robot_id_estimator.results.written_check import WrittenCheck
 from robot_id_estimator.robot_setup import RobotSetup
 from robot_id_estimator.settings import EstimatorConfig
 

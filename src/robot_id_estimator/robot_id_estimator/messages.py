@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from robot_id_estimator.payload.identify_payload import PayloadResult
+from robot_id_estimator.payload.result import PayloadResult
 from robot_id_estimator.results import Identification
 from robot_id_model.physical import inertia_six
 from robot_id_msgs.msg import IdentificationResult, JointFriction, LinkInertial

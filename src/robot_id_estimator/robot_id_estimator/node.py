@@ -42,7 +42,8 @@ from robot_id_estimator.identify_and_write import identify_and_write
 from robot_id_estimator.messages import payload_message, result_message
 from robot_id_estimator.payload.identify_payload import identify_payload_and_write
 from robot_id_estimator.physical.problem import RetrievalError
-from robot_id_estimator.recordings.recording import DataError, Recording, load_recording
+from robot_id_estimator.recordings.loading import load_recording
+from robot_id_estimator.recordings.recording import DataError, Recording
 from robot_id_estimator.results import read_identification
 from robot_id_estimator.robot_setup import RobotSetup
 from robot_id_estimator.settings import EstimatorConfig, load_estimator_config

@@ -4,8 +4,8 @@ identify: the processing stage (regression_data: checks, processing, the regress
 and reduced in chunks so that later stages never depend on the number of samples), the estimation stage
 (estimation.base_stage: identifiable base parameters, WLS or OLS with RSD), essential parameters (Xu et al. 2020,
 section II-A), physical parameters (physical.retrieval, Xu et al. 2020, section III), and the check of every
-parameter set on data it was not fitted to (validation.held_out, validation.set_checks). Each stage takes the
-previous one's typed result; the data flow one way. Validation on other data is robot_id_estimator.validation.run.
+parameter set on data it was not fitted to (validation.held_out, results.set_checks). Each stage takes the
+previous one's typed result; the data flow one way. Validation on other data is robot_id_estimator.validate.
 """
 
 from __future__ import annotations
@@ -20,16 +20,11 @@ import numpy as np
 
 from robot_id_estimator.estimation import least_squares as estimation
 from robot_id_estimator.estimation.base_stage import BaseEstimate, estimate_base, replaced_by_stribeck
-from robot_id_estimator.friction.coulomb_law_choice import (
-    CANDIDATES,
-    CoulombLawChoice,
-    choose_coulomb_laws,
-    coulomb_columns,
-)
+from robot_id_estimator.friction.coulomb_law_choice import CANDIDATES, choose_coulomb_laws, coulomb_columns
 from robot_id_estimator.friction.sweep_choice import dropped_notes, sweeps_predicting_worse
 from robot_id_estimator.friction.sweeps import extrapolation_notes, friction_sweeps
 from robot_id_estimator.physical.problem import RetrievalError
-from robot_id_estimator.physical.retrieval import retrieve_physical
+from robot_id_estimator.physical.retrieval import physical_retrieval_of, retrieve_physical
 from robot_id_estimator.processing.input_checks import refuse_massless_links
 from robot_id_estimator.processing.motion_summary import motion_summary
 from robot_id_estimator.processing.reduction import weighted_rows
@@ -52,12 +47,14 @@ from robot_id_estimator.results import (
     Traces,
     concatenated_times,
 )
+from robot_id_estimator.results.held_out import HeldOut
+from robot_id_estimator.results.law_choice import CoulombLawChoice
+from robot_id_estimator.results.set_checks import SetCheck, check_sets
 from robot_id_estimator.robot_setup import RobotSetup
 from robot_id_estimator.settings import EstimatorConfig
 from robot_id_estimator.validation.diagnosis_stage import diagnosis_of
-from robot_id_estimator.validation.held_out import HeldOut, cross_validate, predicted_blocks
+from robot_id_estimator.validation.held_out import cross_validate, predicted_blocks
 from robot_id_estimator.validation.prediction_errors import predict_torque
-from robot_id_estimator.validation.set_checks import SetCheck, check_sets
 from robot_id_model.base_parameters import BaseParameters, base_parameters
 from robot_id_model.robot_model import RobotModel
 
@@ -241,19 +238,6 @@ def _target_columns(estimate: BaseEstimate, essential: estimation.Essential, con
     return essential.fit.columns if config.physical.target == "essential" else estimate.columns
 
 
-def _physical_of(robot: RobotModel, base: BaseParameters, setup: RobotSetup, estimate: BaseEstimate,
-                 essential: estimation.Essential, config: EstimatorConfig):
-    """The physical retrieval as a function of a reduced system, as the physical stage runs it (for the
-    held-out check)."""
-    target = _target_columns(estimate, essential, config)
-
-    def physical_of(system: estimation.ReducedSystem) -> np.ndarray:
-        return retrieve_physical(robot, base, setup, system.r_cols * system.scale, system.z, system.outside_sq,
-                                 target, config.physical).base_values
-
-    return physical_of
-
-
 def _set_values(estimate: BaseEstimate, essential: estimation.Essential, outcome: PhysicalOutcome) -> dict:
     """Each parameter set's values over the base parameters (essential: zero where eliminated)."""
     essential_values = np.zeros(len(estimate.values))
@@ -275,7 +259,8 @@ def _held_out(robot: RobotModel, base: BaseParameters, setup: RobotSetup, config
                                 f"the check recording(s) {', '.join(check_data.sources)}, not fitted, in "
                                 f"{N_FOLDS} time blocks")
     say(progress, f"self-check: each set fitted on {N_FOLDS - 1} of {N_FOLDS} time blocks predicts the other")
-    physical_of = _physical_of(robot, base, setup, estimate, essential, config) if outcome.physical else None
+    physical_of = physical_retrieval_of(robot, base, setup, _target_columns(estimate, essential, config),
+                                        config.physical) if outcome.physical else None
     return cross_validate([s.folds for s in data.streamed], estimate.joint_weights, estimate.columns,
                           essential.fit.columns, physical_of)
 

@@ -9,11 +9,11 @@ import numpy as np
 import pinocchio as pin
 import yaml
 
-from robot_id_estimator.friction.stribeck_fit import stribeck_torque
 from robot_id_estimator.recordings.recording import Recording
-from robot_id_estimator.recordings.synthetic import random_recording, scaled_links
 from robot_id_estimator.robot_setup import RobotSetup
 from robot_id_estimator.settings import EstimatorConfig, PhysicalConfig, config_to_dict
+from robot_id_estimator.stribeck_law import stribeck_torque
+from robot_id_estimator.synthetic import random_recording, scaled_links
 from robot_id_model import base_parameters, load_robot_config, regressor, stack
 from robot_id_model.base_parameters import random_states
 from robot_id_model.parameters import friction_columns

@@ -10,7 +10,7 @@ from rosbags.rosbag2 import StoragePlugin, Writer
 from sensor_msgs.msg import JointState
 
 from robot_id_contract.period_index import PeriodMarkerStamp
-from robot_id_estimator.recordings.recording import load_recording
+from robot_id_estimator.recordings.loading import load_recording
 from robot_id_msgs.msg import PeriodMarker
 from robot_id_recorder.bag_writer import BagWriter
 from robot_id_recorder.message_types import typestore_for

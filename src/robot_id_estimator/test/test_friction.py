@@ -18,20 +18,16 @@ from estimator_synthetic import (
     sweep_recording,
 )
 
-from robot_id_estimator.friction.stribeck_fit import (
-    MIN_LEVELS,
-    fit_stribeck,
-    implausibility,
-    mirrored_friction,
-    stribeck_torque,
-)
+from robot_id_estimator.friction.stribeck_fit import MIN_LEVELS, fit_stribeck, implausibility, mirrored_friction
 from robot_id_estimator.friction.sweeps import extrapolation_notes, friction_sweeps
 from robot_id_estimator.output.urdf_export import write_identified_model
 from robot_id_estimator.pipeline import identify
-from robot_id_estimator.processing.samples import ProcessingConfig, first_order_lowpass
+from robot_id_estimator.processing.samples import first_order_lowpass
 from robot_id_estimator.recordings.recording import DataError
-from robot_id_estimator.recordings.synthetic import random_motion, urdf_with_friction
-from robot_id_estimator.validation.run import validate
+from robot_id_estimator.settings import ProcessingConfig
+from robot_id_estimator.stribeck_law import stribeck_torque
+from robot_id_estimator.synthetic import random_motion, urdf_with_friction
+from robot_id_estimator.validate import validate
 from robot_id_model import regressor
 
 SPEEDS = np.array([0.005, 0.01, 0.02, 0.04, 0.08, 0.15, 0.3, 0.6, 1.0, 1.5])

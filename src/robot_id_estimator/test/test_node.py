@@ -31,10 +31,10 @@ from robot_id_contract.topics import (
     IDENTIFY_BAG_SERVICE,
     RECORDING_STATUS,
 )
-from robot_id_estimator.friction.stribeck_fit import stribeck_torque
 from robot_id_estimator.node import EstimatorNode
 from robot_id_estimator.recordings.bag_reading import EXCITATION, JOINT_STATE, robot_id_typestore
-from robot_id_estimator.recordings.synthetic import urdf_with_friction
+from robot_id_estimator.stribeck_law import stribeck_torque
+from robot_id_estimator.synthetic import urdf_with_friction
 from robot_id_msgs.msg import IdentificationResult, RecordingStatus
 from robot_id_msgs.srv import IdentifyBag
 

@@ -21,11 +21,10 @@ from robot_id_estimator.payload.identify_payload import _bound_warnings, baselin
 from robot_id_estimator.payload.principal_axes import axes_summary
 from robot_id_estimator.payload.samples import payload_samples, urdf_arm
 from robot_id_estimator.pipeline import identify
-from robot_id_estimator.processing.samples import ProcessingConfig
 from robot_id_estimator.recordings.described_excitation import Excitation
 from robot_id_estimator.recordings.recording import DataError, Recording, save_csv
-from robot_id_estimator.recordings.synthetic import periodic_recording, random_motion
-from robot_id_estimator.settings import EstimatorConfig, PhysicalConfig
+from robot_id_estimator.settings import EstimatorConfig, PhysicalConfig, ProcessingConfig
+from robot_id_estimator.synthetic import periodic_recording, random_motion
 from robot_id_model.physical import LinkInertial, link_from_standard
 from robot_id_model.robot_model import load_robot_model
 

@@ -19,10 +19,10 @@ from robot_id_estimator.payload.exports import franka_set_load, rotation_zyx
 from robot_id_estimator.payload.identify_payload import _robot_exports
 from robot_id_estimator.payload.load_frame import exported_load
 from robot_id_estimator.payload.samples import payload_samples, urdf_arm
-from robot_id_estimator.processing.samples import ProcessingConfig
 from robot_id_estimator.recordings.recording import Recording
-from robot_id_estimator.recordings.synthetic import periodic_recording, random_motion
 from robot_id_estimator.robot_setup import RobotSetup
+from robot_id_estimator.settings import ProcessingConfig
+from robot_id_estimator.synthetic import periodic_recording, random_motion
 from robot_id_model.physical import LinkInertial
 from robot_id_model.robot_config import load_robot_config
 from robot_id_model.robot_model import load_robot_model

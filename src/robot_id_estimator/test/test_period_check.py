@@ -9,14 +9,9 @@ import pytest
 import scipy.signal
 from estimator_synthetic import make_recording, relative_error
 
-from robot_id_estimator.processing.samples import (
-    ProcessingConfig,
-    average_periods,
-    edge_s,
-    period_noise_variance,
-    process,
-)
-from robot_id_estimator.recordings.period_check import check_periods
+from robot_id_estimator.processing.period_check import check_periods
+from robot_id_estimator.processing.samples import average_periods, edge_s, period_noise_variance, process
+from robot_id_estimator.settings import ProcessingConfig
 
 PERIOD_S, FS_HZ = 4.0, 250.0
 PER_PERIOD = round(PERIOD_S * FS_HZ)

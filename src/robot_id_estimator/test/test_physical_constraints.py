@@ -10,8 +10,9 @@ from estimator_synthetic import identification_problem
 from robot_id_estimator.physical.constraints import ConstraintSet, constraint_violations
 from robot_id_estimator.physical.lmi import retrieve_lmi
 from robot_id_estimator.physical.multistart import retrieve_multistart
-from robot_id_estimator.physical.plausibility import ACTIVE_FRACTION, grouped_active
+from robot_id_estimator.physical.plausibility import ACTIVE_FRACTION
 from robot_id_estimator.physical.problem import default_bounds
+from robot_id_estimator.results.plausibility import grouped_active
 from robot_id_model.parameters import inertial_columns
 from robot_id_model.physical import link_from_standard, relative_margin
 

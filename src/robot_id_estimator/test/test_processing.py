@@ -8,7 +8,6 @@ import scipy.signal
 from estimator_synthetic import make_recording, relative_error
 
 from robot_id_estimator.processing.samples import (
-    ProcessingConfig,
     average_periods,
     detect_period,
     first_order_lowpass,
@@ -20,6 +19,7 @@ from robot_id_estimator.processing.samples import (
     zero_phase_lowpass_periodic,
 )
 from robot_id_estimator.recordings.recording import DataError
+from robot_id_estimator.settings import ProcessingConfig
 
 
 def _fourier(t: np.ndarray, period_s: float, harmonics, seed: int = 0, n: int = 3):

@@ -9,7 +9,8 @@ import pytest
 from recording_files import grid, motion, recording, write_csv
 
 from robot_id_estimator.recordings.cleaning import clean
-from robot_id_estimator.recordings.recording import DataError, load_recording
+from robot_id_estimator.recordings.loading import load_recording
+from robot_id_estimator.recordings.recording import DataError
 
 
 def test_csv_selects_and_reorders_joints_and_keeps_logged_velocities(tmp_path):

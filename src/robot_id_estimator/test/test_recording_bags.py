@@ -12,7 +12,8 @@ from recording_files import grid, motion, moving_note, recording, stamp, write_b
 from rosbags.rosbag2 import Writer
 
 from robot_id_estimator.recordings.bag_reading import EXCITATION, PERIOD_MARKER, robot_id_typestore
-from robot_id_estimator.recordings.recording import DataError, load_recording
+from robot_id_estimator.recordings.loading import load_recording
+from robot_id_estimator.recordings.recording import DataError
 
 
 @pytest.mark.parametrize("varying_layout", [False, True], ids=["one-layout", "varying-layout"])

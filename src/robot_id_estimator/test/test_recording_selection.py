@@ -11,7 +11,8 @@ import pytest
 from recording_files import JOINTS, grid, motion, moving_note, write_csv
 
 from robot_id_estimator.recordings.csv_columns import parse_column_map
-from robot_id_estimator.recordings.recording import UNMODELLED_MOTION, DataError, load_recording
+from robot_id_estimator.recordings.loading import UNMODELLED_MOTION, load_recording
+from robot_id_estimator.recordings.recording import DataError
 
 PANDA_MAP = "t=t_s,q=q{i}_rad,dq=dq{i}_rad_s,tau=tau{i}_Nm"
 

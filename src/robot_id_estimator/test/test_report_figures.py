@@ -10,7 +10,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 
 from robot_id_estimator.output.report_figures import observer_figure, torque_figure
 from robot_id_estimator.pipeline import identify
-from robot_id_estimator.validation.run import validate
+from robot_id_estimator.validate import validate
 from robot_id_model.parameters import nominal_parameters
 
 PREDICTIONS = {s: f"predicted: {s} parameters" for s in ("base", "essential", "physical")}

@@ -15,11 +15,11 @@ from headless_browser import chromium, open_page
 
 from robot_id_estimator.identify_and_write import identify_and_write
 from robot_id_estimator.output.report import write_identification_report, write_validation_report
-from robot_id_estimator.output.written_check import WrittenCheck
 from robot_id_estimator.payload.identify_payload import identify_payload_and_write
-from robot_id_estimator.recordings.synthetic import urdf_with_friction
+from robot_id_estimator.results.written_check import WrittenCheck
 from robot_id_estimator.settings import EstimatorConfig
-from robot_id_estimator.validation.run import validate
+from robot_id_estimator.synthetic import urdf_with_friction
+from robot_id_estimator.validate import validate
 from robot_id_model.parameters import inertial_columns, nominal_parameters, parameter_names
 from robot_id_model.physical import LinkInertial, link_standard_parameters
 

@@ -11,9 +11,9 @@ import pytest
 from estimator_synthetic import WITHOUT_PHYSICAL, iiwa14_setup, simulated_recording
 
 from robot_id_estimator.pipeline import identify
-from robot_id_estimator.recordings.synthetic import urdf_with_friction
 from robot_id_estimator.results import read_identification, write_identification
-from robot_id_estimator.validation.run import validate
+from robot_id_estimator.synthetic import urdf_with_friction
+from robot_id_estimator.validate import validate
 
 
 @pytest.fixture(scope="module")

@@ -11,13 +11,14 @@ from estimator_synthetic import identification_problem, iiwa14_setup, simulated_
 from robot_id_estimator.physical.constraints import SIZE, ConstraintSet
 from robot_id_estimator.physical.lmi import retrieve_lmi
 from robot_id_estimator.physical.multistart import retrieve_multistart
-from robot_id_estimator.physical.plausibility import ACTIVE_FRACTION, grouped_active
+from robot_id_estimator.physical.plausibility import ACTIVE_FRACTION
 from robot_id_estimator.physical.problem import default_bounds
 from robot_id_estimator.physical.size_bounds import LinkSize, link_hulls, size_bounds
 from robot_id_estimator.pipeline import identify
-from robot_id_estimator.recordings.synthetic import urdf_with_friction
+from robot_id_estimator.results.plausibility import grouped_active
 from robot_id_estimator.robot_setup import RobotSetup
 from robot_id_estimator.settings import EstimatorConfig
+from robot_id_estimator.synthetic import urdf_with_friction
 from robot_id_model import load_robot_config
 from robot_id_model.hull_moments import uniform_hull_moments
 from robot_id_model.parameters import inertial_columns, nominal_parameters

@@ -8,8 +8,8 @@ import pytest
 from estimator_synthetic import iiwa14_setup
 
 from robot_id_estimator.pipeline import identify
-from robot_id_estimator.recordings.synthetic import periodic_recording, random_motion, urdf_with_friction
 from robot_id_estimator.settings import EstimatorConfig, PhysicalConfig
+from robot_id_estimator.synthetic import periodic_recording, random_motion, urdf_with_friction
 from robot_id_model.regressor import regressor
 
 PERIOD_S, RATE_HZ, PERIODS = 10.0, 200.0, 4

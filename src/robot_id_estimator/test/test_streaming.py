@@ -14,9 +14,9 @@ from robot_id_estimator.pipeline import identify
 from robot_id_estimator.processing import regression_stream
 from robot_id_estimator.processing.model_side import torque_side
 from robot_id_estimator.processing.reduction import merge, reduce_joints, weighted_rows
-from robot_id_estimator.processing.samples import ProcessingConfig, process
-from robot_id_estimator.recordings.synthetic import urdf_with_friction
-from robot_id_estimator.settings import EstimatorConfig, PhysicalConfig
+from robot_id_estimator.processing.samples import process
+from robot_id_estimator.settings import EstimatorConfig, PhysicalConfig, ProcessingConfig
+from robot_id_estimator.synthetic import urdf_with_friction
 from robot_id_model import base_parameters, regressor
 from robot_id_model.parameters import nominal_parameters
 

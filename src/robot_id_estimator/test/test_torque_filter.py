@@ -11,11 +11,11 @@ from estimator_synthetic import file_torque_nm, iiwa14_setup, simulated_recordin
 
 from robot_id_estimator.identify_and_write import identify_and_write
 from robot_id_estimator.processing.input_checks import with_stack_torque_filter
-from robot_id_estimator.processing.samples import ProcessingConfig, process
+from robot_id_estimator.processing.samples import process
 from robot_id_estimator.processing.torque_filter import found_time_constant
 from robot_id_estimator.recordings.recording import DataError
-from robot_id_estimator.recordings.synthetic import heavier_links_with_tool, random_motion
-from robot_id_estimator.settings import EstimatorConfig
+from robot_id_estimator.settings import EstimatorConfig, ProcessingConfig
+from robot_id_estimator.synthetic import heavier_links_with_tool, random_motion
 from robot_id_model.base_parameters import base_parameters
 from robot_id_model.regressor import regressor
 from robot_id_model.stack_hardware import StackSensors

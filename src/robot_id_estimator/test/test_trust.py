@@ -21,8 +21,8 @@ from robot_id_estimator.output.urdf_export import write_identified_model
 from robot_id_estimator.physical.problem import RetrievalError
 from robot_id_estimator.pipeline import identify
 from robot_id_estimator.recordings.recording import save_csv
-from robot_id_estimator.recordings.synthetic import periodic_recording, random_motion, urdf_with_friction
 from robot_id_estimator.settings import EstimatorConfig, PhysicalConfig
+from robot_id_estimator.synthetic import periodic_recording, random_motion, urdf_with_friction
 from robot_id_model.parameters import friction_columns
 
 PERIOD_S, RATE_HZ = 10.0, 200.0

@@ -22,9 +22,9 @@ from robot_id_estimator.output.mjcf_export import write_mjcf
 from robot_id_estimator.output.urdf_edit import UrdfEditError, UrdfEditor, tree_elements
 from robot_id_estimator.output.urdf_export import identified_urdf
 from robot_id_estimator.recordings.recording import save_csv
-from robot_id_estimator.recordings.synthetic import urdf_with_friction
 from robot_id_estimator.results import read_identification
 from robot_id_estimator.robot_setup import RobotSetup
+from robot_id_estimator.synthetic import urdf_with_friction
 from robot_id_model import ModelError, load_robot_model, nominal_parameters
 from robot_id_model.parameters import inertial_columns
 from robot_id_model.robot_config import description_directory

@@ -15,9 +15,9 @@ from estimator_synthetic import file_torque_nm, simulated_recording
 from robot_id_estimator.identify_and_write import identify_and_write
 from robot_id_estimator.output.written_check import check_payload_files, check_written_model
 from robot_id_estimator.payload.exports import load_alone, with_load
-from robot_id_estimator.recordings.synthetic import heavier_links_with_tool, random_motion
 from robot_id_estimator.robot_setup import RobotSetup
 from robot_id_estimator.settings import EstimatorConfig
+from robot_id_estimator.synthetic import heavier_links_with_tool, random_motion
 from robot_id_model.physical import LinkInertial, link_standard_parameters
 from robot_id_model.regressor import regressor
 from robot_id_model.robot_config import load_robot_config

@@ -9,13 +9,14 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from robot_id_estimator.estimation import least_squares as estimation
+from robot_id_estimator.processing.motion_summary import static_joints
 from robot_id_estimator.processing.reduction import weighted_rows
 from robot_id_estimator.processing.regression_data import RegressionData, min_speeds_rad_s
 from robot_id_estimator.processing.regression_stream import stream_recording
-from robot_id_estimator.processing.samples import ProcessedData, ProcessingConfig
+from robot_id_estimator.processing.samples import ProcessedData
 from robot_id_estimator.recordings.recording import DataError
 from robot_id_estimator.robot_setup import RobotSetup
-from robot_id_estimator.settings import EstimatorConfig
+from robot_id_estimator.settings import EstimatorConfig, ProcessingConfig
 from robot_id_model.base_parameters import BaseParameters
 from robot_id_model.robot_model import RobotModel
 
@@ -113,7 +114,7 @@ def _unidentified(
     q_all = np.concatenate([d.q_rad for d in processed])
     dq_all = np.concatenate([d.dq_rad_s for d in processed])
     ddq_all = np.concatenate([d.ddq_rad_s2 for d in processed])
-    static = estimation.static_joints(q_all)
+    static = static_joints(q_all)
     if static.any():
         blocks = []
         min_speeds = min_speeds_rad_s(processed, config.min_speed_rad_s)

@@ -18,11 +18,10 @@ import numpy as np
 import scipy.linalg
 import scipy.signal
 
+from robot_id_estimator.processing.motion_summary import STATIC_RANGE_RAD
+
 RANK_TOL = 1e-8
 """A unit-norm regressor column whose pivoted-QR residual is below this is not identifiable on the data."""
-
-STATIC_RANGE_RAD = 1e-3
-"""A joint whose position varies by less than this over the whole data set counts as not moving."""
 
 
 @dataclass(frozen=True)
@@ -176,11 +175,6 @@ def joint_of(name: str) -> int | None:
     """1-based joint index of a parameter name such as ZZ3, MX2R or FV7; None if it has none."""
     match = re.search(r"(\d+)R?$", name)
     return int(match.group(1)) if match else None
-
-
-def static_joints(q_rad: np.ndarray) -> np.ndarray:
-    """Mask of joints whose position range over the data is below STATIC_RANGE_RAD."""
-    return np.ptp(q_rad, axis=0) < STATIC_RANGE_RAD
 
 
 def unexcited_reasons(

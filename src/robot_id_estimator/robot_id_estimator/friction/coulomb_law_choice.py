@@ -22,6 +22,7 @@ import numpy as np
 
 from robot_id_estimator.processing.reduction import JointBlocks, merge, triangular_factor
 from robot_id_estimator.processing.regression_data import RegressionData
+from robot_id_estimator.results.law_choice import CoulombLawChoice
 from robot_id_model.base_parameters import BaseParameters
 from robot_id_model.coulomb_laws import SIGN, CoulombLaw
 from robot_id_model.parameters import friction_columns
@@ -69,41 +70,6 @@ is within this fraction of the best (a profile of the held-out error; the grid's
 
 SWEEPS = 2
 """Passes over the joints, each choosing one joint's law with the others at their latest choice."""
-
-
-@dataclass(frozen=True)
-class CoulombLawChoice:
-    """Per joint, the held-out torque error of every candidate law and the one chosen."""
-
-    candidates: tuple[CoulombLaw, ...]
-    held_out_rms_nm: np.ndarray
-    """(n, m) RMS of the torque each fold's fit predicts on the held-out fold; NaN where not tried."""
-    chosen: tuple[CoulombLaw, ...]
-    """Each joint's law."""
-    interval_rad_s: np.ndarray
-    """(n, 2) the chosen family's shape_scale (v_s [rad/s]; x_c [rad] for presliding) within INTERVAL_TOLERANCE of
-    the best held-out error (NaN for sign)."""
-
-    def describe(self, joint_names: Sequence[str]) -> list[str]:
-        """One line per joint: the law chosen, its held-out error, and the best of each family."""
-        lines = []
-        for j, name in enumerate(joint_names):
-            errors = self.held_out_rms_nm[j]
-            if np.isnan(errors[1:]).all():
-                continue
-            best = {}
-            for k, law in enumerate(self.candidates):
-                if np.isfinite(errors[k]) and (law.family not in best or errors[k] < errors[best[law.family]]):
-                    best[law.family] = k
-            chosen = self.chosen[j]
-            others = ", ".join(f"{self.candidates[k].formula()} {errors[k]:.4g} Nm"
-                               for family, k in best.items() if family != chosen.family)
-            low, high = self.interval_rad_s[j]
-            shape = (f" ({'x_c' if chosen.family == 'presliding' else 'v_s'} {low:.3g}–{high:.3g} "
-                     f"{'rad' if chosen.family == 'presliding' else 'rad/s'})") if chosen.family != "sign" else ""
-            lines.append(f"{name}: {chosen.formula()}{shape}, held-out error "
-                         f"{errors[self.candidates.index(chosen)]:.4g} Nm; best of the others: {others}")
-        return lines
 
 
 def coulomb_columns(robot: RobotModel, base: BaseParameters) -> np.ndarray:

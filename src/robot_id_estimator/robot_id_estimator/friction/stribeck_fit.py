@@ -9,9 +9,7 @@ import numpy as np
 import scipy.optimize
 import scipy.stats
 
-STRIBECK_NAMES = ("fv1", "fv2", "fv3", "fs", "fs1", "fc", "fc1")
-"""Coefficients of Luo et al. 2024, eq. (7), in this order: viscous [Nm s/rad], quadratic [Nm s²/rad²], cubic
-[Nm s³/rad³], static [Nm], static (Stribeck) velocity [rad/s], Coulomb [Nm], Coulomb velocity [rad/s]."""
+from robot_id_estimator.stribeck_law import STRIBECK_NAMES, stribeck_torque
 
 MIN_STEADY_SAMPLES = 3
 """A pass needs at least this many samples at constant speed to count."""
@@ -58,24 +56,6 @@ class StribeckFit:
     """distinct sweep speeds among the points"""
     terms: str
     """whether fv2 and fv3 were fitted, and why"""
-
-
-def stribeck_torque(dq_rad_s: np.ndarray, coefficients: np.ndarray) -> np.ndarray:
-    """Friction torque of Luo et al. 2024, eq. (7).
-
-    τ_f = fv1·q̇ + fv2·sgn(q̇)·q̇² + fv3·q̇³ + fs·sgn(q̇)·exp(−(q̇/fs1)²) + fc·sgn(q̇)·(1 − exp(−(q̇/fc1)²)).
-    `coefficients` is (7,) for one joint or (n, 7) for the columns of a (K, n) `dq_rad_s`.
-    """
-    dq = np.asarray(dq_rad_s, dtype=float)
-    fv1, fv2, fv3, fs, fs1, fc, fc1 = np.moveaxis(np.asarray(coefficients, dtype=float), -1, 0)
-    sign = np.sign(dq)
-    return (
-        fv1 * dq
-        + fv2 * sign * dq**2
-        + fv3 * dq**3
-        + fs * sign * np.exp(-((dq / fs1) ** 2))
-        + fc * sign * (1.0 - np.exp(-((dq / fc1) ** 2)))
-    )
 
 
 def _runs(dq: np.ndarray, min_speed: float) -> list[tuple[int, int, int]]:
@@ -370,11 +350,3 @@ def fit_stribeck(speed_rad_s: np.ndarray, friction_nm: np.ndarray) -> StribeckFi
     return StribeckFit(coef, rms, len(speed), (float(speed.min()), float(speed.max())), n_levels, terms)
 
 
-def stribeck_model_torque(coefficients: np.ndarray | None, dq_rad_s: np.ndarray) -> np.ndarray:
-    """Stribeck friction of the joints that have a fit (zero for the others)."""
-    if coefficients is None:
-        return np.zeros_like(dq_rad_s)
-    fitted = ~np.isnan(coefficients).any(axis=1)
-    tau = np.zeros_like(dq_rad_s)
-    tau[:, fitted] = stribeck_torque(dq_rad_s[:, fitted], coefficients[fitted])
-    return tau

@@ -12,7 +12,7 @@ from collections.abc import Sequence
 
 import mujoco
 
-from robot_id_estimator.output.files import write_text
+from robot_id_estimator.results.files import write_text
 from robot_id_model.mesh_files import SEARCHED, mesh_file
 
 MJCF_NAME = "identified.xml"

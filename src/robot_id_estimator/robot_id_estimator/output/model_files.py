@@ -13,9 +13,9 @@ import numpy as np
 import pinocchio as pin
 import yaml
 
-from robot_id_estimator.friction.stribeck_fit import STRIBECK_NAMES, stribeck_torque
 from robot_id_estimator.output.urdf_export import URDF_NAME, YAML_NAME
 from robot_id_estimator.robot_setup import RobotSetup
+from robot_id_estimator.stribeck_law import STRIBECK_NAMES, stribeck_torque
 from robot_id_model.coulomb_laws import CoulombLaw
 
 

@@ -1,7 +1,7 @@
-"""The report pages: identification.html, validation.html and payload.html, each one self-contained file (figures
-inline as PNG, no fetch) rendered from the Jinja2 templates beside this module (templates/: one base page, one page
-per use), with the verdict first. Every number on a page comes from the result objects; the templates lay them out.
-Beside identification.html: the parameter tables as CSV.
+"""The report pages: identification.html and validation.html (payload.html: payload.report, on the same base), each
+one self-contained file (figures inline as PNG, no fetch) rendered from the Jinja2 templates beside this module
+(templates/: one base page, one page per use), with the verdict first. Every number on a page comes from the result
+objects; the templates lay them out. Beside identification.html: the parameter tables as CSV.
 """
 
 from __future__ import annotations
@@ -11,37 +11,31 @@ import dataclasses
 import pathlib
 from collections.abc import Callable, Sequence
 from functools import cache
-from typing import TYPE_CHECKING
 
 import jinja2
 import numpy as np
 
-from robot_id_estimator.exit_codes import MEANING, identification_exit_code, payload_exit_code
+from robot_id_estimator.exit_codes import MEANING, identification_exit_code
 from robot_id_estimator.friction.coulomb_law_choice import SMOOTH_GAIN
 from robot_id_estimator.output.figures import inline_png
-from robot_id_estimator.output.files import atomic_path, write_text
 from robot_id_estimator.output.friction_figure import friction_png
 from robot_id_estimator.output.report_figures import (
-    joint_bars_figure,
     observer_figure,
     rms_figure,
     rsd_figure,
     torque_figure,
 )
 from robot_id_estimator.output.urdf_export import REJECTED_URDF_NAME, ModelFiles, model_friction
-from robot_id_estimator.output.written_check import WrittenCheck
-from robot_id_estimator.payload.estimate import NAMES
 from robot_id_estimator.physical.determination import HELD
-from robot_id_estimator.physical.plausibility import grouped_active
 from robot_id_estimator.processing.regression_data import N_FOLDS
 from robot_id_estimator.results import Identification, Traces
+from robot_id_estimator.results.files import atomic_path, write_text
+from robot_id_estimator.results.plausibility import grouped_active
+from robot_id_estimator.results.set_checks import RULE
+from robot_id_estimator.results.validation import Validation
+from robot_id_estimator.results.written_check import WrittenCheck
 from robot_id_estimator.robot_setup import RobotSetup
-from robot_id_estimator.validation.results import Validation
-from robot_id_estimator.validation.set_checks import RULE
 from robot_id_model.physical import inertia_six
-
-if TYPE_CHECKING:
-    from robot_id_estimator.payload.identify_payload import PayloadResult
 
 TEMPLATES = pathlib.Path(__file__).resolve().parent / "templates"
 Progress = Callable[[str], None] | None
@@ -152,10 +146,10 @@ def identification_verdict(result: Identification, files: ModelFiles | None,
     best = (f" Best on held-out data ({held_out.source}): the {result.best_set} parameters, "
             f"{number(held_out.total_rms_nm(result.best_set), 3)} Nm RMS summed over the joints."
             if held_out is not None else "")
-    return Verdict(code, MEANING[code], f"{written} {why}{best}{_warned(result.warnings, 'the diagnosis')}")
+    return Verdict(code, MEANING[code], f"{written} {why}{best}{warned(result.warnings, 'the diagnosis')}")
 
 
-def _warned(warnings: Sequence[str], where: str) -> str:
+def warned(warnings: Sequence[str], where: str) -> str:
     """The verdict's last sentence: how many warnings the page lists, and where."""
     return f" {len(warnings)} warning{'s' if len(warnings) > 1 else ''} in {where}." if warnings else ""
 
@@ -217,7 +211,7 @@ def validation_verdict(validation: Validation) -> Verdict:
     others = ", ".join(f"{s} {number(totals[s], 3)} Nm" for s in totals if s != best)
     return Verdict(0, "validation done", f"Predicted best by the {best} parameters: {number(totals[best], 3)} Nm RMS "
                    f"summed over the joints (the others: {others}). Motion: {validation.motion_comparison}."
-                   + _warned(validation.warnings, "the table's section"))
+                   + warned(validation.warnings, "the table's section"))
 
 
 def write_validation_report(validation: Validation, out_dir: str | pathlib.Path,
@@ -235,33 +229,3 @@ def write_validation_report(validation: Validation, out_dir: str | pathlib.Path,
         torque_pngs=torque_pngs(v.traces, v.joint_names, "validation data"))
 
 
-def payload_verdict(payload: PayloadResult, files: Sequence[pathlib.Path]) -> Verdict:
-    """The load found, whether it passed its check, and the files written."""
-    code, load = payload_exit_code(payload.passed, payload.file_check), payload.estimate.inertial
-    why = {0: "The load's model passed its check on held-out time blocks.",
-           3: f"The load's model failed its check on held-out time blocks: {'; '.join(payload.failures)}; is the "
-              "arm model or the frame right, and is the load on? The URDFs are written as *.rejected.urdf.",
-           5: "The written payload files, loaded, do not reproduce the identified load (a bug in robot_id: please "
-              f"report it with payload.yaml): {'; '.join(payload.file_check.failures)}."}[code]
-    found = (f"The load on {payload.frame} ({payload.method}): {number(load.mass_kg)} kg, CoM "
-             + " ".join(f"{1000 * c:.1f}" for c in load.com_m) + f" mm in {payload.frame}.")
-    return Verdict(code, MEANING[code] if code != 0 else "done, the load's model holds",
-                   f"{why} {found} Written: {', '.join(p.name for p in files)}."
-                   + _warned(payload.warnings, "Warnings"))
-
-
-def write_payload_report(payload: PayloadResult, setup: RobotSetup, sources: Sequence[str],
-                         bounds_rows: list[tuple[str, str]], out_dir: pathlib.Path) -> pathlib.Path:
-    """payload.html in out_dir for a payload.identify_payload.PayloadResult (its files already written)."""
-    e, joints = payload.estimate, setup.joint_names
-    figure = joint_bars_figure(joints, {"load torque": e.load_torque_rms_nm, "held-out error": e.held_out_rms_nm,
-                                        "training error": e.residual_rms_nm},
-                               {"load torque": "black", "held-out error": "tab:red", "training error": "tab:blue"},
-                               "RMS [Nm]", "The load's torque per joint and what its model leaves")
-    return render_page(
-        "payload.html.j2", out_dir / "payload.html", title=f"Payload on {setup.name}",
-        verdict=payload_verdict(payload, payload.paths), p=payload, e=e, joints=joints,
-        principal_moments=np.linalg.eigvalsh(e.inertial.inertia_com_kg_m2),
-        undetermined=[k + 1 for k in e.undetermined_moments],
-        parameters=list(zip(NAMES, e.values, e.least_squares, e.rsd_percent, strict=True)),
-        check_png=inline_png(figure), robot=robot_inputs(setup), sources=sources, bounds=bounds_rows)

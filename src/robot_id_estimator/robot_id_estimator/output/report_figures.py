@@ -16,7 +16,7 @@ import numpy as np
 
 from robot_id_estimator.output.figures import legend_below, new_figure
 from robot_id_estimator.results import Identification, Traces
-from robot_id_estimator.validation.results import Validation
+from robot_id_estimator.results.validation import Validation
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure

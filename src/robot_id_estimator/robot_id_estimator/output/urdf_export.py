@@ -11,11 +11,11 @@ from dataclasses import dataclass
 import numpy as np
 import yaml
 
-from robot_id_estimator.friction.stribeck_fit import STRIBECK_NAMES
-from robot_id_estimator.output.files import write_text
 from robot_id_estimator.output.mjcf_export import MJCF_NAME, MujocoExportError, write_mjcf
 from robot_id_estimator.output.urdf_edit import UrdfEditor
 from robot_id_estimator.results import Friction, Identification
+from robot_id_estimator.results.files import write_text
+from robot_id_estimator.stribeck_law import STRIBECK_NAMES
 from robot_id_model.parameters import inertial_columns
 from robot_id_model.physical import LinkInertial, inertia_six, link_from_standard
 from robot_id_model.robot_model import RobotModel

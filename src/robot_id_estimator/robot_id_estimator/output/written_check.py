@@ -8,12 +8,10 @@ from __future__ import annotations
 
 import pathlib
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 import pinocchio as pin
 
-from robot_id_estimator.friction.stribeck_fit import stribeck_model_torque
 from robot_id_estimator.output.model_files import (
     LoadedModel,
     load_written_model,
@@ -22,6 +20,8 @@ from robot_id_estimator.output.model_files import (
 )
 from robot_id_estimator.output.urdf_export import ModelFiles
 from robot_id_estimator.results import Identification
+from robot_id_estimator.results.written_check import WrittenCheck
+from robot_id_estimator.stribeck_law import stribeck_model_torque
 from robot_id_model.base_parameters import random_states
 from robot_id_model.parameters import PIN_INDEX, friction_columns, inertial_columns
 from robot_id_model.payload import payload_regressor
@@ -39,19 +39,6 @@ BODY_TOLERANCE = 1e-9
 """A body's standard parameters differ when one differs by more than this, relative to the body's largest."""
 PAYLOAD_STATES = 200
 """Random states within the joint limits on which a payload's files are checked."""
-
-
-@dataclass(frozen=True)
-class WrittenCheck:
-    """Per file checked, the worst joint's torque difference in % of its torque RMS; the failures, each naming the
-    file and the joints and bodies that differ."""
-
-    difference_percent: dict[str, float]
-    failures: tuple[str, ...]
-
-    @property
-    def passed(self) -> bool:
-        return not self.failures
 
 
 def check_written_model(result: Identification, files: ModelFiles) -> WrittenCheck:

@@ -18,9 +18,10 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from robot_id_estimator.processing.samples import ProcessedData, ProcessingConfig, process
+from robot_id_estimator.processing.samples import ProcessedData, process
 from robot_id_estimator.recordings.described_excitation import Excitation
 from robot_id_estimator.recordings.recording import DataError, Recording
+from robot_id_estimator.settings import ProcessingConfig
 
 SAME_MOTION_FRACTION = 0.25
 """A joint of the loaded run may differ from the baseline by at most this fraction of its motion (RMS about its

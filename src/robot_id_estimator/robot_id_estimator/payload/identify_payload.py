@@ -17,16 +17,13 @@ from __future__ import annotations
 import dataclasses
 import pathlib
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import numpy as np
 import yaml
 
-from robot_id_estimator.output.files import write_text
 from robot_id_estimator.output.mjcf_export import MujocoExportError, write_mjcf
-from robot_id_estimator.output.report import write_payload_report
 from robot_id_estimator.output.urdf_export import identified_urdf_text
-from robot_id_estimator.output.written_check import WrittenCheck, check_payload_files
+from robot_id_estimator.output.written_check import check_payload_files
 from robot_id_estimator.payload.baseline import baseline_residual
 from robot_id_estimator.payload.estimate import DRAWS, NAMES, PayloadBounds, PayloadEstimate, estimate_payload
 from robot_id_estimator.payload.exports import (
@@ -38,6 +35,8 @@ from robot_id_estimator.payload.exports import (
 )
 from robot_id_estimator.payload.load_frame import SET_LOAD_WHEN, ExportedLoad, exported_load
 from robot_id_estimator.payload.principal_axes import AXIS_SIGMAS, axes_warning, kuka_meaning
+from robot_id_estimator.payload.report import write_payload_report
+from robot_id_estimator.payload.result import PayloadResult
 from robot_id_estimator.payload.samples import (
     ArmModel,
     identified_arm,
@@ -50,6 +49,7 @@ from robot_id_estimator.processing.model_side import torque_side
 from robot_id_estimator.processing.samples import ProcessedData
 from robot_id_estimator.recordings.recording import Recording
 from robot_id_estimator.results import Identification
+from robot_id_estimator.results.files import write_text
 from robot_id_estimator.robot_setup import RobotSetup
 from robot_id_estimator.settings import EstimatorConfig, PhysicalConfig
 from robot_id_model.parameters import nominal_mass_kg
@@ -77,26 +77,6 @@ errors 2.6 %, 3.2 mm)."""
 URDF_ARM_WARNING = ("the load is identified against the URDF's arm, whose model error goes into it (a tool the URDF "
                     "does not hold adds its whole mass; on the simulated Panda, perturbed 10 % from its URDF, a 1.5 kg "
                     "load's CoM came out 29 mm off, against 0.1 mm by the baseline method): give --arm or --baseline")
-
-
-@dataclass(frozen=True)
-class PayloadResult:
-    frame: str
-    method: str
-    estimate: PayloadEstimate
-    failures: tuple[str, ...]
-    """The joints whose load torque the check found unexplained (check_failures); none: passed."""
-    paths: tuple[pathlib.Path, ...]
-    notes: tuple[str, ...]
-    warnings: tuple[str, ...]
-    file_check: WrittenCheck
-    """The written URDFs and MJCF checked as loaded (output.written_check)."""
-    exported: ExportedLoad | None
-    """The load in the robot's load frame, as KUKA's load data and Franka's setLoad take it; None: not on its body."""
-
-    @property
-    def passed(self) -> bool:
-        return not self.failures
 
 
 def identify_payload_and_write(recordings: Sequence[Recording], setup: RobotSetup, out_dir: pathlib.Path,

@@ -17,14 +17,15 @@ from dataclasses import dataclass
 import numpy as np
 
 from robot_id_estimator.estimation.least_squares import rsd_filter_factor
-from robot_id_estimator.friction.stribeck_fit import stribeck_model_torque
 from robot_id_estimator.payload.baseline import BaselineResidual
 from robot_id_estimator.processing.model_side import torque_side
 from robot_id_estimator.processing.regression_data import N_FOLDS
-from robot_id_estimator.processing.samples import ProcessedData, ProcessingConfig, process
+from robot_id_estimator.processing.samples import ProcessedData, process
 from robot_id_estimator.recordings.recording import Recording
 from robot_id_estimator.results import Identification
 from robot_id_estimator.robot_setup import RobotSetup
+from robot_id_estimator.settings import ProcessingConfig
+from robot_id_estimator.stribeck_law import stribeck_model_torque
 from robot_id_model.parameters import nominal_parameters
 from robot_id_model.payload import payload_regressor
 from robot_id_model.regressor import regressor

@@ -15,6 +15,7 @@ import numpy as np
 
 from robot_id_estimator.physical.problem import PhysicalBounds
 from robot_id_estimator.physical.size_bounds import SIZE_MARGIN
+from robot_id_estimator.results.plausibility import SIZE
 from robot_id_model.parameters import friction_columns, inertial_columns
 from robot_id_model.physical import (
     consistency_violations,
@@ -86,10 +87,6 @@ def linear_constraints(robot: RobotModel, bounds: PhysicalBounds) -> tuple[np.nd
             raise ValueError(f"ordering '{ordering}': use 'A <= B' with names such as {names[:10]}")
         row({index[lhs]: 1.0, index[rhs_name]: -1.0}, 0.0, f"{lhs} ≤ {rhs_name} (ordering)")
     return np.array(rows), np.array(rhs), labels
-
-
-SIZE = "(link size)"
-"""The end of every size bound's label."""
 
 
 def link_size(bounds: PhysicalBounds, j: int) -> LinkSize | None:

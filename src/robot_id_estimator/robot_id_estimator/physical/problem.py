@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from robot_id_estimator.settings import DEFAULT_MARGIN
 from robot_id_model.parameters import friction_columns, inertial_columns, nominal_parameters
 from robot_id_model.physical import LinkInertial, link_from_standard, link_standard_parameters
 from robot_id_model.robot_model import RobotModel
@@ -21,21 +22,12 @@ from robot_id_model.robot_model import RobotModel
 if TYPE_CHECKING:
     from robot_id_estimator.physical.size_bounds import LinkSize
 
-DEFAULT_MARGIN = 0.001
-"""Relative margin from the consistency boundary (robot_id_model.physical.relative_margin); the shipped URDF links
-have 0.03–0.3 (Franka's link 4: −0.045, it breaks the triangle inequality). On the Gaz et al. Panda log 0.01 costs
-0.05 % of held-out RMS on joint 4 (physical/base 1.0206 against 1.0201 with 0.001 or none)."""
 
 TOOL_REACH_M = 0.15
 """A tool's CoM lies within this distance of its link's CoM (physical bounds of the last link)."""
 TOOL_FRACTION = 0.2
 """Without a rated payload, a tool of up to this fraction of the arm's URDF mass (rated payloads: Gen3 lite 9 %,
 Panda 17 %, UR5e 24 %, iiwa7 30 %, iiwa14 47 % of the arm's mass)."""
-
-DEFAULT_SPREAD_FRACTION = 0.1
-"""At least this fraction of a link's URDF mass fills its collision hull uniformly (physical.size_bounds): it keeps
-the Gaz et al. Panda log's link 6 from coming out a point mass at no cost in its held-out error. (It once cost
-short simulated runs accuracy; the cause was the regulariser's weight, which then grew with the data's SNR.)"""
 
 
 class RetrievalError(RuntimeError):

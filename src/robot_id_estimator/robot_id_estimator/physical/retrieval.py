@@ -9,9 +9,11 @@ every constraint.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 
 import numpy as np
 
+from robot_id_estimator.estimation.least_squares import ReducedSystem
 from robot_id_estimator.physical.determination import determination, hold_friction
 from robot_id_estimator.physical.lmi import retrieve_lmi
 from robot_id_estimator.physical.multistart import retrieve_multistart
@@ -93,6 +95,18 @@ def retrieve_physical(
         notes=(*result.notes, sizes_note, tool_note),
         plausibility=plausibility(robot, bounds, result.pi, urdf_mass_kg, setup.datasheet_mass_kg),
     )
+
+
+def physical_retrieval_of(robot: RobotModel, base: BaseParameters, setup: RobotSetup, target_columns: np.ndarray,
+                          config: PhysicalConfig) -> Callable[[ReducedSystem], np.ndarray]:
+    """The retrieval as a function of a reduced system, as the physical stage runs it: the base values of the
+    physical set fitted to it (for the held-out check, which fits every set on part of the data)."""
+
+    def physical_of(system: ReducedSystem) -> np.ndarray:
+        return retrieve_physical(robot, base, setup, system.r_cols * system.scale, system.z, system.outside_sq,
+                                 target_columns, config).base_values
+
+    return physical_of
 
 
 def _tool_mass(robot: RobotModel, setup: RobotSetup, configured_kg: float | None) -> tuple[float, str]:

@@ -10,11 +10,11 @@ import numpy as np
 
 from robot_id_estimator.processing.samples import (
     ProcessedData,
-    ProcessingConfig,
     first_order_lowpass,
     zero_phase_lowpass,
     zero_phase_lowpass_periodic,
 )
+from robot_id_estimator.settings import ProcessingConfig
 
 FILTER_SETTLE_TIME_CONSTANTS = 20
 """A periodic signal runs through the robot's first-order torque filter for this many time constants before

@@ -2,7 +2,7 @@
 
 A validation on the motion the model was identified on (another stretch of the same trajectory) shows how the
 model copes with noise; only a different motion shows how it generalises. The summary per joint is the
-position range and the RMS speed of the processed samples.
+position range and the RMS speed of the processed samples; a joint that does not move at all is static.
 """
 
 from __future__ import annotations
@@ -16,6 +16,9 @@ from robot_id_estimator.processing.samples import ProcessedData
 SAME_MOTION_FRACTION = 0.05
 """Two motions count as the same when every joint's range ends and RMS speed agree within this fraction of
 the identification motion's range and RMS speed."""
+
+STATIC_RANGE_RAD = 1e-3
+"""A joint whose position varies by less than this over the whole data set counts as not moving."""
 
 STILL_RAD = 1e-3
 """Absolute tolerance [rad, rad/s] so that joints which barely move compare sensibly."""
@@ -55,3 +58,8 @@ def compare_motion(
     if beyond:
         text += "; it leaves the identified position range (extrapolation) on " + ", ".join(beyond)
     return text
+
+
+def static_joints(q_rad: np.ndarray) -> np.ndarray:
+    """Mask of joints whose position range over the data is below STATIC_RANGE_RAD."""
+    return np.ptp(q_rad, axis=0) < STATIC_RANGE_RAD

@@ -16,8 +16,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from robot_id_estimator.estimation.least_squares import static_joints
-from robot_id_estimator.friction.stribeck_fit import stribeck_model_torque
 from robot_id_estimator.processing.input_checks import (
     check_enough_data,
     check_recording,
@@ -26,6 +24,7 @@ from robot_id_estimator.processing.input_checks import (
     urdf_friction_note,
 )
 from robot_id_estimator.processing.model_side import torque_side
+from robot_id_estimator.processing.motion_summary import static_joints
 from robot_id_estimator.processing.reduction import JointBlocks
 from robot_id_estimator.processing.regression_stream import StreamedRecording, stream_recording
 from robot_id_estimator.processing.samples import ProcessedData, process
@@ -33,6 +32,7 @@ from robot_id_estimator.progress import Progress, say
 from robot_id_estimator.recordings.recording import Recording
 from robot_id_estimator.robot_setup import RobotSetup
 from robot_id_estimator.settings import EstimatorConfig
+from robot_id_estimator.stribeck_law import stribeck_model_torque
 from robot_id_model.base_parameters import BaseParameters
 from robot_id_model.coulomb_laws import CoulombLaw
 from robot_id_model.parameters import nominal_parameters

@@ -22,9 +22,10 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
+from robot_id_estimator.processing.period_check import check_periods, detect_period, wrap_jump
 from robot_id_estimator.recordings.cleaning import resample
-from robot_id_estimator.recordings.period_check import check_periods, detect_period, wrap_jump
 from robot_id_estimator.recordings.recording import DataError, Recording
+from robot_id_estimator.settings import ProcessingConfig
 
 DRIFT_TOL_SAMPLES = 0.01
 """Largest accumulated misalignment over all periods, in samples, tolerated before resampling so that a
@@ -35,44 +36,9 @@ MIN_PERIOD_SAMPLES = 4
 
 MIN_KEPT = 2
 """Samples that must remain after trimming the ends."""
+DEFAULT_PROCESSING = ProcessingConfig()
+"""The processing settings when none are given."""
 EDGE_CUTOFF_PERIODS = 2.0  # non-periodic data's edges trimmed by default, in periods of the lowest cutoff (edge_s)
-
-
-@dataclass(frozen=True)
-class ProcessingConfig:
-    """Signal-processing settings; the defaults are Xu et al.'s (2020) (torque) and Hayat et al.'s (2015) (motion)."""
-
-    torque_cutoff_hz: float = 6.0
-    """Zero-phase Butterworth on the (averaged) torque, Xu et al. 2020."""
-    filter_order: int = 4
-    motion_cutoff_hz: float = 10.0
-    """Non-periodic: zero-phase Butterworth on q (or logged dq) before and after each central difference
-    (Hayat et al. 2015); periodic without known harmonics: highest frequency kept by the frequency-domain
-    derivatives."""
-    decimation: int = 1
-    """Keep every Nth sample after filtering (Hayat et al. 2015)."""
-    max_harmonic_hz: float | None = None
-    """Periodic: keep the multiples of 1/T up to this frequency when differentiating (default: the
-    description's harmonics when known, else motion_cutoff_hz)."""
-    trim_s: float | None = None
-    """Non-periodic: drop this much at both ends after filtering, where the zero-phase filters and the central
-    differences have no neighbours (their edge effects); None: EDGE_CUTOFF_PERIODS periods of the lowest cutoff."""
-    non_periodic: bool = False
-    """Process as non-periodic data even when a period is known or detected."""
-
-    def __post_init__(self) -> None:
-        positive = {"torque_cutoff_hz": self.torque_cutoff_hz, "motion_cutoff_hz": self.motion_cutoff_hz}
-        if self.max_harmonic_hz is not None:
-            positive["max_harmonic_hz"] = self.max_harmonic_hz
-        wrong = [f"{name} = {value}" for name, value in positive.items() if not value > 0.0]
-        if self.filter_order < 1 or self.decimation < 1:
-            wrong.append(f"filter_order = {self.filter_order} and decimation = {self.decimation} must be >= 1")
-        if self.trim_s is not None and not self.trim_s >= 0.0:
-            wrong.append(f"trim_s = {self.trim_s} must not be negative")
-        if not isinstance(self.non_periodic, bool):
-            wrong.append(f"non_periodic = {self.non_periodic!r} must be true or false")
-        if wrong:
-            raise ValueError(f"invalid processing settings: {', '.join(wrong)}")
 
 
 @dataclass(frozen=True)
@@ -203,7 +169,7 @@ def first_order_lowpass(x: np.ndarray, dt_s: float, time_constant_s: float) -> n
     return scipy.signal.lfilter(b, den, x, axis=0, zi=initial)[0]
 
 
-def process(rec: Recording, config: ProcessingConfig = ProcessingConfig()) -> ProcessedData:
+def process(rec: Recording, config: ProcessingConfig = DEFAULT_PROCESSING) -> ProcessedData:
     """Turn a cleaned recording into regressor samples: periodic processing when the period is known (or
     detected) and the data hold at least one whole period, non-periodic processing otherwise."""
     notes = list(rec.repairs)

@@ -22,7 +22,8 @@ import scipy.linalg
 import scipy.optimize
 
 from robot_id_estimator.processing.model_side import robot_filtered, torque_side
-from robot_id_estimator.processing.samples import ProcessedData, ProcessingConfig
+from robot_id_estimator.processing.samples import ProcessedData
+from robot_id_estimator.settings import ProcessingConfig
 from robot_id_model.regressor import regressor
 from robot_id_model.robot_model import RobotModel
 

@@ -41,8 +41,9 @@ import numpy as np
 import scipy.linalg
 
 from robot_id_estimator.processing.model_side import torque_side
-from robot_id_estimator.processing.samples import ProcessedData, ProcessingConfig
+from robot_id_estimator.processing.samples import ProcessedData
 from robot_id_estimator.processing.torque_filter import fitting_window, windowed
+from robot_id_estimator.settings import ProcessingConfig
 from robot_id_model.parameters import friction_columns
 from robot_id_model.regressor import regressor
 from robot_id_model.robot_model import RobotModel

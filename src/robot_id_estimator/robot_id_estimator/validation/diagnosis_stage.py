@@ -12,6 +12,7 @@ from robot_id_estimator.estimation.base_stage import BaseEstimate
 from robot_id_estimator.processing.regression_data import RegressionData
 from robot_id_estimator.progress import Progress, say
 from robot_id_estimator.results import Metrics
+from robot_id_estimator.results.held_out import HeldOut
 from robot_id_estimator.robot_setup import RobotSetup
 from robot_id_estimator.settings import EstimatorConfig
 from robot_id_estimator.validation.diagnosis import (
@@ -23,7 +24,6 @@ from robot_id_estimator.validation.diagnosis import (
     matters,
     poor_generalisation,
 )
-from robot_id_estimator.validation.held_out import HeldOut
 from robot_id_model.base_parameters import BaseParameters
 from robot_id_model.robot_model import RobotModel
 

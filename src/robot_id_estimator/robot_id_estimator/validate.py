@@ -10,7 +10,6 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from robot_id_estimator.friction.stribeck_fit import stribeck_model_torque
 from robot_id_estimator.output.model_files import LoadedModel
 from robot_id_estimator.processing.input_checks import (
     check_recording,
@@ -24,7 +23,9 @@ from robot_id_estimator.processing.samples import ProcessedData, detect_period, 
 from robot_id_estimator.progress import Progress, say
 from robot_id_estimator.recordings.recording import DataError, Recording
 from robot_id_estimator.results import Identification, Traces, concatenated_times
+from robot_id_estimator.results.validation import Validation
 from robot_id_estimator.settings import EstimatorConfig
+from robot_id_estimator.stribeck_law import stribeck_model_torque
 from robot_id_estimator.validation.prediction_errors import (
     collision_thresholds,
     correlation,
@@ -34,7 +35,6 @@ from robot_id_estimator.validation.prediction_errors import (
     rms_error,
     total_rms_error,
 )
-from robot_id_estimator.validation.results import Validation
 from robot_id_model.base_parameters import base_parameters
 from robot_id_model.parameters import nominal_parameters
 from robot_id_model.regressor import regressor

@@ -1,4 +1,4 @@
-"""The result of a validation that travels: validation.json (robot_id_estimator.validation.run makes it)."""
+"""The result of a validation that travels: validation.json (robot_id_estimator.validate makes it)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from robot_id_estimator.output.json_values import NOT_WRITTEN, dataclass_to_json
-from robot_id_estimator.results import Traces, write_json
+from robot_id_estimator.results.identification import Traces, write_json
+from robot_id_estimator.results.json_values import NOT_WRITTEN, dataclass_to_json
 
 VALIDATION_FORMAT = "robot_id validation 3"
 
@@ -41,7 +41,7 @@ class Validation:
 
 
 def validation_to_dict(v: Validation) -> dict:
-    """validation.json: the Validation's fields (output.json_values) with the format."""
+    """validation.json: the Validation's fields (results.json_values) with the format."""
     return {"format": VALIDATION_FORMAT, **dataclass_to_json(v)}
 
 

@@ -1,4 +1,5 @@
-"""Every parameter set is checked on data it was not fitted to before anything is written, and the best is named.
+"""Every parameter set is checked on data it was not fitted to before anything is written, and the best is named:
+the rule, its verdicts and how they are reached (a result's check_rule and checks).
 
 In: each set's held-out errors (held_out.HeldOut), each joint's torque RMS, the physical set's violated constraints.
 Out: per set a SetCheck, and the set that predicts held-out data best.
@@ -13,12 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 
-if TYPE_CHECKING:  # the command line imports RULE before the estimation's modules (scipy)
-    from robot_id_estimator.validation.held_out import HeldOut
+from robot_id_estimator.results.held_out import HeldOut
 
 WORSE_FACTOR = 1.5
 """A set fails on a joint when its held-out RMS exceeds WORSE_FACTOR × the base set's (clearly worse: a set that

@@ -1,6 +1,6 @@
-"""Results that travel: the identified model (identification.json; its validation is validation/results.py).
+"""Results that travel: the identified model (identification.json; its validation is results/validation.py).
 
-identification.json is an Identification's fields as they are (output.json_values derives it from the dataclasses
+identification.json is an Identification's fields as they are (results.json_values derives it from the dataclasses
 below): `setup` (what is needed to rebuild the regressor, the URDF text included), `base`, `essential`, `friction`,
 `metrics`, `config`, `physical` (with each standard parameter's determination), `held_out` (each parameter set
 predicting data it was not fitted to), `checks` (each set's verdict), `best_set`, `warnings` and `mistake` (the data
@@ -16,14 +16,14 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from robot_id_estimator.friction.coulomb_law_choice import CoulombLawChoice
-from robot_id_estimator.output.files import write_text
-from robot_id_estimator.output.json_values import NOT_WRITTEN, dataclass_from_json, dataclass_to_json
-from robot_id_estimator.physical.plausibility import Plausibility
+from robot_id_estimator.results.files import write_text
+from robot_id_estimator.results.held_out import HeldOut
+from robot_id_estimator.results.json_values import NOT_WRITTEN, dataclass_from_json, dataclass_to_json
+from robot_id_estimator.results.law_choice import CoulombLawChoice
+from robot_id_estimator.results.plausibility import Plausibility
+from robot_id_estimator.results.set_checks import RULE, SetCheck, best_set
 from robot_id_estimator.robot_setup import RobotSetup, held_urdf
 from robot_id_estimator.settings import ConfigError, EstimatorConfig
-from robot_id_estimator.validation.held_out import HeldOut
-from robot_id_estimator.validation.set_checks import RULE, SetCheck, best_set
 from robot_id_model.coulomb_laws import SIGN, CoulombLaw
 from robot_id_model.physical import LinkInertial
 from robot_id_model.robot_model import RobotModel
@@ -169,7 +169,7 @@ class Identification:
     held_out: HeldOut | None = None
     """Each parameter set's prediction of data it was not fitted to (validation/held_out.py)."""
     checks: dict[str, SetCheck] = field(default_factory=dict)
-    """Each parameter set checked on held-out data (validation/set_checks.py)."""
+    """Each parameter set checked on held-out data (results/set_checks.py)."""
     warnings: tuple[str, ...] = ()
     """What the user must see: data the processing dropped or could not average, failed checks."""
     mistake: str | None = None
@@ -219,7 +219,7 @@ class Identification:
 
 
 def identification_to_dict(result: Identification) -> dict:
-    """identification.json: the Identification's fields (output.json_values), with the format and the check rule."""
+    """identification.json: the Identification's fields (results.json_values), with the format and the check rule."""
     return {"format": FORMAT, "check_rule": RULE, **dataclass_to_json(result)}
 
 
