@@ -25,7 +25,7 @@ demo-offline: setup
 	@$(ENV) python -m robot_id_bringup.offline_demo --robot iiwa14 --out demo_output
 
 bench: setup
-	@$(ENV) python scripts/run_benchmarks.py
+	@$(ENV) python scripts/run_benchmarks.py; rc=$$?; python scripts/render_results.py && exit $$rc
 
 results:
 	@$(ENV) python scripts/render_results.py

@@ -1,13 +1,13 @@
 """`make bench`: run the benchmarks in benchmarks/ one at a time (their output as it comes), keep each one's last line
-of JSON in benchmarks/results/<name>.json with the machine, the load and the time it was measured and the command
-that printed it, then print one table of what each printed (the top-level numbers and flags).
+of JSON in benchmarks/results/<name>.json with the commit, the machine, the load and the time it was measured and
+the command that printed it, then print one table of what each printed (the top-level numbers and flags).
 
     python scripts/run_benchmarks.py                      every benchmark
     python scripts/run_benchmarks.py sim recorder         these two
     python scripts/run_benchmarks.py payload -- --robot iiwa14   one, with its own options (kept in the record)
 
 A benchmark that fails or prints no JSON leaves its stored record as it was. `make results` renders docs/results.md
-and the README's table from the records (scripts/render_results.py)."""
+and the README's table from the records (scripts/render_results.py; `make bench` runs it after the benchmarks)."""
 
 from __future__ import annotations
 
