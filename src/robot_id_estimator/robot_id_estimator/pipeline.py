@@ -19,21 +19,20 @@ from dataclasses import dataclass
 import numpy as np
 
 from robot_id_estimator.estimation import least_squares as estimation
-from robot_id_estimator.estimation.base_stage import BaseEstimate, estimate_base, replaced_by_stribeck
-from robot_id_estimator.friction.coulomb_law_choice import CANDIDATES, choose_coulomb_laws, coulomb_columns
+from robot_id_estimator.estimation.base_stage import BaseEstimate, estimate_base
+from robot_id_estimator.estimation.metrics import identification_metrics
+from robot_id_estimator.friction.coulomb_law_choice import CANDIDATES, with_chosen_laws
 from robot_id_estimator.friction.sweep_choice import dropped_notes, sweeps_predicting_worse
 from robot_id_estimator.friction.sweeps import extrapolation_notes, friction_sweeps
 from robot_id_estimator.physical.problem import RetrievalError
 from robot_id_estimator.physical.retrieval import physical_retrieval_of, retrieve_physical
 from robot_id_estimator.processing.input_checks import refuse_massless_links
-from robot_id_estimator.processing.motion_summary import motion_summary
-from robot_id_estimator.processing.reduction import weighted_rows
 from robot_id_estimator.processing.regression_data import (
     N_FOLDS,
     RegressionData,
+    coulomb_columns,
     regression_data,
-    restreamed,
-    without_candidates,
+    replaced_by_stribeck,
 )
 from robot_id_estimator.processing.torque_filter import found_time_constant
 from robot_id_estimator.progress import Progress, say
@@ -41,7 +40,6 @@ from robot_id_estimator.recordings.recording import DataError, Recording
 from robot_id_estimator.results import (
     Friction,
     Identification,
-    Metrics,
     ParameterSet,
     Physical,
     Traces,
@@ -163,7 +161,7 @@ def _identified(recordings: Sequence[Recording], setup: RobotSetup, config: Esti
     law_choice = None
     if len(candidates):
         with timer.stage("coulomb law"):
-            data, robot, law_choice = _chosen_laws(data, setup, robot, base, fc, config, progress)
+            data, robot, law_choice = with_chosen_laws(data, setup, robot, base, fc, config, progress)
     check_data = regression_data(check_recordings, setup, robot, base, config, stribeck, progress,
                                  allow_outside_limits, allow_implausible_torque, for_fitting=False) \
         if check_recordings else None
@@ -183,18 +181,6 @@ def _identified(recordings: Sequence[Recording], setup: RobotSetup, config: Esti
     timer.seconds["total"] = round(time.perf_counter() - timer.start, 4)
     return _assemble(setup, robot, base, config, data, estimate, essential, outcome, sweep, law_choice, held_out,
                      timer.seconds, progress)
-
-
-def _chosen_laws(data: RegressionData, setup: RobotSetup, robot: RobotModel, base: BaseParameters, fc: np.ndarray,
-                 config: EstimatorConfig, progress: Progress) -> tuple[RegressionData, RobotModel, CoulombLawChoice]:
-    """Each joint's Coulomb law chosen by held-out data (coulomb_law_choice), the regression and model with them
-    (the regression built again where a law is not sign: the candidates were on choice samples only)."""
-    say(progress, f"Coulomb law per joint: {len(CANDIDATES)} candidates, {N_FOLDS}-fold cross-validation")
-    choice = choose_coulomb_laws(data, base, fc, None if config.coulomb_law == "auto" else config.coulomb_law)
-    chosen = robot.with_coulomb_laws(choice.chosen)
-    if chosen.coulomb_laws:  # some law other than sign: the regression built again with it
-        return restreamed(data, setup, chosen, base, config, progress), chosen, choice
-    return without_candidates(data), chosen, choice
 
 
 def _sweep_friction(sweeps: Sequence[Recording], robot: RobotModel, setup: RobotSetup, config: EstimatorConfig,
@@ -287,7 +273,7 @@ def _assemble(
              *(law_choice.describe(robot.joint_names) if law_choice else ())]
     if sweep is not None:
         notes += extrapolation_notes(sweep.coefficients, sweep.ranges_rad_s, data.processed, robot.joint_names)
-    metrics = _metrics(config, data, estimate, essential, values, notes, timings_s)
+    metrics = identification_metrics(config, data, estimate, essential, values, notes, timings_s)
     torque_rms_nm = np.sqrt(np.mean(data.measured_nm**2, axis=0))
     checks = check_sets(held_out, torque_rms_nm, robot.joint_names,
                         {"physical": outcome.physical.violations} if outcome.physical is not None else None)
@@ -338,38 +324,6 @@ def _traces(data: RegressionData, values: dict[str, np.ndarray], names: Sequence
     shown = data.measured_nm[index] - predict_torque(yb, np.where(rigid, values["base"], 0.0))
     return Traces(times[index], data.measured_nm[index], predicted, dq_rad_s=dq, q_rad=q, friction_nm=shown,
                   ddq_rad_s2=ddq)
-
-
-def _residual_rms_nm(data: RegressionData, values: np.ndarray) -> list[float]:
-    """Per-joint RMS of τ − Yb·πb over the samples of its equations, from the reduced regression
-    (reduction.JointBlocks)."""
-    residual_sq = sum(b.residual_sq_nm2(values) for b in data.blocks)
-    return list(map(float, np.sqrt(residual_sq / np.maximum(sum(b.n_rows for b in data.blocks), 1))))
-
-
-def _metrics(config: EstimatorConfig, data: RegressionData, estimate: BaseEstimate, essential: estimation.Essential,
-             values: dict[str, np.ndarray], notes: list[str], timings_s: dict[str, float]) -> Metrics:
-    processing = config.processing
-    rows, _ = weighted_rows(data.blocks, [np.ones(data.tau_nm.shape[1])] * len(data.blocks))
-    return Metrics(
-        condition_number=estimation.condition_number(rows[:, :-1], estimate.columns),
-        condition_number_scaled=estimation.condition_number(rows[:, :-1], estimate.columns, scaled=True),
-        n_samples=len(data.tau_nm),
-        n_periods=tuple(d.n_periods for d in data.processed),
-        noise_var_nm2=tuple(None if d.noise_var_nm2 is None else list(map(float, d.noise_var_nm2))
-                            for d in data.processed),
-        joint_weights=tuple(list(map(float, w)) for w in estimate.joint_weights),
-        residual_rms_nm={s: _residual_rms_nm(data, v) for s, v in values.items()},
-        residual_variance={"base": estimate.fit.residual_variance, "essential": essential.fit.residual_variance},
-        rsd_filter_factor=max(
-            estimation.rsd_filter_factor(1.0 / float(d.t_s[1] - d.t_s[0]), processing.torque_cutoff_hz,
-                                         processing.filter_order) for d in data.processed
-        ),
-        sources=data.sources,
-        motion=motion_summary(data.processed),
-        notes=tuple(notes),
-        timings_s=timings_s,
-    )
 
 
 def _friction(names: Sequence[str], robot: RobotModel, values: np.ndarray, sweep: SweepFriction | None,

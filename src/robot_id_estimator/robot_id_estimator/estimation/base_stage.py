@@ -79,15 +79,6 @@ def estimate_base(
     )
 
 
-def replaced_by_stribeck(names: Sequence[str], joint_names: Sequence[str], stribeck: np.ndarray | None) -> set[int]:
-    """Base-parameter indices of the viscous and Coulomb terms of joints with a Stribeck model."""
-    if stribeck is None:
-        return set()
-    fitted = [j + 1 for j in range(len(joint_names)) if not np.isnan(stribeck[j]).any()]
-    wanted = {f"{term}{j}" for j in fitted for term in ("FV", "FC")}
-    return {i for i, name in enumerate(names) if name in wanted}
-
-
 def _sanitised_motion(data: ProcessedData, static: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Motion with the joints that do not move held exactly still, for the structural rank test."""
     q, dq, ddq = data.q_rad.copy(), data.dq_rad_s.copy(), data.ddq_rad_s2.copy()

@@ -21,11 +21,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from robot_id_estimator.processing.reduction import JointBlocks, merge, triangular_factor
-from robot_id_estimator.processing.regression_data import RegressionData
+from robot_id_estimator.processing.regression_data import N_FOLDS, RegressionData, restreamed, without_candidates
+from robot_id_estimator.progress import Progress, say
 from robot_id_estimator.results.law_choice import CoulombLawChoice
+from robot_id_estimator.robot_setup import RobotSetup
+from robot_id_estimator.settings import EstimatorConfig
 from robot_id_model.base_parameters import BaseParameters
 from robot_id_model.coulomb_laws import SIGN, CoulombLaw
-from robot_id_model.parameters import friction_columns
 from robot_id_model.robot_model import RobotModel
 
 SIGMOID_SHIFTS = (-0.3, -0.2, -0.1, 0.1, 0.2, 0.3)
@@ -70,16 +72,6 @@ is within this fraction of the best (a profile of the held-out error; the grid's
 
 SWEEPS = 2
 """Passes over the joints, each choosing one joint's law with the others at their latest choice."""
-
-
-def coulomb_columns(robot: RobotModel, base: BaseParameters) -> np.ndarray:
-    """(n,) per joint, the base column of its Coulomb parameter, −1 where it has none (no FC term, or a joint that
-    does not move and so has no identifiable Coulomb column)."""
-    if "FC" not in robot.friction:
-        return np.full(robot.n_joints, -1)
-    position = {int(c): i for i, c in enumerate(base.independent)}
-    fc = friction_columns(robot)[:, robot.friction.index("FC")]
-    return np.array([position.get(int(c), -1) for c in fc])
 
 
 def _columns(n_base: int, fc_column: int, law: int) -> list[int]:
@@ -225,3 +217,16 @@ def _intervals(errors: np.ndarray, laws: np.ndarray) -> np.ndarray:
         scales = [shape_scale(CANDIDATES[k]) for k in kin]
         intervals[j] = min(scales), max(scales)
     return intervals
+
+
+def with_chosen_laws(data: RegressionData, setup: RobotSetup, robot: RobotModel, base: BaseParameters, fc: np.ndarray,
+                     config: EstimatorConfig,
+                     progress: Progress) -> tuple[RegressionData, RobotModel, CoulombLawChoice]:
+    """Each joint's Coulomb law chosen by held-out data (choose_coulomb_laws), the regression and model with them
+    (the regression built again where a law is not sign: the candidates were on choice samples only)."""
+    say(progress, f"Coulomb law per joint: {len(CANDIDATES)} candidates, {N_FOLDS}-fold cross-validation")
+    choice = choose_coulomb_laws(data, base, fc, None if config.coulomb_law == "auto" else config.coulomb_law)
+    chosen = robot.with_coulomb_laws(choice.chosen)
+    if chosen.coulomb_laws:  # some law other than sign: the regression built again with it
+        return restreamed(data, setup, chosen, base, config, progress), chosen, choice
+    return without_candidates(data), chosen, choice

@@ -35,7 +35,7 @@ from robot_id_estimator.settings import EstimatorConfig
 from robot_id_estimator.stribeck_law import stribeck_model_torque
 from robot_id_model.base_parameters import BaseParameters
 from robot_id_model.coulomb_laws import CoulombLaw
-from robot_id_model.parameters import nominal_parameters
+from robot_id_model.parameters import friction_columns, nominal_parameters
 from robot_id_model.robot_model import RobotModel
 
 N_FOLDS = 5
@@ -67,6 +67,25 @@ def min_speeds_rad_s(processed: Sequence[ProcessedData], min_speed_rad_s: float)
     """(n,) per joint, the speed below which its equations are left out (EstimatorConfig.min_speed_rad_s): none
     for a joint that does not move in any recording (estimation.base_stage takes it as held exactly still)."""
     return np.where(static_joints(np.concatenate([d.q_rad for d in processed])), 0.0, min_speed_rad_s)
+
+
+def coulomb_columns(robot: RobotModel, base: BaseParameters) -> np.ndarray:
+    """(n,) per joint, the base column of its Coulomb parameter, −1 where it has none (no FC term, or a joint that
+    does not move and so has no identifiable Coulomb column)."""
+    if "FC" not in robot.friction:
+        return np.full(robot.n_joints, -1)
+    position = {int(c): i for i, c in enumerate(base.independent)}
+    fc = friction_columns(robot)[:, robot.friction.index("FC")]
+    return np.array([position.get(int(c), -1) for c in fc])
+
+
+def replaced_by_stribeck(names: Sequence[str], joint_names: Sequence[str], stribeck: np.ndarray | None) -> set[int]:
+    """Base-parameter indices of the viscous and Coulomb terms of joints with a Stribeck model."""
+    if stribeck is None:
+        return set()
+    fitted = [j + 1 for j in range(len(joint_names)) if not np.isnan(stribeck[j]).any()]
+    wanted = {f"{term}{j}" for j in fitted for term in ("FV", "FC")}
+    return {i for i, name in enumerate(names) if name in wanted}
 
 
 def _model_notes(robot: RobotModel, time_constant_s: float, cutoff_hz: float) -> list[str]:
