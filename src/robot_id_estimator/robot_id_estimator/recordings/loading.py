@@ -10,9 +10,6 @@ from collections.abc import Mapping, Sequence
 
 import numpy as np
 
-from robot_id_estimator.recordings.bag_reading import read_bag
-from robot_id_estimator.recordings.cleaning import MAX_GAP_S, clean
-from robot_id_estimator.recordings.csv_reading import read_csv
 from robot_id_estimator.recordings.recording import MIN_SAMPLES, TIME_TOL_S, DataError, Recording, Unselected
 
 UNMODELLED_MOTION = 0.01
@@ -44,6 +41,11 @@ def load_recording(
     that a subset in `joint_names` reads its own columns and the others are checked for motion.
     Raises DataError with the reason when the file cannot be used.
     """
+    # The readers imported here, not at the top: the command lines answer --help without rosbags.
+    from robot_id_estimator.recordings.bag_reading import read_bag
+    from robot_id_estimator.recordings.cleaning import MAX_GAP_S, clean
+    from robot_id_estimator.recordings.csv_reading import read_csv
+
     path = pathlib.Path(path)
     if period_s is not None and not 0.0 < period_s < math.inf:
         raise DataError(f"{path}: the period must be positive and finite, got {period_s} s")
