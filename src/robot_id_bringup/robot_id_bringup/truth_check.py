@@ -27,6 +27,8 @@ from robot_id_estimator.results import read_identification
 from robot_id_estimator.results.validation import Validation
 from robot_id_estimator.synthetic import random_motion
 from robot_id_estimator.validate import validate
+from robot_id_excitation.excitation_guard import STOP_ACCELERATION_FRACTION
+from robot_id_excitation.excitation_plan import Points, with_braking_tail
 from robot_id_model.robot_config import load_robot_config
 from robot_id_sim.sensors import SensorOptions
 from robot_id_sim.simulated_robot import SimSettings, SimulatedRobot
@@ -66,14 +68,19 @@ def simulated_recording(robot_name: str, truth: TrueDynamics) -> Recording:
 def followed(robot_name: str, truth: TrueDynamics, t_s: np.ndarray, motion: tuple[np.ndarray, ...], period_s: float,
              harmonics: int | None, periods: int, source: str) -> Recording:
     """`periods` periods (after one lead-in) of a periodic motion (q, dq, ddq at t_s, at least periods + 1 of them)
-    as the true robot follows it in MuJoCo under its tracking controller, at the config's state rate."""
+    as the true robot follows it in MuJoCo under its tracking controller, at the config's state rate. The command
+    ends at rest, as the joint trajectory controller requires: a braking tail after the motion's last point, past
+    the samples kept."""
     config = load_robot_config(robot_name)
     nominal = config.load_model()
     rate_hz = config.state_rate_hz
     sensors = SensorOptions(torque_filter_time_constant_s=config.torque_filter_time_constant_s)
     sim = SimulatedRobot(config, nominal, config.urdf_path.read_text(), truth, SimSettings(rate_hz), sensors,
                          motion[0][0])
-    reason = sim.command(TrajectoryCommand(0.0, config.joint_names, t_s, *motion))
+    points = with_braking_tail(Points(t_s, *motion), STOP_ACCELERATION_FRACTION * config.limits.acceleration_rad_s2,
+                               1.0 / float(t_s[1] - t_s[0]))
+    reason = sim.command(TrajectoryCommand(0.0, config.joint_names, points.t_rel_s, points.q_rad, points.dq_rad_s,
+                                           points.ddq_rad_s2))
     if reason:
         raise ValueError(f"the motion was refused: {reason}")
     per_period = round(period_s * rate_hz)
