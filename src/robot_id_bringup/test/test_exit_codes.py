@@ -64,7 +64,7 @@ def test_a_command_with_sub_commands_lists_each_one_s_codes_in_its_own_help():
     text = estimator_cli.parser().format_help()
     assert set(listed_codes(text, "exit codes of identify:")) == EXPECTED["python -m robot_id_estimator identify"]
     assert set(listed_codes(text, "exit codes of payload:")) == EXPECTED["python -m robot_id_estimator payload"]
-    assert "4 the diagnosis named a mistake in the data" in " ".join(
+    assert "4 a mistake in the data: the model is rejected: the diagnosis named" in " ".join(
         f"{code} {meaning}" for code, meaning in listed_codes(text, "exit codes of identify:").items())
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from robot_id_model.exit_codes import IDENTIFY_VERDICTS
+
 if TYPE_CHECKING:
     from robot_id_estimator.results import Identification
     from robot_id_estimator.results.written_check import WrittenCheck
@@ -16,13 +18,8 @@ EXIT_DATA_MISTAKE = 4
 EXIT_FILES_DIFFER = 5
 EXIT_INTERRUPTED = 130
 
-MEANING = {
-    EXIT_DONE: "done, the written model holds",
-    EXIT_CHECK_FAILED: "results written, but a check on held-out data failed",
-    EXIT_DATA_MISTAKE: "a mistake in the data: the model is rejected",
-    EXIT_FILES_DIFFER: "the written model files do not reproduce the identified model (a bug in robot_id)",
-}
-"""What each exit code of a run that wrote its results says, in the reports' verdicts."""
+MEANING = IDENTIFY_VERDICTS
+"""What each exit code of a run that wrote its results says, in the reports' verdicts (and `--help`'s table)."""
 
 
 def identification_exit_code(result: Identification, file_check: WrittenCheck | None) -> int:

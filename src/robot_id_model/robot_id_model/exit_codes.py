@@ -8,7 +8,10 @@ import textwrap
 
 BAD_INPUT = "bad input or a failure (one line on stderr)"
 INTERRUPTED = "interrupted (Ctrl-C)"
-FILES_DIFFER = "the written model files, loaded, do not reproduce the identified model (a bug: kept as *.rejected.*)"
+IDENTIFY_VERDICTS = {0: "done, the written model holds", 3: "results written, but a check on held-out data failed",
+                     4: "a mistake in the data: the model is rejected",
+                     5: "the written model files do not reproduce the identified model (a bug in robot_id)"}
+"""What an identification's exit code says, as the report's verdict heads it and `--help` begins it."""
 RUN_FAILED = ("the run failed, the reason on the last line: a node exited, the estimator refused the bag, the "
               "excitation stopped the arm, the motion was not confirmed, --timeout ran out, no joint state within "
               "--robot-timeout (hardware), or a recording came out incomplete")
@@ -22,12 +25,12 @@ RUN_EXIT_CODES = {0: "identified and every check passed (or, recording only, the
 
 EXIT_CODES: dict[str, dict[int, str]] = {
     "python -m robot_id_estimator identify": {
-        0: "done, the written model holds",
+        0: IDENTIFY_VERDICTS[0],
         2: BAD_INPUT,
-        3: "results written but a parameter set failed its check on held-out data (see the warnings)",
-        4: "the diagnosis named a mistake in the data (a torque sign, an encoder, a zero, the torque filter, too "
-           "little data): identification.json and the report written, the model only as identified.rejected.urdf",
-        5: FILES_DIFFER,
+        3: f"{IDENTIFY_VERDICTS[3]} (see the warnings)",
+        4: f"{IDENTIFY_VERDICTS[4]}: the diagnosis named a torque sign, an encoder, a zero, a dead sensor or too "
+           "little data; identification.json and the report written, the model only as identified.rejected.urdf",
+        5: f"{IDENTIFY_VERDICTS[5]}: kept as *.rejected.*",
         130: f"{INTERRUPTED}: no half-written files",
     },
     "python -m robot_id_estimator validate": {0: "done", 2: BAD_INPUT, 130: f"{INTERRUPTED}: no half-written files"},
@@ -35,7 +38,7 @@ EXIT_CODES: dict[str, dict[int, str]] = {
         0: "done, the load's model passed its check on held-out data",
         2: BAD_INPUT,
         3: "the load's files written but its model failed its check on held-out data (payload.yaml: check)",
-        5: "the written payload files do not reproduce the identified load (a bug)",
+        5: "the written payload files do not reproduce the identified load (a bug in robot_id)",
         130: f"{INTERRUPTED}: no half-written files",
     },
     "python -m robot_id_excitation design": {
