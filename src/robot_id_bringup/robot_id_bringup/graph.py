@@ -93,7 +93,20 @@ class Run:
                             "underscores, not starting with a digit, separated by /")
         if self.mode != "hardware" and self.confirm:
             problems.append(f"confirm lets the arm move in mode hardware; mode {self.mode} moves no robot")
+        if self.mode == "hardware" and (reason := self._offline_only()):
+            problems.append(f"mode hardware: {reason}")
         return problems + self._payload_problems()
+
+    def _offline_only(self) -> str | None:
+        """Why no ROS 2 stack drives this robot (its config's offline_only), None when one does or it has no
+        config to read (the robot's own problem is named where it is loaded)."""
+        from robot_id_model.robot_config import load_robot_config
+        from robot_id_model.robot_model import ModelError
+
+        try:
+            return load_robot_config(self.robot).offline_only
+        except (ModelError, OSError, ValueError):
+            return None
 
     def _payload_problems(self) -> list[str]:
         problems = []

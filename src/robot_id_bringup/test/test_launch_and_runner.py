@@ -75,11 +75,11 @@ def _launched(monkeypatch, **arguments: str) -> list[dict]:
 
 
 @pytest.mark.parametrize("arguments", [
-    {}, {"robot": "panda", "mode": "hardware", "periods": "3"},
+    {}, {"robot": "fr3", "mode": "hardware", "periods": "3"},
     {"mode": "replay", "bag": "/data/run1/bag"}, {"robot": "iiwa7", "trajectory": "/tmp/exc.yaml", "output_dir": "r"},
     {"friction_sweep": "/data/sweep/bag,/data/sweep2/bag"}, {"trajectory": "iiwa14_friction_sweep"},
     {"namespace": "left"}, {"namespace": "lab/arm_2", "mode": "hardware"},
-    {"robot": "panda", "mode": "hardware", "confirm": "true"},
+    {"robot": "fr3", "mode": "hardware", "confirm": "true"},
     {"robot": "panda", "payload": "true", "sim_load": "3", "baseline": "/data/bare/bag"},
     {"payload": "true", "record_only": "true"}, {"payload": "true", "arm": "/data/arm/identification.json"},
 ])
@@ -178,7 +178,7 @@ def test_the_sim_graph_is_lockstep_with_the_recorder_and_the_excitation_on_the_s
     # in lockstep the excitation node keeps its hardware safety settings (no sim-only relaxations)
     safety = {"max_step_gap_s", "state_timeout_s", "lead_s", "max_tracking_error_rad"}
     assert not safety & specs["excitation"].parameters.keys()
-    hardware = {s.name: s for s in identify_graph(Run("panda", "hardware", "out", 2))}
+    hardware = {s.name: s for s in identify_graph(Run("fr3", "hardware", "out", 2))}
     assert not safety & hardware["excitation"].parameters.keys() and not hardware["excitation"].parameters["ack_name"]
     assert "robot_id_sim" not in hardware and hardware["excitation"].parameters["mode"] == "hardware"
     assert not hardware["recorder"].parameters["use_sim_time"]
@@ -190,7 +190,7 @@ def test_a_graph_in_a_namespace_has_every_node_there_and_on_sim_time_its_own_clo
     sim = identify_graph(Run("iiwa14", "sim", "out", 2, namespace="left"))
     assert {s.namespace for s in sim} == {"/left"}
     assert all(s.remappings == (("/clock", "/left/clock"),) for s in sim)
-    hardware = identify_graph(Run("panda", "hardware", "out", 2, namespace="/lab/arm_2/"))
+    hardware = identify_graph(Run("fr3", "hardware", "out", 2, namespace="/lab/arm_2/"))
     assert {(s.namespace, s.remappings) for s in hardware} == {("/lab/arm_2", ())}
     assert Run(namespace="lab/arm_2").node_path("excitation") == "/lab/arm_2/excitation"
     assert Run().node_path("excitation") == "/excitation" and not identify_graph(Run())[0].remappings
@@ -198,6 +198,8 @@ def test_a_graph_in_a_namespace_has_every_node_there_and_on_sim_time_its_own_clo
 
 @pytest.mark.parametrize(("run", "message"), [
     (Run(mode="replay"), r"mode replay needs a bag to identify \(--bag DIR, or bag:=DIR with ros2 launch\)"),
+    (Run("panda", "hardware"), r"mode hardware: franka_ros2 drives the FR3, not the FER \(Panda\): record the FER "
+                               r"with what drives it .* identify the log offline"),
     (Run(mode="dry"), "mode must be one of sim, hardware, replay, not 'dry'"),
     (Run(periods=-1), r"periods must be at least 1 \(0: the trajectory's default\), not -1"),
     (Run(mode="replay", bag="b", trajectory="iiwa14"), "mode replay identifies a bag; it runs no trajectory"),

@@ -42,7 +42,8 @@ EXIT_CODES: dict[str, dict[int, str]] = {
         130: f"{INTERRUPTED}: no half-written files",
     },
     "python -m robot_id_excitation design": {
-        0: "a feasible design written", 2: BAD_INPUT, 3: "no feasible design found",
+        0: "a feasible design written", 2: BAD_INPUT,
+        3: "no feasible design found, or the best one's cond(Yb) is above 1e4: nothing written",
         4: "stopped at --time-limit: the best feasible design found so far written",
         130: f"{INTERRUPTED}: the best feasible design found so far written",
     },

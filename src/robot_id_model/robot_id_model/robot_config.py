@@ -49,6 +49,9 @@ class RobotConfig:
     load_frame: str | None = None
     """The frame the robot's controller takes a load in, where it is not flange_frame (Franka's setLoad: the flange F,
     fer_link8, when flange_frame is the hand's TCP); None: flange_frame."""
+    offline_only: str | None = None
+    """Why no ROS 2 stack drives this robot, so that hardware mode is refused naming it (the FER: franka_ros2 needs
+    libfranka >= 0.10, which drives the FR3 only); None: hardware mode runs."""
     robot_description_topic: str = "/robot_description"
     """Where the robot's stack publishes its URDF (std_msgs/String, transient local): its ros2_control hardware says
     how the torque is filtered and whether the positions are measured (stack_hardware)."""
@@ -132,6 +135,7 @@ def load_robot_config(name_or_path: str | pathlib.Path) -> RobotConfig:
         state_rate_hz=raw.number("state_rate_hz", "Hz", ABOVE_ZERO),
         joint_states_topic=topics.text("joint_states"),
         joint_trajectory_topic=topics.text("joint_trajectory"),
+        offline_only=raw.text("offline_only") if raw.has("offline_only") else None,
         robot_description_topic=topics.text("robot_description") if topics.has("robot_description")
         else "/robot_description",
         torque_filter_time_constant_s=raw.number("torque_filter_time_constant_s", "s", AT_LEAST_ZERO),
