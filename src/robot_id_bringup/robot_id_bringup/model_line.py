@@ -1,5 +1,5 @@
 """The runner's last line: where the identified model is and which parameter set it holds, or that none was
-written and why (issue 43: a new user took two minutes to find identified.urdf and which set it holds). Read from
+written and why. Read from
 the estimator's result and the files in its results directory, which the estimator leaves holding this run's model
 files only (an earlier run's are removed)."""
 

@@ -84,8 +84,9 @@ def run(robot_name: str, out: pathlib.Path) -> int:
     print(f"{'[% of torque RMS]':<18}" + "".join(f"{name:>9}" for name in robot.joint_names))
     for key, label in labels.items():
         print(f"{label:<18}" + "".join(f"{x:>9.2f}" for x in percent[key]))
-    print(f"\nidentified URDF: {identified / 'identified.urdf'}\nreports: {identified / 'identification.html'}, "
-          f"{validated / 'validation.html'}")
+    best = json.loads((identified / "identification.json").read_text())["best_set"]
+    print(f"\nthe model is {identified / 'identified.urdf'}: the physical parameter set (best on held-out data: "
+          f"{best})\nreports: {identified / 'identification.html'}, {validated / 'validation.html'}")
     return 0
 
 

@@ -1,4 +1,4 @@
-"""A payload identification checked against the simulator's truth (issue 29), without the ROS graph: the simulated
+"""A payload identification checked against the simulator's truth, without the ROS graph: the simulated
 robot (MuJoCo; the arm perturbed from its URDF as robot_id_sim draws it, here without its default 1 kg tool) follows a
 payload excitation with a known load on its flange and without it; the load is identified against an arm model and
 compared with the load the simulator carried.

@@ -1,6 +1,6 @@
 """A load the simulated robot carries on its flange, drawn from a seed so that a run's load is unknown to the
 estimator but the same each time, and another seed swaps it: a solid box of random size and orientation, its centre
-up to 10 cm off the flange's axis (the loads of issue 29's end-to-end checks).
+up to 10 cm off the flange's axis (the loads of the payload end-to-end checks).
 """
 
 from __future__ import annotations
