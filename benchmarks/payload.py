@@ -1,6 +1,6 @@
-"""Payload benchmark (issue 29): a robot's shipped payload excitation (robot_id_description robots/<robot>/
-trajectories/payload.yaml: 10 s, joints 1-3 still at the pose, the wrist moving) followed by the simulated robot (MuJoCo,
-perturbed from its URDF) for 4 periods with each of three loads (robot_id_bringup.payload_check.LOADS: 0.5, 1.5 and
+"""Payload benchmark: a robot's shipped payload excitation (robot_id_description robots/<robot>/trajectories/
+payload.yaml: 10 s, joints 1-3 still at the pose, the wrist moving) followed by the simulated robot (MuJoCo, perturbed
+from its URDF) for 4 periods with each of three loads (robot_id_bringup.payload_check.LOADS: 0.5, 1.5 and
 3 kg, CoM up to 10 cm off the flange axis) and without a load; each load identified three ways:
 
 - baseline: against the arm identified from the run without the load (the two-recording method);
