@@ -9,7 +9,7 @@ For the iiwa14 (joint states at 500 Hz, its config's rate) and the Panda (1 kHz)
   by the executor's and the timer's share);
 - recorded: the same with a recorder process (rclpy, a raw subscription to the joint states with the node's QoS,
   reliable depth 100, keeping every message's bytes and stamp, as a rosbag2 recorder does), started first;
-- lockstep: real_time_factor 0 with lockstep_subscribers ['recorder'] (window 0.05 s, the default); the same
+- lockstep: real_time_factor 0 with lockstep_subscribers ['recorder'] (window 0.1 s, the default); the same
   recorder acknowledges on robot_id/sim_ack (sensor_msgs/TimeReference) every 10th message it receives.
 
 Real-time factor: read from the node's own status lines (every 5 s of wall time: samples published, log stamp),

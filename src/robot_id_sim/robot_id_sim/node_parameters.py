@@ -47,7 +47,7 @@ def _running_parameters() -> ParameterTable:
         "lockstep_subscribers": (Parameter.Type.STRING_ARRAY, descriptor(
             "node names of subscribers that acknowledge joint states on robot_id/sim_ack under that name; the "
             "simulation starts once they subscribe and waits for the slowest")),
-        "lockstep_window_s": (0.05, descriptor("how far (sim s) the simulation may run ahead of the slowest "
+        "lockstep_window_s": (0.1, descriptor("how far (sim s) the simulation may run ahead of the slowest "
                                                 "acknowledgement", floats=(0.001, 10.0))),
         "clock_rate_hz": (250.0, descriptor("/clock messages per second of sim time", floats=(1.0, 10_000.0))),
     }
