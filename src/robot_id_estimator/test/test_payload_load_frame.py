@@ -76,20 +76,27 @@ def panda_hand():
     return setup, *_identified(setup, _with_part(setup.urdf_text, HELD_PART, "fer_link8"))
 
 
-def test_the_panda_hands_set_load_is_in_the_flange_frame_f(panda_hand):
-    setup, arm, estimate = panda_hand
-    assert (setup.flange_frame, setup.load_frame) == ("fer_hand_tcp", "fer_link8")
-    # identified in the TCP: fer_hand_tcp is 0.1034 m beyond the flange, turned -45 deg about z
-    tcp = Rotation.from_euler("z", -45.0, degrees=True).as_matrix()
-    np.testing.assert_allclose(estimate.inertial.com_m, tcp.T @ (HELD_PART.com_m - [0.0, 0.0, 0.1034]), atol=1e-3)
+def _set_load_in_the_flange(arm, estimate, setup: RobotSetup, tcp: np.ndarray) -> tuple:
+    """The load exported to the config's load frame and its setLoad values, checked against the part held there
+    (mass, CoM, inertia as well as identified) and against the estimate turned by the TCP's rotation `tcp`."""
     exported, why = exported_load(arm.robot, estimate, setup.flange_frame, setup.load_frame)
-    assert why == "" and exported.frame == "fer_link8"
+    assert why == "" and exported.frame == setup.load_frame
     values = franka_set_load(exported.inertial)
     assert values["load_mass"] == pytest.approx(HELD_PART.mass_kg, rel=0.01)
     np.testing.assert_allclose(values["F_x_Cload"], HELD_PART.com_m, atol=1e-3)
     inertia = np.reshape(values["load_inertia"], (3, 3), order="F")
     np.testing.assert_allclose(inertia, tcp @ estimate.inertial.inertia_com_kg_m2 @ tcp.T, atol=1e-15)
     np.testing.assert_allclose(inertia, HELD_PART.inertia_com_kg_m2, atol=0.05 * 3.5e-3)  # as well as identified
+    return exported, values
+
+
+def test_the_panda_hands_set_load_is_in_the_flange_frame_f(panda_hand):
+    setup, arm, estimate = panda_hand
+    assert (setup.flange_frame, setup.load_frame) == ("fer_hand_tcp", "fer_link8")
+    # identified in the TCP: fer_hand_tcp is 0.1034 m beyond the flange, turned -45 deg about z
+    tcp = Rotation.from_euler("z", -45.0, degrees=True).as_matrix()
+    np.testing.assert_allclose(estimate.inertial.com_m, tcp.T @ (HELD_PART.com_m - [0.0, 0.0, 0.1034]), atol=1e-3)
+    exported, values = _set_load_in_the_flange(arm, estimate, setup, tcp)
     # what was written before: the TCP's values labelled as the flange's, 10 cm and 45 deg off
     assert np.linalg.norm(np.asarray(estimate.inertial.com_m) - HELD_PART.com_m) > 0.09
     written = _robot_exports(exported, "", estimate.undetermined_moments)
@@ -113,14 +120,7 @@ def test_the_fr3_hands_set_load_is_in_the_flange_frame_f():
     assert yaw_rad == pytest.approx(-np.pi / 4) and out_m == pytest.approx([0.0, 0.0, 0.1034])
     tcp = Rotation.from_euler("z", yaw_rad).as_matrix()
     np.testing.assert_allclose(estimate.inertial.com_m, tcp.T @ HELD_PART.com_m - out_m, atol=1e-3)
-    exported, why = exported_load(arm.robot, estimate, setup.flange_frame, setup.load_frame)
-    assert why == "" and exported.frame == "fr3_link8"
-    values = franka_set_load(exported.inertial)
-    assert values["load_mass"] == pytest.approx(HELD_PART.mass_kg, rel=0.01)
-    np.testing.assert_allclose(values["F_x_Cload"], HELD_PART.com_m, atol=1e-3)
-    inertia = np.reshape(values["load_inertia"], (3, 3), order="F")
-    np.testing.assert_allclose(inertia, tcp @ estimate.inertial.inertia_com_kg_m2 @ tcp.T, atol=1e-15)
-    np.testing.assert_allclose(inertia, HELD_PART.inertia_com_kg_m2, atol=0.05 * 3.5e-3)
+    exported, values = _set_load_in_the_flange(arm, estimate, setup, tcp)
     written = _robot_exports(exported, "", estimate.undetermined_moments)
     assert written["franka_set_load"]["frame"] == "fr3_link8"
     request = yaml.safe_load(written["franka_ros2"].split("SetLoad ", 1)[1].strip('"'))

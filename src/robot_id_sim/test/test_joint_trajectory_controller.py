@@ -7,6 +7,7 @@ import pathlib
 
 import numpy as np
 import pytest
+from vendor_controllers import FRANKA_FILE, vendor_controller
 
 from robot_id_excitation.constraints import design_limits
 from robot_id_excitation.excitation_guard import STOP_ACCELERATION_FRACTION
@@ -17,13 +18,7 @@ from robot_id_model.robot_config import load_robot_config
 from robot_id_sim.joint_trajectory_controller import FLOAT_EPSILON, ControllerParameters, refusal
 from robot_id_sim.trajectory_follower import TrajectoryCommand, TrajectoryFollower
 
-SRC = pathlib.Path(__file__).resolve().parents[2]
 SHIPPED = shipped_trajectories()
-FRANKA_FILE = SRC / "robot_id_bringup" / "config" / "franka_joint_trajectory_controller.yaml"
-LBR_STACK = {"command_interfaces": ["position"], "state_interfaces": ["position", "velocity"],
-             "state_publish_rate": 50.0, "action_monitor_rate": 20.0}
-"""lbr_fri_ros2_stack's lbr_ros2_control/config/lbr_controllers.yaml (rolling, 218d723): the joints and these;
-every rule at the controller's default."""
 SETTINGS = ExcitationSettings()
 """the node's defaults: 100 points/s, lead 0.1 s, overlap 0.5 s, pieces of at most 30 s"""
 NUM_PERIODS = 2
@@ -36,14 +31,6 @@ acceleration at both ends but not between (measured at most 4.2e-4 rad, in a fri
 TRACKING_ERROR_RAD = 0.01
 """the measured state the controller is given is this far from the command: a controller configured as the node
 requires ignores it"""
-
-
-def vendor_controller(joint_names: tuple[str, ...]) -> ControllerParameters:
-    """The controller as the robot's stack ships it: franka_ros2 with robot_id's file, else the LBR stack's."""
-    franka = ControllerParameters.from_yaml(FRANKA_FILE)
-    if set(franka.joints) == set(joint_names):
-        return franka
-    return ControllerParameters.from_ros_parameters({"joints": list(joint_names)} | LBR_STACK)
 
 
 def sent(path: pathlib.Path):

@@ -2,18 +2,17 @@
 inverse dynamics of the published motion (pinocchio, independent of MuJoCo)."""
 
 import dataclasses
-import pathlib
 from dataclasses import dataclass
 
 import numpy as np
 import pinocchio as pin
 import pytest
+from vendor_controllers import vendor_controller
 
 from robot_id_excitation.trajectory_file import load_trajectory
 from robot_id_model.regressor import regressor
 from robot_id_model.robot_config import load_robot_config
 from robot_id_model.robot_model import load_robot_model
-from robot_id_sim.joint_trajectory_controller import ControllerParameters
 from robot_id_sim.seeded_load import seeded_load
 from robot_id_sim.sensors import SensorOptions
 from robot_id_sim.simulated_robot import MAX_FUTURE_S, SimSettings, SimulatedRobot, TrackingController
@@ -30,8 +29,6 @@ EDGE = 10
 
 
 NO_NOISE = SensorOptions()
-FRANKA_FILE = pathlib.Path(__file__).resolve().parents[2] / "robot_id_bringup" / "config" / \
-    "franka_joint_trajectory_controller.yaml"
 
 
 def sim_of(shipped, q0: np.ndarray, sensors: SensorOptions = NO_NOISE, **settings) -> SimulatedRobot:
@@ -263,7 +260,7 @@ def test_the_fr3_follows_its_excitation_within_franka_ros2s_constraints():
     path tolerance tighter than the simulated arm tracks makes the controller hold, as the real one would.
     With the URDF's own truth (no armature: A7's 6e-5 kg m² alone against its 0.2 Nm friction) A7 lags 0.195 rad."""
     cfg = load_robot_config("fr3")
-    franka = ControllerParameters.from_yaml(FRANKA_FILE)
+    franka = vendor_controller(cfg.joint_names)
     tight = dataclasses.replace(franka, trajectory_tolerance_rad=(1e-5,) * 7)
     command = excitation_command("fr3", SIM_DURATION_S)
     truth = perturbed_dynamics(load_robot_model(cfg.urdf_path.read_text(), cfg.joint_names, cfg.gravity_m_s2,
