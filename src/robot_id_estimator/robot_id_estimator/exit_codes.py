@@ -5,8 +5,6 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from robot_id_model.exit_codes import IDENTIFY_VERDICTS
-
 if TYPE_CHECKING:
     from robot_id_estimator.results import Identification
     from robot_id_estimator.results.written_check import WrittenCheck
@@ -17,9 +15,6 @@ EXIT_CHECK_FAILED = 3
 EXIT_DATA_MISTAKE = 4
 EXIT_FILES_DIFFER = 5
 EXIT_INTERRUPTED = 130
-
-MEANING = IDENTIFY_VERDICTS
-"""What each exit code of a run that wrote its results says, in the reports' verdicts (and `--help`'s table)."""
 
 
 def identification_exit_code(result: Identification, file_check: WrittenCheck | None) -> int:

@@ -15,7 +15,7 @@ from functools import cache
 import jinja2
 import numpy as np
 
-from robot_id_estimator.exit_codes import MEANING, identification_exit_code
+from robot_id_estimator.exit_codes import identification_exit_code
 from robot_id_estimator.friction.coulomb_law_choice import SMOOTH_GAIN
 from robot_id_estimator.output.figures import inline_png
 from robot_id_estimator.output.friction_figure import friction_png
@@ -35,6 +35,7 @@ from robot_id_estimator.results.set_checks import RULE
 from robot_id_estimator.results.validation import Validation
 from robot_id_estimator.results.written_check import WrittenCheck
 from robot_id_estimator.robot_setup import RobotSetup
+from robot_id_model.exit_codes import IDENTIFY_VERDICTS
 from robot_id_model.physical import inertia_six
 
 TEMPLATES = pathlib.Path(__file__).resolve().parent / "templates"
@@ -146,7 +147,7 @@ def identification_verdict(result: Identification, files: ModelFiles | None,
     best = (f" Best on held-out data ({held_out.source}): the {result.best_set} parameters, "
             f"{number(held_out.total_rms_nm(result.best_set), 3)} Nm RMS summed over the joints."
             if held_out is not None else "")
-    return Verdict(code, MEANING[code], f"{written} {why}{best}{warned(result.warnings, 'the diagnosis')}")
+    return Verdict(code, IDENTIFY_VERDICTS[code], f"{written} {why}{best}{warned(result.warnings, 'the diagnosis')}")
 
 
 def warned(warnings: Sequence[str], where: str) -> str:

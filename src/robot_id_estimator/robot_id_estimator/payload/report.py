@@ -7,13 +7,14 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from robot_id_estimator.exit_codes import MEANING, payload_exit_code
+from robot_id_estimator.exit_codes import payload_exit_code
 from robot_id_estimator.output.figures import inline_png
 from robot_id_estimator.output.report import Verdict, number, render_page, robot_inputs, warned
 from robot_id_estimator.output.report_figures import joint_bars_figure
 from robot_id_estimator.payload.estimate import NAMES
 from robot_id_estimator.payload.result import PayloadResult
 from robot_id_estimator.robot_setup import RobotSetup
+from robot_id_model.exit_codes import IDENTIFY_VERDICTS
 
 
 def payload_verdict(payload: PayloadResult, files: Sequence[pathlib.Path]) -> Verdict:
@@ -26,7 +27,7 @@ def payload_verdict(payload: PayloadResult, files: Sequence[pathlib.Path]) -> Ve
               f"report it with payload.yaml): {'; '.join(payload.file_check.failures)}."}[code]
     found = (f"The load on {payload.frame} ({payload.method}): {number(load.mass_kg)} kg, CoM "
              + " ".join(f"{1000 * c:.1f}" for c in load.com_m) + f" mm in {payload.frame}.")
-    return Verdict(code, MEANING[code] if code != 0 else "done, the load's model holds",
+    return Verdict(code, IDENTIFY_VERDICTS[code] if code != 0 else "done, the load's model holds",
                    f"{why} {found} Written: {', '.join(p.name for p in files)}."
                    + warned(payload.warnings, "Warnings"))
 
