@@ -7,8 +7,10 @@ from __future__ import annotations
 
 import json
 import pathlib
+from typing import TYPE_CHECKING
 
-from robot_id_msgs.msg import IdentificationResult
+if TYPE_CHECKING:  # no ROS for the offline demo, which names the set the same way
+    from robot_id_msgs.msg import IdentificationResult
 
 MODEL = "identified.urdf"  # robot_id_estimator.output.urdf_export's names (a test holds them equal)
 REJECTED_MODEL = "identified.rejected.urdf"
@@ -31,7 +33,7 @@ def model_line(result: IdentificationResult | None, code: int) -> str:
 def _arm_line(result: IdentificationResult, out: pathlib.Path) -> str:
     failed = f"; {', '.join(result.failed_sets)} failed the check on held-out data" if result.failed_sets else ""
     if (out / MODEL).is_file():
-        return (f"robot_id: the model is {out / MODEL}: the physical parameter set ({_best(out)}){failed}; "
+        return (f"robot_id: the model is {out / MODEL}: the physical parameter set ({best_set_note(out)}){failed}; "
                 f"report and identification.json in {out}")
     if (out / REJECTED_MODEL).is_file():
         return (f"robot_id: no model accepted: {out / REJECTED_MODEL} holds the physical set, rejected "
@@ -40,7 +42,7 @@ def _arm_line(result: IdentificationResult, out: pathlib.Path) -> str:
             f"and essential sets are in {out / 'identification.json'}")
 
 
-def _best(out: pathlib.Path) -> str:
+def best_set_note(out: pathlib.Path) -> str:
     """Which set predicted held-out data best, from identification.json."""
     try:
         best = json.loads((out / "identification.json").read_text())["best_set"]

@@ -19,6 +19,7 @@ import sys
 
 import numpy as np
 
+from robot_id_bringup.model_line import best_set_note
 from robot_id_estimator.__main__ import main as estimator_cli
 from robot_id_estimator.recordings.recording import save_csv
 from robot_id_estimator.synthetic import DEMO_FRICTION, heavier_links_with_tool, periodic_recording, sample_times_s
@@ -84,9 +85,9 @@ def run(robot_name: str, out: pathlib.Path) -> int:
     print(f"{'[% of torque RMS]':<18}" + "".join(f"{name:>9}" for name in robot.joint_names))
     for key, label in labels.items():
         print(f"{label:<18}" + "".join(f"{x:>9.2f}" for x in percent[key]))
-    best = json.loads((identified / "identification.json").read_text())["best_set"]
-    print(f"\nthe model is {identified / 'identified.urdf'}: the physical parameter set (best on held-out data: "
-          f"{best})\nreports: {identified / 'identification.html'}, {validated / 'validation.html'}")
+    print(f"\nthe model is {identified / 'identified.urdf'}: the physical parameter set "
+          f"({best_set_note(identified)})\nreports: {identified / 'identification.html'}, "
+          f"{validated / 'validation.html'}")
     return 0
 
 
