@@ -22,7 +22,7 @@ def _running_parameters() -> ParameterTable:
     return {
         "state_rate_hz": (0.0, descriptor("joint states per second (0: the robot config's)",
                                            floats=(0.0, 10_000.0))),
-        "physics_rate_hz": (1000.0, descriptor("MuJoCo steps per second of sim time", floats=(100.0, 100_000.0))),
+        "physics_rate_hz": (2000.0, descriptor("MuJoCo steps per second of sim time", floats=(100.0, 100_000.0))),
         "tracking_bandwidth_hz": (15.0, descriptor("bandwidth of the joint tracking controller (Hz)",
                                                     floats=(0.1, 200.0))),
         "start_position_rad": (Parameter.Type.DOUBLE_ARRAY, descriptor(

@@ -25,7 +25,7 @@ on another clock."""
 @dataclass(frozen=True)
 class SimSettings:
     state_rate_hz: float                  # published joint states per second of sim time
-    physics_rate_hz: float = 1000.0       # MuJoCo steps per second (rounded to a multiple of the state rate)
+    physics_rate_hz: float = 2000.0       # MuJoCo steps per second (rounded to a multiple of the state rate)
     tracking_bandwidth_hz: float = 15.0   # natural frequency of the tracking error dynamics
     tracking_damping: float = 1.0         # its damping ratio
 

@@ -22,7 +22,7 @@ from robot_id_sim.true_dynamics import TRUTH_FRICTION, Perturbation, perturbed_d
 SIM_DURATION_S = 3.0
 """Sim time of each tracking run: the shipped excitations start at rest and within 3 s every joint has sped up
 to well over 0.02 rad/s for most samples (the effort check needs motion) while the run costs < 1 s of wall time
-on this machine (iiwa14 at 500 Hz, panda_hand at 1000 Hz, MuJoCo at 1 kHz)."""
+on this machine (iiwa14 at 500 Hz, panda_hand at 1000 Hz, MuJoCo at 2 kHz)."""
 POINT_SPACING_S = 0.01
 EDGE = 10
 """Samples ignored at each end of a run: np.gradient is one-sided there."""
@@ -148,13 +148,13 @@ def test_the_followers_refusal_is_passed_on(arm):
 
 
 def test_state_and_physics_rates(arm):
-    """The physics step divides the state period: 300 Hz states → 3 MuJoCo steps of 1/900 s each (1 kHz asked)."""
+    """The physics step divides the state period: 300 Hz states → 7 MuJoCo steps of 1/2100 s each."""
     shipped = arm("iiwa14")
     cfg = shipped.config
     sim = SimulatedRobot(cfg, cfg.load_model(), shipped.urdf_text, shipped.truth, SimSettings(300.0),
                          SensorOptions(), np.zeros(7))
-    assert sim.substeps == 3
-    assert sim.plant.timestep_s == pytest.approx(1.0 / 900.0, rel=1e-12)
+    assert sim.substeps == 7
+    assert sim.plant.timestep_s == pytest.approx(1.0 / 2100.0, rel=1e-12)
     sim.advance()
     assert sim.t_s == pytest.approx(1.0 / 300.0)
 
@@ -170,9 +170,9 @@ def test_dropped_samples_advance_time(arm):
 
 
 @pytest.mark.parametrize(("settings", "problem"), [
-    (SimSettings(0.0), "state_rate_hz must be in (0, physics_rate_hz = 1000]"),
-    (SimSettings(2000.0), "state_rate_hz must be in (0, physics_rate_hz = 1000]"),
-    (SimSettings(500.0, tracking_bandwidth_hz=60.0), "tracking_bandwidth_hz must be positive and below "
+    (SimSettings(0.0), "state_rate_hz must be in (0, physics_rate_hz = 2000]"),
+    (SimSettings(4000.0), "state_rate_hz must be in (0, physics_rate_hz = 2000]"),
+    (SimSettings(500.0, tracking_bandwidth_hz=100.0), "tracking_bandwidth_hz must be positive and below "
                                                       "physics_rate_hz / 20"),
     (SimSettings(500.0, tracking_bandwidth_hz=0.0), "tracking_bandwidth_hz must be positive"),
     (SimSettings(500.0, tracking_damping=0.0), "tracking_damping must be positive"),
