@@ -10,13 +10,15 @@ setup:
 build: setup
 
 lint: setup
-	@$(ENV) ruff check src benchmarks scripts
+	@$(ENV) ruff check src benchmarks scripts test
 
 test: setup lint
 	@$(ENV) colcon test --executor sequential --return-code-on-test-failure \
 		--event-handlers console_direct+ status- summary+ ; rc=$$?; \
 		summary=$$(colcon test-result --all | tail -1); echo "$$summary"; \
-		if [[ "$$summary" == "Summary: 0 tests"* ]]; then echo "no tests ran"; exit 1; fi; exit $$rc
+		if [[ "$$summary" == "Summary: 0 tests"* ]]; then echo "no tests ran"; exit 1; fi; \
+		echo "workspace-wide tests (test/)"; python -m pytest test/ -q -p no:cacheprovider; top=$$?; \
+		if [ $$rc -ne 0 ]; then exit $$rc; fi; exit $$top
 
 demo: setup
 	@$(ENV) python -m robot_id_bringup.demo --robot iiwa14

@@ -1,5 +1,5 @@
 """Write the rosdep keys that src/*/package.xml may use, from a git clone of ros/rosdistro, to
-src/robot_id_bringup/test/data/rosdistro_keys.txt (read by test_package_dependencies.py and test_deployment_files.py).
+test/data/rosdistro_keys.txt (read by test_package_dependencies.py and test_deployment_files.py).
 
     python scripts/snapshot_rosdistro_keys.py path/to/rosdistro    # a clone of https://github.com/ros/rosdistro
 
@@ -16,7 +16,7 @@ import xml.etree.ElementTree as ET
 import yaml
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
-SNAPSHOT = ROOT / "src" / "robot_id_bringup" / "test" / "data" / "rosdistro_keys.txt"
+SNAPSHOT = ROOT / "test" / "data" / "rosdistro_keys.txt"
 ROSDEP_FILES = ("rosdep/base.yaml", "rosdep/python.yaml")
 DISTROS = ("jazzy", "kilted")
 UBUNTU_RELEASE = "noble"

@@ -16,7 +16,7 @@ from functools import cache
 import pytest
 from ament_index_python.packages import get_packages_with_prefixes
 
-SRC = pathlib.Path(__file__).resolve().parents[2]
+SRC = pathlib.Path(__file__).resolve().parents[1] / "src"
 
 ROSDEP_KEYS = {  # Python module -> rosdep key (ros/rosdistro rosdep/python.yaml; pinocchio, coal are ROS packages)
     "cvxpy": "python3-cvxpy-pip",

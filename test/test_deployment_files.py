@@ -24,9 +24,9 @@ from rclpy.qos import DurabilityPolicy
 from robot_id_contract.topics import IDENTIFIED_DESCRIPTION
 from robot_id_model.robot_config import load_robot_config
 
-PACKAGE = pathlib.Path(__file__).resolve().parents[1]
-SRC = PACKAGE.parent
-REPO = SRC.parent
+REPO = pathlib.Path(__file__).resolve().parents[1]
+SRC = REPO / "src"
+PACKAGE = SRC / "robot_id_bringup"
 DOCKERFILE = REPO / "docker" / "Dockerfile"
 COMPOSE = REPO / "docker" / "compose.yaml"
 CONTROLLERS = PACKAGE / "config" / "franka_joint_trajectory_controller.yaml"

@@ -13,7 +13,7 @@ import re
 
 import pytest
 
-SRC = pathlib.Path(__file__).resolve().parents[2]
+SRC = pathlib.Path(__file__).resolve().parents[1] / "src"
 TROUBLESHOOTING = SRC.parent / "docs" / "troubleshooting.md"
 
 TESTS: dict[str, tuple[str, ...]] = {

@@ -20,7 +20,7 @@ from collections.abc import Callable
 
 import pytest
 
-ROOT = pathlib.Path(__file__).resolve().parents[3]
+ROOT = pathlib.Path(__file__).resolve().parents[1]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 MARKS = ("needs a robot", "needs ROS 2", "needs Docker")
 SHELL_BLOCKS = {"bash", "sh", "shell", "console"}

@@ -8,7 +8,7 @@ import ast
 import pathlib
 import re
 
-SRC = pathlib.Path(__file__).resolve().parents[2]
+SRC = pathlib.Path(__file__).resolve().parents[1] / "src"
 ARCHITECTURE = SRC.parent / "docs" / "architecture.md"
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 60
