@@ -9,7 +9,7 @@ fi
 # shellcheck source=/dev/null
 source "$_robot_id_root/install/setup.bash"
 # The command lines and nodes on PATH (`robot_id identify ...`), where `ros2 run` would find them.
-for _robot_id_pkg in robot_id_bringup robot_id_model robot_id_excitation robot_id_estimator robot_id_recorder \
+for _robot_id_pkg in robot_id_bringup robot_id_excitation robot_id_estimator robot_id_recorder \
     robot_id_sim; do
   PATH="$_robot_id_root/install/$_robot_id_pkg/lib/$_robot_id_pkg:$PATH"
 done

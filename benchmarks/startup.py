@@ -19,13 +19,14 @@ import time
 
 MISSING = "/nonexistent/robot_id"
 COMMANDS = {
-    "robot_id_model": ["base-parameters", "--urdf", f"{MISSING}/arm.urdf"],
+    "robot_id_bringup base-parameters": ["--urdf", f"{MISSING}/arm.urdf"],
     "robot_id_excitation": ["check", f"{MISSING}/excitation.yaml"],
     "robot_id_recorder": ["info", f"{MISSING}/bag"],
     "robot_id_estimator": ["identify", "--robot", "iiwa14", "--data", f"{MISSING}/run.csv", "--out", "{out}"],
     "robot_id_bringup": ["identify", "--mode", "replay", "--bag", f"{MISSING}/bag"],
 }
-"""Each command with arguments whose only fault is a missing input file ({out}: a writable directory)."""
+"""Each command (`python -m` of its first word, then the rest) with arguments whose only fault is a missing input
+file ({out}: a writable directory)."""
 
 
 def best_run(argv: list[str], repeats: int) -> tuple[float, subprocess.CompletedProcess]:
@@ -39,8 +40,9 @@ def best_run(argv: list[str], repeats: int) -> tuple[float, subprocess.Completed
 
 
 def measure(package: str, missing_args: list[str], repeats: int, out: str) -> dict:
-    """`--help` and missing-file times of `python -m package`, with the missing-file run's exit code and line."""
-    python = [sys.executable, "-m", package]
+    """`--help` and missing-file times of `python -m package` (with its sub-command, if named), with the
+    missing-file run's exit code and line."""
+    python = [sys.executable, "-m", *package.split()]
     help_s, help_run = best_run([*python, "--help"], repeats)
     missing_s, missing_run = best_run([*python, *(a.replace("{out}", out) for a in missing_args)], repeats)
     lines = missing_run.stderr.strip().splitlines()
@@ -57,7 +59,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as out:
         for package, missing_args in COMMANDS.items():
             f = figures[package] = measure(package, missing_args, args.repeats, out)
-            print(f"{package:<20} --help {f['help_s']:.2f} s (exit {f['help_exit']}), missing file "
+            print(f"{package:<34} --help {f['help_s']:.2f} s (exit {f['help_exit']}), missing file "
                   f"{f['missing_file_s']:.2f} s (exit {f['missing_file_exit']}): {f['missing_file_error']}",
                   flush=True)
     slowest = max(max(f["help_s"], f["missing_file_s"]) for f in figures.values())

@@ -11,20 +11,19 @@ import sys
 
 import pytest
 
-from robot_id_bringup import demo, offline_demo
+from robot_id_bringup import base_parameter_table, demo, offline_demo
 from robot_id_bringup import runner as bringup_runner
 from robot_id_bringup.__main__ import main as bringup_main
 from robot_id_estimator import __main__ as estimator_cli
 from robot_id_excitation import __main__ as excitation_cli
-from robot_id_model import __main__ as model_cli
 from robot_id_recorder import __main__ as recorder_cli
 
 PARSERS = {
-    "robot_id_model": model_cli.parser,
     "robot_id_excitation": excitation_cli.parser,
     "robot_id_recorder": recorder_cli.parser,
     "robot_id_estimator": estimator_cli.parser,
     "robot_id identify": bringup_runner.identify_parser,
+    "robot_id base-parameters": base_parameter_table.parser,
     "robot_id_bringup.demo": demo.parser,
     "robot_id_bringup.offline_demo": offline_demo.parser,
 }
@@ -152,8 +151,8 @@ NO_URDF = "--urdf {tmp}/missing.urdf: no such file or directory"
 
 
 UNKNOWN_SOURCES = [
-    ("model", ["base-parameters", "--robot", "nosuch"], NO_ROBOT),
-    ("model", ["base-parameters", "--urdf", "{tmp}/missing.urdf"], NO_URDF),
+    ("robot_id", ["base-parameters", "--robot", "nosuch"], NO_ROBOT),
+    ("robot_id", ["base-parameters", "--urdf", "{tmp}/missing.urdf"], NO_URDF),
     ("excitation", ["design", "--robot", "nosuch", "--out", "{tmp}/out"], NO_ROBOT),
     ("excitation", ["design", "--urdf", "{tmp}/missing.urdf", "--out", "{tmp}/out"], NO_URDF),
     ("excitation", ["check", "iiwa14", "--robot", "nosuch", "--out", "{tmp}/out"], NO_ROBOT),
@@ -175,7 +174,7 @@ UNKNOWN_SOURCES = [
                          ids=[f"{c} {' '.join(a[:3])}".replace("{tmp}/", "") for c, a, _ in UNKNOWN_SOURCES])
 def test_an_unknown_robot_or_urdf_is_one_line_naming_the_option(tmp_path, capsys, command, argv, expected):
     (tmp_path / "data").write_text("t\n")
-    main = {"model": model_cli.main, "excitation": excitation_cli.main, "estimator": estimator_cli.main,
+    main = {"excitation": excitation_cli.main, "estimator": estimator_cli.main,
             "robot_id": bringup_main, "demo": demo.main, "offline": offline_demo.main}[command]
     argv = [a.replace("{tmp}", str(tmp_path)) for a in argv]
     assert main(argv) == 2
@@ -193,9 +192,6 @@ def test_the_demo_refuses_an_unknown_friction_law_before_anything_starts(tmp_pat
 
 
 STARTS = [
-    ("robot_id_model", ["--help"], 0),
-    ("robot_id_model", ["base-parameters", "--urdf", "/nonexistent/arm.urdf"], 2),
-    ("robot_id_model", ["base-parameters", "--robot", "/nonexistent/robot.yaml"], 2),
     ("robot_id_excitation", ["--help"], 0),
     ("robot_id_excitation", ["design", "--help"], 0),
     ("robot_id_excitation", ["check", "/nonexistent/excitation.yaml"], 2),
@@ -208,6 +204,9 @@ STARTS = [
     ("robot_id_bringup", ["--help"], 0),
     ("robot_id_bringup", ["identify", "--help"], 0),
     ("robot_id_bringup", ["identify", "--mode", "replay", "--bag", "/nonexistent/bag"], 2),
+    ("robot_id_bringup", ["base-parameters", "--help"], 0),
+    ("robot_id_bringup", ["base-parameters", "--urdf", "/nonexistent/arm.urdf"], 2),
+    ("robot_id_bringup", ["base-parameters", "--robot", "/nonexistent/robot.yaml"], 2),
 ]
 PROBE = f"""
 import json, runpy, sys

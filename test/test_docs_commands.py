@@ -29,7 +29,6 @@ COMMAND_START = re.compile(r"^(python -m robot_id|python (benchmarks|scripts)/|r
 SHELL_BUILTINS = {"export", "source", "cd", "set", "unset", "echo"}
 
 CLI_PARSERS = {
-    "robot_id_model": ("robot_id_model.__main__", "parser"),
     "robot_id_excitation": ("robot_id_excitation.__main__", "parser"),
     "robot_id_estimator": ("robot_id_estimator.__main__", "parser"),
     "robot_id_recorder": ("robot_id_recorder.__main__", "parser"),
@@ -99,6 +98,9 @@ def problem(words: list[str]) -> str | None:
     if name == "docker":
         return "a docker command: mark it (# needs Docker)"
     if name == "robot_id":
+        if args[:1] == ["base-parameters"]:
+            table = functools.partial(_parser, "robot_id_bringup.base_parameter_table", "parser")
+            return parse_problem(table, args[1:])
         return (f"robot_id has no command {args[:1]}" if args[:1] != ["identify"] else
                 parse_problem(functools.partial(_parser, "robot_id_bringup.runner", "identify_parser"), args[1:]))
     if name in CLI_PARSERS:

@@ -9,12 +9,11 @@ import contextlib
 import io
 import re
 
-from robot_id_bringup import demo, offline_demo
+from robot_id_bringup import base_parameter_table, demo, offline_demo
 from robot_id_bringup import runner as bringup_runner
 from robot_id_bringup.__main__ import main as bringup_main
 from robot_id_estimator import __main__ as estimator_cli
 from robot_id_excitation import __main__ as excitation_cli
-from robot_id_model import __main__ as model_cli
 from robot_id_recorder import __main__ as recorder_cli
 
 RUN = {0, 1, 2, 3, 130, 143}  # run_graph: 1 a run that failed, 3 a result not accepted, 128 + signal
@@ -27,12 +26,12 @@ EXPECTED = {
     "python -m robot_id_excitation sweep": {0, 2, 3},
     "python -m robot_id_recorder info": {0, 2, 3},
     "python -m robot_id_recorder repair": {0, 2},
-    "python -m robot_id_model base-parameters": {0, 2},
+    "robot_id base-parameters": {0, 2},
     "robot_id identify": RUN,
     "python -m robot_id_bringup.demo": RUN,
     "python -m robot_id_bringup.offline_demo": {0, 1, 2},
 }
-PARSERS = (model_cli.parser, excitation_cli.parser, recorder_cli.parser, estimator_cli.parser,
+PARSERS = (base_parameter_table.parser, excitation_cli.parser, recorder_cli.parser, estimator_cli.parser,
            bringup_runner.identify_parser, demo.parser, offline_demo.parser)
 
 

@@ -66,8 +66,8 @@ def test_a_failing_install_exits_non_zero_with_the_log_tail(tmp_path):
 def test_env_sh_puts_the_command_lines_on_path():
     """The README's `robot_id identify ...` and the other command lines work as typed after `source env.sh`."""
     found = subprocess.run(["bash", "-c", f"source {ROOT / 'env.sh'} && cd / && command -v robot_id robot_id_estimator "
-                            "robot_id_excitation robot_id_model robot_id_recorder excitation_node"],
+                            "robot_id_excitation robot_id_recorder excitation_node"],
                            capture_output=True, text=True, check=False)
     paths = found.stdout.split()
-    assert found.returncode == 0 and len(paths) == 6, found.stdout + found.stderr
+    assert found.returncode == 0 and len(paths) == 5, found.stdout + found.stderr
     assert all(pathlib.Path(p).is_relative_to(ROOT / "install") for p in paths)

@@ -18,5 +18,4 @@ setup(
     maintainer_email='robot_id@example.com',
     description='ROS-free rigid-body and friction model of serial arms on pinocchio.',
     license='Apache-2.0',
-    entry_points={'console_scripts': ['robot_id_model = robot_id_model.__main__:main']},
 )

@@ -22,7 +22,7 @@ from launch.substitutions import LaunchConfiguration
 from launch_ros.actions import Node
 
 from robot_id_bringup.graph import DEFAULT_PERIODS, SWEEP_PERIODS, Run, identify_graph
-from robot_id_model.command_line import robot_option_help
+from robot_id_cli.command_line import robot_option_help
 
 ARGUMENTS = {
     "robot": ("iiwa14", robot_option_help()),

@@ -3,6 +3,7 @@
     robot_id identify --robot iiwa14 --mode sim            (also: python -m robot_id_bringup identify ...)
     robot_id identify --robot panda --mode hardware [--yes]
     robot_id identify --robot iiwa14 --mode replay --bag results/run/bag
+    robot_id base-parameters --robot iiwa14                (the robot's base-parameter table)
 """
 
 from __future__ import annotations
@@ -23,10 +24,16 @@ def main(argv: list[str] | None = None) -> int:
     signal.signal(signal.SIGINT, remember_and_raise)
     try:
         if not argv or argv[0] in ("-h", "--help"):
-            print(f"{__doc__.strip()}\n\n{exit_codes_text('robot_id identify', 'exit codes of identify:')}")
+            print(f"{__doc__.strip()}\n\n{exit_codes_text('robot_id identify', 'exit codes of identify:')}\n"
+                  f"{exit_codes_text('robot_id base-parameters', 'exit codes of base-parameters:')}")
             return 0 if argv else 2
+        if argv[0] == "base-parameters":
+            from robot_id_bringup.base_parameter_table import main as base_parameter_table
+
+            return base_parameter_table(argv[1:])
         if argv[0] != "identify":
-            print(f"error: unknown command '{argv[0]}'; the command is: identify (see --help)", file=sys.stderr)
+            print(f"error: unknown command '{argv[0]}'; the commands are: identify, base-parameters (see --help)",
+                  file=sys.stderr)
             return 2
         from robot_id_bringup.runner import identify  # imported here: a Ctrl-C during the import is caught
 

@@ -27,7 +27,7 @@ import numpy as np
 from robot_id_bringup.graph import DEFAULT_PERIODS, Run
 from robot_id_bringup.runner import RunnerError, run_graph
 from robot_id_bringup.truth_check import check_against_truth
-from robot_id_model.command_line import HelpFormatter, check_writable_directory, robot_source_problems
+from robot_id_cli.command_line import HelpFormatter, check_writable_directory, robot_source_problems
 from robot_id_model.exit_codes import add_exit_codes
 from robot_id_sim.true_friction import FRICTION_LAWS
 

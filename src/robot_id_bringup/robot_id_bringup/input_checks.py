@@ -11,7 +11,7 @@ import pathlib
 from typing import TYPE_CHECKING
 
 from robot_id_bringup.graph import Run
-from robot_id_model.command_line import robot_source_problems
+from robot_id_cli.command_line import robot_source_problems
 
 if TYPE_CHECKING:
     from robot_id_estimator.recordings.described_excitation import Excitation

@@ -20,13 +20,13 @@ import sys
 import numpy as np
 
 from robot_id_bringup.model_line import best_set_note
+from robot_id_cli.command_line import HelpFormatter, check_writable_directory, robot_source_problems
 from robot_id_estimator.__main__ import main as estimator_cli
 from robot_id_estimator.recordings.recording import save_csv
 from robot_id_estimator.synthetic import DEMO_FRICTION, heavier_links_with_tool, periodic_recording, sample_times_s
 from robot_id_excitation.__main__ import main as excitation_cli
 from robot_id_excitation.trajectory_file import load_trajectory
 from robot_id_model import load_robot_config
-from robot_id_model.command_line import HelpFormatter, check_writable_directory, robot_source_problems
 from robot_id_model.exit_codes import add_exit_codes
 
 RATE_HZ = 500.0

@@ -39,8 +39,8 @@ from robot_id_bringup.graph import (
 )
 from robot_id_bringup.input_checks import input_problems, option_problems
 from robot_id_bringup.model_line import model_line
+from robot_id_cli.command_line import HelpFormatter, check_writable_directory, robot_option_help
 from robot_id_contract.processes import stop_process
-from robot_id_model.command_line import HelpFormatter, check_writable_directory, robot_option_help
 from robot_id_model.exit_codes import add_exit_codes
 
 if TYPE_CHECKING:

@@ -20,13 +20,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from robot_id_estimator.exit_codes import EXIT_CHECK_FAILED, EXIT_DATA_MISTAKE, EXIT_FILES_DIFFER
-from robot_id_estimator.physical.problem import RetrievalError
-from robot_id_estimator.recordings.csv_columns import parse_column_map
-from robot_id_estimator.recordings.loading import load_recording
-from robot_id_estimator.results.set_checks import RULE
-from robot_id_estimator.settings import COULOMB_LAWS, METHODS, EstimatorConfig, load_estimator_config, replace_config
-from robot_id_model.command_line import (
+from robot_id_cli.command_line import (
     HelpFormatter,
     check_writable_directory,
     joint_names,
@@ -34,6 +28,12 @@ from robot_id_model.command_line import (
     robot_source_problems,
     say,
 )
+from robot_id_estimator.exit_codes import EXIT_CHECK_FAILED, EXIT_DATA_MISTAKE, EXIT_FILES_DIFFER
+from robot_id_estimator.physical.problem import RetrievalError
+from robot_id_estimator.recordings.csv_columns import parse_column_map
+from robot_id_estimator.recordings.loading import load_recording
+from robot_id_estimator.results.set_checks import RULE
+from robot_id_estimator.settings import COULOMB_LAWS, METHODS, EstimatorConfig, load_estimator_config, replace_config
 from robot_id_model.exit_codes import add_exit_codes
 from robot_id_model.robot_config import load_robot_config
 from robot_id_model.robot_model import DEFAULT_FRICTION, STANDARD_GRAVITY_M_S2, load_robot_model

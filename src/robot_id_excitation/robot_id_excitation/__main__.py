@@ -23,6 +23,7 @@ import sys
 
 import numpy as np
 
+from robot_id_cli.command_line import HelpFormatter, check_writable_directory, joint_names, robot_source_problems
 from robot_id_excitation.check import check_trajectory, closest_approach_line, trajectory_criteria
 from robot_id_excitation.constraints import DESIGN_CLEARANCE_MARGIN_M, DesignLimits, design_limits
 from robot_id_excitation.criteria import CRITERIA
@@ -41,7 +42,6 @@ from robot_id_excitation.trajectory_file import (
 )
 from robot_id_excitation.urdf_config import DEFAULT_CLEARANCE_M, urdf_robot_config
 from robot_id_model.collision_geometry import ALLOWED_CLEARANCE_M, pair_lists
-from robot_id_model.command_line import HelpFormatter, check_writable_directory, joint_names, robot_source_problems
 from robot_id_model.exit_codes import add_exit_codes
 from robot_id_model.robot_config import RobotConfig, load_robot_config
 from robot_id_model.robot_model import DEFAULT_FRICTION, ModelError, RobotModel

@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from robot_id_cli.command_line import progress_bar, say
 from robot_id_excitation import criteria as crit
 from robot_id_excitation.constraints import (
     COLLISION_SCALE_M,
@@ -43,7 +44,6 @@ from robot_id_excitation.design_refusal import static_report
 from robot_id_excitation.fourier import FourierTrajectory
 from robot_id_excitation.regressor_sensitivity import BaseColumns, base_columns
 from robot_id_model.base_parameters import base_parameters
-from robot_id_model.command_line import progress_bar, say
 from robot_id_model.robot_model import RobotModel
 
 START_MARGIN = 0.05

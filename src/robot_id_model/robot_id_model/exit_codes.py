@@ -53,7 +53,7 @@ EXIT_CODES: dict[str, dict[int, str]] = {
                                             3: "the sweep breaks a limit (the report names it)"},
     "python -m robot_id_recorder info": {0: "done", 2: BAD_INPUT, 3: "some periods are flagged (information)"},
     "python -m robot_id_recorder repair": {0: "the bag repaired", 2: BAD_INPUT},
-    "python -m robot_id_model base-parameters": {0: "done", 2: BAD_INPUT},
+    "robot_id base-parameters": {0: "done", 2: BAD_INPUT},
     "robot_id identify": RUN_EXIT_CODES,
     "python -m robot_id_bringup.demo": RUN_EXIT_CODES,
     "python -m robot_id_bringup.offline_demo": {0: "done", 1: "a step failed (its output says which)",
@@ -71,7 +71,7 @@ def exit_codes_text(command: str, heading: str = "exit codes:", width: int = 100
 
 def add_exit_codes(parser: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """Put the exit codes of `parser`'s command, and of each of its sub-commands, in its --help (the epilog; the
-    parser's formatter must keep line breaks, as command_line.HelpFormatter does); `parser` back."""
+    parser's formatter must keep line breaks, as robot_id_cli.command_line.HelpFormatter does); `parser` back."""
     commands = [action for action in parser._actions if isinstance(action, argparse._SubParsersAction)]
     if not commands:
         parser.epilog = exit_codes_text(parser.prog)

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from robot_id_cli.command_line import HelpFormatter, check_writable_directory
 from robot_id_contract.period_index import MAX_MISSING_FRACTION
-from robot_id_model.command_line import HelpFormatter, check_writable_directory
 from robot_id_model.exit_codes import add_exit_codes
 
 if TYPE_CHECKING:

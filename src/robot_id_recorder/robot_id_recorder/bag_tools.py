@@ -15,6 +15,7 @@ from mcap.records import Channel, Message, Schema
 from mcap.stream_reader import StreamReader
 from rosbags.rosbag2 import Reader, ReaderError, StoragePlugin, Writer
 
+from robot_id_cli.command_line import progress_bar
 from robot_id_contract.period_index import (
     RATE_WINDOW_S,
     PeriodEntry,
@@ -26,7 +27,6 @@ from robot_id_contract.period_index import (
     stored_index,
 )
 from robot_id_contract.stamps import header_stamp_ns
-from robot_id_model.command_line import progress_bar
 from robot_id_recorder.message_types import typestore_for, typestore_from_definition
 from robot_id_recorder.recording_session import INDEX_FILE
 

@@ -17,6 +17,7 @@ from concurrent.futures.process import BrokenProcessPool
 import numpy as np
 import scipy.optimize
 
+from robot_id_cli.command_line import progress_bar
 from robot_id_estimator.physical.constraints import ConstraintSet, body_pi, link_size, lumped_part
 from robot_id_estimator.physical.lmi import retrieve_lmi
 from robot_id_estimator.physical.problem import (
@@ -30,7 +31,6 @@ from robot_id_estimator.physical.problem import (
     retrieval_result,
 )
 from robot_id_estimator.physical.starts import feasible_starts
-from robot_id_model.command_line import progress_bar
 from robot_id_model.parameters import inertial_columns, nominal_parameters
 from robot_id_model.physical import com_inertia_jacobian, sigma_basis, sigma_matrix
 from robot_id_model.physical_vector import link_pi, mu_from_pi, pi_from_mu, pi_jacobian

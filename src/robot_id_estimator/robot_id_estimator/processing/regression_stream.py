@@ -29,11 +29,11 @@ from functools import cache
 import numpy as np
 import scipy.signal
 
+from robot_id_cli.command_line import progress_bar
 from robot_id_estimator.processing.model_side import torque_side
 from robot_id_estimator.processing.reduction import JointBlocks, merge, reduce_joints
 from robot_id_estimator.processing.samples import ProcessedData
 from robot_id_estimator.settings import ProcessingConfig
-from robot_id_model.command_line import progress_bar
 from robot_id_model.coulomb_laws import CoulombLaw
 from robot_id_model.regressor import regressor
 from robot_id_model.robot_model import RobotModel

@@ -1,12 +1,13 @@
-"""Command line: `python -m robot_id_model base-parameters --robot iiwa14` prints the base-parameter table."""
+"""`robot_id base-parameters --robot iiwa14` prints the base-parameter table of a robot (robot_id_model's
+base_parameters, named and valued by the URDF)."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
+from robot_id_cli.command_line import HelpFormatter, joint_names, robot_option_help, robot_source_problems
 from robot_id_model.base_parameters import base_parameters
-from robot_id_model.command_line import HelpFormatter, joint_names, robot_option_help, robot_source_problems
 from robot_id_model.exit_codes import add_exit_codes
 from robot_id_model.parameters import nominal_parameters
 from robot_id_model.robot_config import load_robot_config
@@ -35,17 +36,14 @@ def print_base_table(robot: RobotModel) -> None:
 
 def parser() -> argparse.ArgumentParser:
     """The command line's parser."""
-    p = argparse.ArgumentParser(prog="python -m robot_id_model", description=__doc__, formatter_class=HelpFormatter)
-    sub = p.add_subparsers(dest="command", required=True)
-    table = sub.add_parser("base-parameters", help="print the base parameters of a robot",
-                           formatter_class=HelpFormatter)
-    source = table.add_mutually_exclusive_group(required=True)
+    p = argparse.ArgumentParser(prog="robot_id base-parameters", description=__doc__, formatter_class=HelpFormatter)
+    source = p.add_mutually_exclusive_group(required=True)
     source.add_argument("--robot", help=robot_option_help())
     source.add_argument("--urdf", help="URDF file of the arm")
-    table.add_argument("--joints", nargs="+", help="arm joints base to tip, space- or comma-separated, with --urdf "
-                                                   "(default: the URDF's arm, up to the first branching)")
-    table.add_argument("--friction", default=",".join(DEFAULT_FRICTION),
-                       help="comma-separated friction terms, of FV,FC,FO,IA")
+    p.add_argument("--joints", nargs="+", help="arm joints base to tip, space- or comma-separated, with --urdf "
+                                               "(default: the URDF's arm, up to the first branching)")
+    p.add_argument("--friction", default=",".join(DEFAULT_FRICTION),
+                   help="comma-separated friction terms, of FV,FC,FO,IA")
     return add_exit_codes(p)
 
 

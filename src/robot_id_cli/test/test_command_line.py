@@ -5,7 +5,7 @@ import sys
 
 import pytest
 
-from robot_id_model.command_line import (
+from robot_id_cli.command_line import (
     HelpFormatter,
     check_writable_directory,
     joint_names,
