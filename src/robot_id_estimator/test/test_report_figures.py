@@ -1,5 +1,5 @@
 """The report's torque and observer figures: every curve visible, the nominal URDF model drawn, legends off the
-data; read from the matplotlib Figure itself (Agg)."""
+data, a long trace's peaks kept; read from the matplotlib Figure itself (Agg)."""
 
 import itertools
 
@@ -8,6 +8,7 @@ import pytest
 from estimator_synthetic import iiwa14_setup, simulated_recording
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 
+from robot_id_estimator.output.figures import envelope
 from robot_id_estimator.output.report_figures import observer_figure, torque_figure
 from robot_id_estimator.pipeline import identify
 from robot_id_estimator.validate import validate
@@ -86,3 +87,17 @@ def test_observer_legend_covers_no_data(nominal_arm):
             covered = ((points[:, 0] >= box.x0) & (points[:, 0] <= box.x1) & (points[:, 1] >= box.y0)
                        & (points[:, 1] <= box.y1))
             assert len(points) and not covered.any(), (ax.get_ylabel(), line.get_label())
+
+
+def test_a_long_trace_is_drawn_through_every_stretchs_lowest_and_highest_sample():
+    """A one-sample spike in 100 000 noisy samples (every k-th-sample thinning would drop it) is drawn, in time
+    order, with at most two points per stretch; a short trace is drawn as it is."""
+    rng = np.random.default_rng(3)
+    t_s, y = np.linspace(0.0, 100.0, 100_000), rng.normal(size=100_000)
+    y[54_321] = 25.0
+    t_drawn, y_drawn = envelope(t_s, y, bins=1000)
+    assert len(t_drawn) <= 2000 and np.all(np.diff(t_drawn) > 0)
+    assert y_drawn.max() == 25.0 and t_drawn[y_drawn.argmax()] == t_s[54_321] and y_drawn.min() == y.min()
+    for start in range(0, 100_000, 100):  # every stretch's extremes are among the drawn points
+        assert {y[start:start + 100].max(), y[start:start + 100].min()} <= set(y_drawn)
+    assert np.array_equal(envelope(t_s[:2000], y[:2000], bins=1000)[1], y[:2000])

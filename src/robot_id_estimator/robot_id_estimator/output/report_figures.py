@@ -14,15 +14,12 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from robot_id_estimator.output.figures import legend_below, new_figure
+from robot_id_estimator.output.figures import envelope, legend_below, new_figure
 from robot_id_estimator.results import Identification, Traces
 from robot_id_estimator.results.validation import Validation
 
 if TYPE_CHECKING:
     from matplotlib.figure import Figure
-
-MAX_PLOT_POINTS = 20_000
-"""Longer traces are thinned to about this many points per line (every k-th sample)."""
 
 STYLES = {
     "measured": dict(color="black", ls="-", lw=0.9, zorder=2),
@@ -43,14 +40,13 @@ def set_label(parameter_set: str) -> str:
 def torque_figure(traces: Traces, j: int, title: str) -> Figure:
     """Joint j's measured and predicted torque over time (every parameter set and the URDF model in traces),
     and the prediction errors below."""
-    step = max(1, len(traces.t_s) // MAX_PLOT_POINTS)
-    t, measured = traces.t_s[::step], traces.measured_nm[::step, j]
+    t, measured = traces.t_s, traces.measured_nm[:, j]
     fig = new_figure((10, 5))
     top, bottom = fig.subplots(2, 1, sharex=True, height_ratios=[2, 1])
-    top.plot(t, measured, **STYLES["measured"], label="measured")
+    top.plot(*envelope(t, measured), **STYLES["measured"], label="measured")
     for s, tau in traces.predicted_nm.items():
-        top.plot(t, tau[::step, j], **STYLES[s], label=f"predicted: {set_label(s)}")
-        bottom.plot(t, measured - tau[::step, j], **STYLES[s])
+        top.plot(*envelope(t, tau[:, j]), **STYLES[s], label=f"predicted: {set_label(s)}")
+        bottom.plot(*envelope(t, measured - tau[:, j]), **STYLES[s])
     top.set_ylabel("torque [Nm]")
     top.grid(alpha=0.3)
     fig.suptitle(title)
@@ -84,12 +80,11 @@ def observer_figure(traces: Traces, validation: Validation) -> Figure:
     """Momentum-observer residual per joint and parameter set, with the essential parameters' collision
     thresholds; the legend below the axes."""
     n = len(validation.joint_names)
-    step = max(1, len(traces.t_s) // MAX_PLOT_POINTS)
     fig = new_figure((10, 1.6 * n + 1.5))
     axes = fig.subplots(n, 1, sharex=True, squeeze=False)[:, 0]
     for j, ax in enumerate(axes):
         for s, r in traces.observer_nm.items():
-            ax.plot(traces.t_s[::step], r[::step, j], **STYLES[s], label=set_label(s))
+            ax.plot(*envelope(traces.t_s, r[:, j]), **STYLES[s], label=set_label(s))
         threshold = validation.collision_threshold_nm["essential"][j]
         ax.axhline(threshold, color="k", ls=(0, (5, 5)), lw=0.7, label="collision threshold (essential)")
         ax.axhline(-threshold, color="k", ls=(0, (5, 5)), lw=0.7)
