@@ -1,4 +1,4 @@
-"""Data shared by the benchmarks: simulated periodic runs (robot_id_estimator.synthetic) and the public
+"""Data shared by the benchmarks: simulated periodic runs (robot_id_lab.synthetic) and the public
 Panda log (not a benchmark itself)."""
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import numpy as np
 from robot_id_estimator.recordings.loading import load_recording
 from robot_id_estimator.recordings.recording import Recording
 from robot_id_estimator.robot_setup import RobotSetup
-from robot_id_estimator.synthetic import random_recording, sample_times_s
+from robot_id_lab.synthetic import random_run, sample_times_s
 from robot_id_model import load_robot_config
 from robot_id_model.robot_model import RobotModel
 
@@ -44,11 +44,12 @@ def simulated(
 ) -> Recording:
     """n_periods of a random 5-harmonic Fourier run (Xu et al. 2020, eq. 8) inside 70 % of the joint ranges and 60 %
     of the velocity limits at its samples, with the torque the robot publishes (its filter, then noise; 1e-5 rad
-    on q), `joint_friction` as synthetic.periodic_recording's."""
-    return random_recording(robot, pi, n_periods, seed=seed, period_s=period_s, rate_hz=rate_hz,
-                            torque_filter_time_constant_s=setup.torque_filter_time_constant_s, tau_noise_nm=noise_nm,
-                            q_noise_rad=1e-5, noise_seed=seed + 100, limit_grid_s=sample_times_s(period_s, rate_hz),
-                            source=f"simulated seed {seed}", joint_friction=joint_friction)
+    on q), `joint_friction` as synthetic.periodic_run's."""
+    return Recording.of_arrays(**vars(random_run(
+        robot, pi, n_periods, seed=seed, period_s=period_s, rate_hz=rate_hz,
+        torque_filter_time_constant_s=setup.torque_filter_time_constant_s, tau_noise_nm=noise_nm, q_noise_rad=1e-5,
+        noise_seed=seed + 100, limit_grid_s=sample_times_s(period_s, rate_hz), source=f"simulated seed {seed}",
+        joint_friction=joint_friction)))
 
 
 def panda_log(train_fraction: float = 0.7) -> tuple[Recording, Recording] | None:

@@ -41,7 +41,6 @@ from bench_data import PANDA_LOG, load_recording, panda_log, progress, robot_set
 
 from robot_id_estimator.output.report import write_identification_report, write_validation_report
 from robot_id_estimator.pipeline import identify
-from robot_id_estimator.processing.samples import first_order_lowpass
 from robot_id_estimator.recordings.recording import Recording, save_csv
 from robot_id_estimator.results import write_identification
 from robot_id_estimator.results.validation import write_validation
@@ -50,6 +49,7 @@ from robot_id_estimator.validate import validate
 from robot_id_model import nominal_parameters
 from robot_id_model.parameters import friction_columns
 from robot_id_model.regressor import regressor
+from robot_id_model.torque_filter import first_order_lowpass
 
 REFERENCE_OLS_NM = [0.32, 0.40, 0.28, 0.43, 0.12, 0.13, 0.06]
 REFERENCE_GAZ_NM = [0.41, 0.80, 0.35, 0.50, 0.17, 0.14, 0.07]

@@ -30,8 +30,8 @@ from bench_data import panda_log, robot_setup, simulated
 
 from robot_id_estimator.pipeline import identify
 from robot_id_estimator.settings import COULOMB_LAWS, EstimatorConfig
-from robot_id_estimator.synthetic import scaled_links
 from robot_id_estimator.validate import validate
+from robot_id_lab.synthetic import scaled_links
 from robot_id_model.parameters import friction_columns
 
 REFERENCE_GAZ_NM = [0.41, 0.80, 0.35, 0.50, 0.17, 0.14, 0.07]

@@ -1,12 +1,13 @@
 """Hardware mode against a robot that does not wait, as a lab runs it: `robot_id identify --mode hardware --yes`
 with the shipped excitation (5 periods, the default configuration) against the simulated arm free running on the
-wall clock in a process of its own (robot_id_sim.testbed: its own rate and stamps, SCHED_FIFO like a real driver),
+wall clock in a process of its own (robot_id_lab.testbed: its own rate and stamps, SCHED_FIFO like a real driver),
 per robot and joint-state rate, without load and with a busy process per core.
 
 Per run: exit code and wall time; the excitation node's longest callback and the oldest joint state it saw at a
 step while moving (its `timing:` line; it holds beyond 200 ms); the joint-state rate the recorder measured; the
-periods the recorder flagged and the estimator used; the identified physical set's torque error against the
-simulator's true model on a motion it was not identified on (truth_check.py; max over joints, % of torque RMS).
+periods the recorder flagged and the estimator used; the written model's torque error against the simulator's true
+model on a motion it was not identified on (robot_id_lab.truth_check: identified.urdf and .yaml as a user loads them;
+max over joints, % of torque RMS).
 
 With --payload, per case the payload loop instead (issue 29): the payload excitation recorded without a load
 (`--payload --record-only`), then on a stand-in carrying the simulator's seeded load (`load_seed`) and identified
@@ -35,8 +36,8 @@ import numpy as np
 import yaml
 
 from robot_id_bringup.graph import DEFAULT_PERIODS, Run
-from robot_id_bringup.truth_check import check_against_truth
-from robot_id_sim.testbed import hardware_standin
+from robot_id_lab.testbed import hardware_standin
+from robot_id_lab.truth_check import check_against_truth
 
 CASES = ("iiwa14:100", "iiwa14:500", "fr3:1000")
 """robot:rate: the lbr stack as shipped (100 Hz), FRI's 500 Hz, franka_ros2's 1 kHz (with the FR3, the robot it drives;
@@ -70,8 +71,9 @@ def run_once(robot: str, rate_hz: float, load: str, domain_id: int, workdir: pat
     figures["periods_left_out"] = int(left_out.group(1)) if left_out else 0
     identification = pathlib.Path(run.results_path) / "identification.json"
     if result.returncode in (0, 3) and identification.is_file():
-        errors = check_against_truth(robot, identification, truth, simulated=False)["true model"].rms_percent_of_torque
-        figures["truth_error_percent"] = round(float(errors["physical"].max()), 2)
+        errors = check_against_truth(robot, identification.parent, truth, simulated=False)["true model"]
+        errors = errors.rms_percent_of_torque
+        figures["truth_error_percent"] = round(float(errors["identified"].max()), 2)
         figures["urdf_error_percent"] = round(float(errors["urdf"].max()), 2)
     else:
         figures["tail"] = result.stdout[-600:] + result.stderr[-300:]

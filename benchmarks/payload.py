@@ -31,11 +31,11 @@ import time
 import numpy as np
 
 from robot_id_bringup.payload_check import LOADS, band_limit, load_errors, load_runs, prediction_errors
-from robot_id_bringup.truth_check import followed
 from robot_id_estimator.payload.estimate import PayloadBounds, estimate_payload
 from robot_id_estimator.payload.identify_payload import baseline_arm, check_failures
 from robot_id_estimator.payload.samples import ArmModel, identified_arm, payload_samples, urdf_arm
 from robot_id_estimator.pipeline import identify
+from robot_id_estimator.recordings.recording import Recording
 from robot_id_estimator.robot_setup import RobotSetup
 from robot_id_estimator.settings import EstimatorConfig, PhysicalConfig
 from robot_id_excitation.constraints import DESIGN_CLEARANCE_MARGIN_M, design_limits
@@ -44,6 +44,7 @@ from robot_id_excitation.design_problem import DesignOptions
 from robot_id_excitation.fourier import FourierTrajectory
 from robot_id_excitation.regressor_sensitivity import payload_columns
 from robot_id_excitation.trajectory_file import load_trajectory
+from robot_id_lab.truth_check import followed
 from robot_id_model.robot_config import load_robot_config
 
 
@@ -51,8 +52,8 @@ def arm_from_its_excitation(robot: str, setup: RobotSetup, arm_truth) -> ArmMode
     """The arm identified from its shipped excitation followed for 3 periods in MuJoCo (no physical stage)."""
     trajectory = load_trajectory(robot)
     t_s = np.arange(0.0, 4 * trajectory.period_s + 0.005, 0.01)
-    run = followed(robot, arm_truth, t_s, trajectory.evaluate(t_s % trajectory.period_s), trajectory.period_s,
-                   band_limit(trajectory), 3, "the arm's excitation")
+    run = Recording.of_arrays(**vars(followed(robot, arm_truth, t_s, trajectory.evaluate(t_s % trajectory.period_s),
+                                              trajectory.period_s, band_limit(trajectory), 3, "the arm's excitation")))
     config = dataclasses.replace(EstimatorConfig(), physical=PhysicalConfig(method="none"))
     return identified_arm(identify([run], setup, config), "the arm identified from its excitation")
 

@@ -31,8 +31,8 @@ from bench_data import PANDA_LOG, panda_log, robot_setup, simulated
 
 from robot_id_estimator.pipeline import identify
 from robot_id_estimator.settings import EstimatorConfig, PhysicalConfig
-from robot_id_estimator.synthetic import scaled_links
 from robot_id_estimator.validate import validate
+from robot_id_lab.synthetic import scaled_links
 
 METHODS = {
     "lmi-euclidean": PhysicalConfig(method="lmi"),

@@ -12,7 +12,7 @@ Figures: per-joint residual RMS [Nm] of the base and physical fits; the relative
 against the truth, ‖β̂ − β‖ / ‖β‖, with β the truth's base parameters of the same model (the truth file's), over
 all of them and over those without FV and FC (which a sweep's Stribeck fit replaces); and the torque error of the
 base and physical sets against the true model on a motion not used for identification (the demo's check,
-robot_id_bringup.truth_check), per joint in % of torque RMS: the figure that weighs parameters by what they do.
+robot_id_lab.truth_check), per joint in % of torque RMS: the figure that weighs parameters by what they do.
 
 Run from the repository root:  source env.sh && python benchmarks/sim_identification.py
 Ends with one line of JSON.
@@ -25,13 +25,13 @@ import time
 
 import numpy as np
 
-from robot_id_bringup.truth_check import true_model_recording
 from robot_id_estimator.pipeline import identify
 from robot_id_estimator.recordings.recording import Recording
 from robot_id_estimator.robot_setup import RobotSetup
 from robot_id_estimator.settings import EstimatorConfig
 from robot_id_estimator.validate import validate
 from robot_id_excitation.trajectory_file import load_trajectory
+from robot_id_lab.truth_check import true_model_run
 from robot_id_model.base_parameters import base_parameters
 from robot_id_model.robot_config import load_robot_config
 from robot_id_sim.sensors import SensorOptions
@@ -89,7 +89,7 @@ def identified(recording: Recording, setup: RobotSetup, truth: TrueDynamics, fri
 
     rigid = np.array([not name.startswith(("FV", "FC")) for name in result.base.names])
     rms = result.metrics.residual_rms_nm
-    against_truth = validate(result, [true_model_recording(ROBOT, truth)]).rms_percent_of_torque
+    against_truth = validate(result, [Recording.of_arrays(**vars(true_model_run(ROBOT, truth)))]).rms_percent_of_torque
     return {"base_rms_nm": [round(x, 4) for x in rms["base"]],
             "physical_rms_nm": [round(x, 4) for x in rms.get("physical", [])],
             "base_error_percent": error(np.ones(len(beta), dtype=bool)),

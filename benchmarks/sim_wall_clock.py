@@ -1,4 +1,4 @@
-"""The simulated robot free running on the wall clock (`clock: wall`, robot_id_sim.testbed): does it keep real time?
+"""The simulated robot free running on the wall clock (`clock: wall`, robot_id_lab.testbed): does it keep real time?
 
 For the iiwa14 at 100 Hz (what lbr_fri_ros2_stack publishes) and 500 Hz (its config's rate) and the Panda at 1 kHz,
 each with no load, a busy process per core, and a busy process per core plus the slow subscriber (5 ms per message,
@@ -35,8 +35,8 @@ import time
 
 import numpy as np
 
+from robot_id_lab.testbed import end, hardware_standin
 from robot_id_model.robot_config import load_robot_config
-from robot_id_sim.testbed import end, hardware_standin
 
 CASES = (("iiwa14", 100.0), ("iiwa14", 500.0), ("panda", 1000.0))
 LOADS = (("none", 10), ("busy", 10), ("busy+slow", 10), ("busy", 0))
@@ -61,7 +61,7 @@ def probe(argv: list[str]) -> int:
     from sensor_msgs.msg import JointState
 
     from robot_id_contract.stamps import header_stamp_ns
-    from robot_id_sim.slow_subscriber import RECORDER_QOS
+    from robot_id_lab.slow_subscriber import RECORDER_QOS
 
     stamps_ns: list[int] = []
     arrival_ns: list[int] = []

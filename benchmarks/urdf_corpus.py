@@ -15,8 +15,8 @@ with the vendors' packages installed has them through the ament index). Per URDF
    offline demo's truth) with 0.05 Nm noise, identified by the DEFAULT estimator (`robot_id_estimator identify
    --urdf`), and the model files written;
 4. the independent check: identified.urdf alone, loaded by pinocchio (not the tool's model code), with the Coulomb
-   law and friction of identified.yaml evaluated here, predicts the torque of a held-out motion; error per joint in
-   % of the true torque's RMS;
+   law and friction of identified.yaml evaluated as a user would (robot_id_lab.written_model), predicts the torque
+   of a held-out motion; error per joint in % of the true torque's RMS;
 5. identified.xml loaded by MuJoCo and simulated 2 s under gravity (energy never grows, no NaN), or the reason;
 6. `validate`'s error of the physical set beside step 4's independent check on the same samples, on a periodic and a
    non-periodic motion (noise-free: both measure the model's own error; they must agree).
@@ -41,15 +41,14 @@ from dataclasses import dataclass
 
 import mujoco
 import numpy as np
-import pinocchio as pin
-import yaml
 
 from robot_id_estimator.output.model_files import load_written_model
 from robot_id_estimator.processing.samples import edge_s
 from robot_id_estimator.recordings.recording import Recording, save_csv
 from robot_id_estimator.results import read_identification
-from robot_id_estimator.synthetic import heavier_links_with_tool, random_motion, random_recording, sample_times_s
 from robot_id_estimator.validate import validate
+from robot_id_lab.synthetic import heavier_links_with_tool, random_motion, random_run, sample_times_s
+from robot_id_lab.written_model import written_torque_nm
 from robot_id_model import RobotModel, base_parameters, load_robot_model, regressor
 
 ROOT = pathlib.Path(__file__).resolve().parents[1]
@@ -109,60 +108,15 @@ def design(urdf: pathlib.Path, out: pathlib.Path, allowed: tuple[str, ...] = ())
     return Design(result.returncode, refusal, tuple(HINTED_PAIR.findall(refusal)))
 
 
-def configuration(model: pin.Model, q_rad: np.ndarray) -> np.ndarray:
-    """pinocchio's configuration vector of joint angles (continuous joints as cos, sin)."""
-    config = pin.neutral(model)
-    for j in range(1, model.njoints):
-        i, nq = model.joints[j].idx_q, model.joints[j].nq
-        config[i:i + nq] = [np.cos(q_rad[j - 1]), np.sin(q_rad[j - 1])] if nq == 2 else [q_rad[j - 1]]
-    return config
-
-
-def coulomb_shape(law: dict, dq_rad_s: np.ndarray) -> np.ndarray:
-    """identified.yaml's Coulomb law of one joint (family sign, tanh or stribeck), evaluated here."""
-    if law["family"] == "sign":
-        return np.sign(dq_rad_s)
-    if law["family"] == "tanh":
-        return np.tanh(dq_rad_s / law["velocity_rad_s"])
-    if law["family"] == "stribeck":
-        return np.sign(dq_rad_s) * (1.0 + law["ratio"] * np.exp(-((dq_rad_s / law["velocity_rad_s"]) ** 2)))
-    raise ValueError(f"unknown Coulomb law family {law['family']}")
-
-
-def friction_torque_nm(out: pathlib.Path, joints: tuple[str, ...], dq_rad_s: np.ndarray) -> np.ndarray:
-    """(K, n) the friction torque identified.yaml states."""
-    friction = yaml.safe_load((out / "identified.yaml").read_text())["friction"]
-    tau_nm = np.zeros_like(dq_rad_s)
-    for j, name in enumerate(joints):
-        joint = friction[name]
-        if joint.get("stribeck"):
-            raise ValueError(f"{name}: a swept Stribeck law, which this check does not evaluate")
-        tau_nm[:, j] = ((joint.get("viscous_nm_s_rad") or 0.0) * dq_rad_s[:, j] + (joint.get("offset_nm") or 0.0)
-                        + (joint.get("coulomb_nm") or 0.0) * coulomb_shape(joint["coulomb_law"], dq_rad_s[:, j]))
-    return tau_nm
-
-
 def independent_check(out: pathlib.Path, joints: tuple[str, ...], truth_pi: np.ndarray,
                       truth_robot: RobotModel) -> list[float]:
     """Per joint, the torque error [% of RMS] of identified.urdf (pinocchio) + identified.yaml's friction against
     the truth on a held-out motion (another seed than the identification's)."""
     t_s = np.arange(0.0, 10.0, 0.01)
     q, dq, ddq = random_motion(truth_robot, 10.0, 5, t_s, 7)
-    predicted = file_torque_nm(out, joints, q, dq, ddq)
+    predicted = written_torque_nm(out, joints, q, dq, ddq)
     truth = regressor(truth_robot, q, dq, ddq) @ truth_pi
     return list(100.0 * np.sqrt(np.mean((predicted - truth) ** 2, axis=0) / np.mean(truth**2, axis=0)))
-
-
-def file_torque_nm(out: pathlib.Path, joints: tuple[str, ...], q: np.ndarray, dq: np.ndarray,
-                   ddq: np.ndarray) -> np.ndarray:
-    """(K, n) identified.urdf by pinocchio (not the tool's model code), every other joint locked at neutral, plus
-    identified.yaml's friction evaluated here."""
-    full = pin.buildModelFromUrdf(str(out / "identified.urdf"))
-    locked = [full.getJointId(full.names[j]) for j in range(1, full.njoints) if full.names[j] not in joints]
-    model = pin.buildReducedModel(full, locked, pin.neutral(full)) if locked else full
-    data = model.createData()
-    predicted = np.array([pin.rnea(model, data, configuration(model, q[k]), dq[k], ddq[k]) for k in range(len(q))])
-    return predicted + friction_torque_nm(out, joints, dq)
 
 
 def validate_against_check(out: pathlib.Path, truth_pi: np.ndarray, truth_robot: RobotModel) -> dict:
@@ -173,7 +127,8 @@ def validate_against_check(out: pathlib.Path, truth_pi: np.ndarray, truth_robot:
     result = read_identification(out / "identification.json")
     written = load_written_model(out / "identified.urdf", out / "identified.yaml", truth_robot.joint_names,
                                  result.setup.gravity_m_s2)
-    periodic = random_recording(truth_robot, truth_pi, 2, seed=9, period_s=10.0, rate_hz=100.0, source="periodic")
+    periodic = Recording.of_arrays(**vars(random_run(truth_robot, truth_pi, 2, seed=9, period_s=10.0,
+                                                     rate_hz=100.0, source="periodic")))
     t_s = np.arange(0.0, 20.0, 0.01)
     q, dq, ddq = random_motion(truth_robot, 60.0, 8, t_s, 13)
     tau = regressor(truth_robot, q, dq, ddq) @ truth_pi
@@ -187,7 +142,7 @@ def validate_against_check(out: pathlib.Path, truth_pi: np.ndarray, truth_robot:
     out_rows = {}
     for name, (recording, config, (q_k, dq_k, ddq_k)) in motions.items():
         tool = validate(result, [recording], config, written=written).rms_nm["physical"]
-        predicted = file_torque_nm(out, truth_robot.joint_names, q_k, dq_k, ddq_k)
+        predicted = written_torque_nm(out, truth_robot.joint_names, q_k, dq_k, ddq_k)
         check = np.sqrt(np.mean((predicted - regressor(truth_robot, q_k, dq_k, ddq_k) @ truth_pi) ** 2, axis=0))
         out_rows[name] = {"validate_nm": [round(float(x), 5) for x in tool],
                           "check_nm": [round(float(x), 5) for x in check]}
@@ -214,8 +169,9 @@ def mujoco_run(mjcf: pathlib.Path) -> str:
 def identify_and_check(urdf: pathlib.Path, robot: RobotModel, work: pathlib.Path, data: SyntheticData) -> dict:
     """Steps 3-5: identify the synthetic data with the default settings; the independent check; MuJoCo."""
     truth = heavier_links_with_tool(robot)
-    recording = random_recording(robot, truth, data.periods, seed=0, period_s=data.period_s, rate_hz=data.rate_hz,
-                                 tau_noise_nm=0.05, noise_seed=1, source=urdf.stem)
+    run = random_run(robot, truth, data.periods, seed=0, period_s=data.period_s, rate_hz=data.rate_hz,
+                     tau_noise_nm=0.05, noise_seed=1, source=urdf.stem)
+    recording = Recording.of_arrays(**vars(run))
     csv = save_csv(recording, work / "data.csv")
     started = time.perf_counter()
     identified = subprocess.run([sys.executable, "-m", "robot_id_estimator", "identify", "--urdf", str(urdf),

@@ -39,6 +39,30 @@ def test_no_test_module_imports_another():
     assert not found, found
 
 
+LAB_USERS = {("robot_id_bringup", "demo.py"), ("robot_id_bringup", "offline_demo.py"),
+             ("robot_id_bringup", "payload_check.py")}
+"""The product's modules that may import robot_id_lab: the demos (the lab's showcase) and the payload check."""
+
+
+def test_no_run_time_module_imports_the_lab():
+    """robot_id_lab is no part of the product's run time: outside the tests, only the demos import it."""
+    found = []
+    for path in _modules():
+        package = path.relative_to(SRC).parts[0]
+        if package == "robot_id_lab" or "test" in path.relative_to(SRC).parts or (package, path.name) in LAB_USERS:
+            continue
+        for node in ast.walk(ast.parse(path.read_text())):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                names = [node.module or ""]
+            else:
+                continue
+            if any(name.split(".")[0] == "robot_id_lab" for name in names):
+                found.append(f"{path.relative_to(SRC)}:{node.lineno}")
+    assert not found, found
+
+
 def test_every_package_is_in_the_package_table():
     packages = sorted(p.parent.name for p in SRC.glob("*/package.xml"))
     table = ARCHITECTURE.read_text().split("## The packages", 1)[1].split("\n\n", 2)[1]
@@ -48,7 +72,7 @@ def test_every_package_is_in_the_package_table():
 ESTIMATOR = SRC / "robot_id_estimator" / "robot_id_estimator"
 ESTIMATOR_FLOORS = (
     ("progress", "stribeck_law"), ("settings",), ("robot_setup",), ("results",), ("exit_codes",), ("recordings",),
-    ("processing",), ("synthetic",), ("estimation",), ("friction",), ("physical",), ("validation",), ("output",),
+    ("processing",), ("estimation",), ("friction",), ("physical",), ("validation",), ("output",),
     ("pipeline",), ("identify_and_write", "validate"), ("payload",), ("messages",), ("node", "__main__"),
 )
 """The estimator's rooms (its top-level modules and folders), ground floor first: each imports only rooms below it

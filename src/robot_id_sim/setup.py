@@ -20,6 +20,5 @@ setup(
     license='Apache-2.0',
     entry_points={'console_scripts': [
         'sim_node = robot_id_sim.node:main',
-        'slow_subscriber = robot_id_sim.slow_subscriber:main',
     ]},
 )

@@ -1,5 +1,6 @@
 """The demo: identify a simulated iiwa14 end to end through the real node graph, then check the result against the
-simulator's truth on a motion it was not identified on.
+simulator's truth on a motion it was not identified on (robot_id_lab.truth_check: the model files as a user loads
+them).
 
     python -m robot_id_bringup.demo [--robot iiwa14] [--periods 5] [--out results/demo_<time>]
 
@@ -26,22 +27,20 @@ import numpy as np
 
 from robot_id_bringup.graph import DEFAULT_PERIODS, Run
 from robot_id_bringup.runner import RunnerError, run_graph
-from robot_id_bringup.truth_check import check_against_truth
 from robot_id_cli.command_line import HelpFormatter, check_writable_directory, robot_source_problems
+from robot_id_lab.truth_check import MODELS, check_against_truth
 from robot_id_model.exit_codes import add_exit_codes
 from robot_id_sim.true_friction import FRICTION_LAWS
 
 DEMO_FRICTION_LAWS = ("stribeck", "sigmoid")
 """The laws the demo robot's joints draw their friction from (robot_id_sim.true_friction)."""
 
-LABELS = {"urdf": "nominal URDF", "base": "base", "essential": "essential", "physical": "physical"}
-
-
 def summary(run: Run, wall_s: float) -> tuple[str, dict]:
-    """The summary table and its figures: parameters, median RSD, torque error of each model against the truth."""
+    """The summary table and its figures: parameters, median RSD, torque error of the nominal URDF and of the
+    written model against the truth."""
     results = pathlib.Path(run.results_path)
     identification = json.loads((results / "identification.json").read_text())
-    checks = check_against_truth(run.robot, results / "identification.json", run.truth_path)
+    checks = check_against_truth(run.robot, results, run.truth_path)
     rsd = np.array([x for x in identification["base"]["rsd_percent"] if x is not None], dtype=float)
     friction = "Stribeck friction from the sweep" if run.friction_sweeps else "linear friction (no sweep)"
     lines = [f"{run.robot}: {len(identification['base']['names'])} base parameters, "
@@ -49,14 +48,13 @@ def summary(run: Run, wall_s: float) -> tuple[str, dict]:
              f"parameters {np.median(rsd):.2f} %"]
     figures: dict = {"median_base_rsd_percent": float(np.median(rsd)), "wall_s": wall_s,
                      "friction_sweep": bool(run.friction_sweeps)}
-    for reference, validation in checks.items():
-        percent = {name: [float(x) for x in values] for name, values in validation.rms_percent_of_torque.items()}
+    for reference, errors in checks.items():
+        percent = {name: [float(x) for x in values] for name, values in errors.rms_percent_of_torque.items()}
         figures[reference] = percent
         lines += ["", f"torque error against the {reference} on a motion not used for identification "
                       "[% of torque RMS]:",
-                  f"{'':<14}" + "".join(f"{name:>9}" for name in validation.joint_names)]
-        lines += [f"{label:<14}" + "".join(f"{x:>9.2f}" for x in percent[key])
-                  for key, label in LABELS.items() if key in percent]
+                  f"{'':<24}" + "".join(f"{name:>9}" for name in errors.joint_names)]
+        lines += [f"{label:<24}" + "".join(f"{x:>9.2f}" for x in percent[key]) for key, label in MODELS.items()]
     lines.append(f"\nwall time {wall_s:.0f} s; identified URDF: {results / 'identified.urdf'}")
     return "\n".join(lines), figures
 

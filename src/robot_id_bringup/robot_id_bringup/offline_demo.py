@@ -22,10 +22,10 @@ import numpy as np
 from robot_id_bringup.model_line import best_set_note
 from robot_id_cli.command_line import HelpFormatter, check_writable_directory, robot_source_problems
 from robot_id_estimator.__main__ import main as estimator_cli
-from robot_id_estimator.recordings.recording import save_csv
-from robot_id_estimator.synthetic import DEMO_FRICTION, heavier_links_with_tool, periodic_recording, sample_times_s
+from robot_id_estimator.recordings.recording import Recording, save_csv
 from robot_id_excitation.__main__ import main as excitation_cli
 from robot_id_excitation.trajectory_file import load_trajectory
+from robot_id_lab.synthetic import DEMO_FRICTION, SyntheticRun, heavier_links_with_tool, periodic_run, sample_times_s
 from robot_id_model import load_robot_config
 from robot_id_model.exit_codes import add_exit_codes
 
@@ -36,6 +36,11 @@ SLOWER = 0.8
 
 def step(number: int, text: str) -> None:
     print(f"\n[{number}/5] {text}", flush=True)
+
+
+def save_run(run: SyntheticRun, path: pathlib.Path) -> pathlib.Path:
+    """The synthetic run as the CSV a user would hand the estimator (t, q_<joint>..., tau_<joint>...)."""
+    return save_csv(Recording.of_arrays(**vars(run)), path)
 
 
 def run(robot_name: str, out: pathlib.Path) -> int:
@@ -53,12 +58,12 @@ def run(robot_name: str, out: pathlib.Path) -> int:
             f"robot's filter ({config.torque_filter_time_constant_s:g} s) plus 0.1 Nm noise")
     pi_true = heavier_links_with_tool(robot)  # the "real" robot: DEMO_FRICTION, links × 1.1, DEMO_TOOL
     t = sample_times_s(trajectory.period_s, RATE_HZ)
-    run_csv = save_csv(periodic_recording(
+    run_csv = save_run(periodic_run(
         robot, pi_true, *trajectory.evaluate(t), trajectory.period_s, PERIODS, config.torque_filter_time_constant_s,
         0.1, 1e-5, seed=1, source="demo run"), out / "run.csv")
     slow_period = trajectory.period_s / SLOWER
     q, dq, ddq = trajectory.evaluate(SLOWER * np.arange(round(slow_period * RATE_HZ)) / RATE_HZ)
-    check_csv = save_csv(periodic_recording(
+    check_csv = save_run(periodic_run(
         robot, pi_true, q, SLOWER * dq, SLOWER**2 * ddq, slow_period, 2, config.torque_filter_time_constant_s,
         source="demo validation"), out / "validation_run.csv")
     print(f"wrote {run_csv} and {check_csv}")

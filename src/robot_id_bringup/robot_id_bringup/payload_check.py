@@ -6,9 +6,12 @@ compared with the load the simulator carried.
 The loads: 0.5, 1.5 and 3 kg with their CoM up to 10 cm off the flange axis and inertias of solid boxes turned off
 the flange's axes.
 
-The arm with the identified load is also checked on a motion neither was identified on (truth_check's random
-motion, torque from the true dynamics): it should predict the loaded arm as well as the arm model alone predicts the
-arm without the load.
+The arm with the identified load is also checked on a motion neither was identified on (robot_id_lab.truth_check's
+random motion, torque from the true dynamics): it should predict the loaded arm as well as the arm model alone
+predicts the arm without the load.
+
+It stays beside the estimator, not in robot_id_lab: it checks the estimator's payload estimate with the estimator's
+own payload samples (robot_id_lab may not depend on the estimator, whose tests use it).
 """
 
 from __future__ import annotations
@@ -18,12 +21,12 @@ from dataclasses import dataclass
 import numpy as np
 from scipy.spatial.transform import Rotation
 
-from robot_id_bringup.truth_check import followed, true_model_recording
 from robot_id_estimator.payload.estimate import PayloadEstimate
 from robot_id_estimator.payload.samples import ArmModel, payload_samples
 from robot_id_estimator.recordings.recording import Recording
 from robot_id_estimator.settings import EstimatorConfig
 from robot_id_excitation.fourier import FourierTrajectory
+from robot_id_lab.truth_check import followed, true_model_run
 from robot_id_model.physical import LinkInertial
 from robot_id_model.robot_config import load_robot_config
 from robot_id_sim.seeded_load import solid_box
@@ -62,8 +65,8 @@ def load_runs(robot_name: str, trajectory: FourierTrajectory, load: LinkInertial
     motion = trajectory.evaluate(t_s % trajectory.period_s)
     loaded_arm = with_payload(arm, config.load_model(), load, config.flange_frame)
     args = (t_s, motion, trajectory.period_s, band_limit(trajectory), periods)
-    return LoadRuns(followed(robot_name, loaded_arm, *args, "with the load"),
-                    followed(robot_name, arm, *args, "without the load"), arm)
+    return LoadRuns(Recording.of_arrays(**vars(followed(robot_name, loaded_arm, *args, "with the load"))),
+                    Recording.of_arrays(**vars(followed(robot_name, arm, *args, "without the load"))), arm)
 
 
 def band_limit(trajectory: FourierTrajectory) -> int | None:
@@ -93,7 +96,7 @@ def load_errors(estimate: PayloadEstimate, load: LinkInertial) -> LoadErrors:
 
 @dataclass(frozen=True)
 class PredictionErrors:
-    """RMS torque errors per joint on truth_check's unseen motion."""
+    """RMS torque errors per joint on robot_id_lab.truth_check's unseen motion."""
 
     arm_only_nm: np.ndarray
     """(n,) the arm model alone, predicting the arm without the load."""
@@ -108,7 +111,8 @@ def prediction_errors(robot_name: str, arm: ArmModel, load_values: np.ndarray, b
     config = load_robot_config(robot_name)
     loaded = with_payload(bare, config.load_model(), load, config.flange_frame)
     processing = EstimatorConfig().processing
-    without, carrying = (payload_samples(arm, config.flange_frame, [true_model_recording(robot_name, truth)],
+    without, carrying = (payload_samples(arm, config.flange_frame,
+                                         [Recording.of_arrays(**vars(true_model_run(robot_name, truth)))],
                                          processing, config.torque_filter_time_constant_s, min_speed_rad_s=0.0)
                          for truth in (bare, loaded))
     return PredictionErrors(np.sqrt(np.mean(without.tau_nm**2, axis=0)),

@@ -1,5 +1,5 @@
 """Hardware mode end to end against a robot that does not wait: the simulated arm free running on the wall clock in
-a process of its own (robot_id_sim.testbed, stamps and rate of its own, like the lbr and Franka drivers), a busy
+a process of its own (robot_id_lab.testbed, stamps and rate of its own, like the lbr and Franka drivers), a busy
 process on every core until the recording is complete, and the runner confirming with --yes, as a lab would run it.
 The identified model is checked against the simulator's truth on a motion it was not identified on.
 
@@ -24,9 +24,9 @@ import numpy as np
 import pytest
 
 from robot_id_bringup.graph import Run
-from robot_id_bringup.truth_check import check_against_truth
 from robot_id_excitation.trajectory_file import load_trajectory
-from robot_id_sim.testbed import Standin, hardware_standin
+from robot_id_lab.testbed import Standin, hardware_standin
+from robot_id_lab.truth_check import check_against_truth
 
 DATA = pathlib.Path(__file__).parent / "data"
 PERIODS = 5
@@ -93,10 +93,9 @@ def test_hardware_mode_identifies_a_robot_that_does_not_wait(robot, rate_hz, max
         assert "not at the configured 500 Hz" in output, log
     if robot in STACK_FILTER:  # recorded from its robot_description, used and said
         assert "(measured_torque_tau: 0.04 in its robot_description), not the configured 16 ms" in output, log
-    identification = pathlib.Path(run.results_path) / "identification.json"
-    errors = check_against_truth(robot, identification, truth, simulated=False)["true model"].rms_percent_of_torque
-    print(f"{robot} {rate_hz} Hz: physical set against the true model {errors['physical'].round(2)} %")
-    assert all(errors["physical"] < max_error_percent), errors["physical"]
+    errors = check_against_truth(robot, run.results_path, truth, simulated=False)["true model"].rms_percent_of_torque
+    print(f"{robot} {rate_hz} Hz: identified.urdf against the true model {errors['identified'].round(2)} %")
+    assert all(errors["identified"] < max_error_percent), errors["identified"]
 
 
 def _identify_ending_the_load_once_recorded(run: Run, standin: Standin) -> tuple[int, str]:

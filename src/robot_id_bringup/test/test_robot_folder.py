@@ -16,6 +16,7 @@ from robot_id_bringup import offline_demo
 from robot_id_bringup.graph import Run
 from robot_id_excitation.__main__ import main as excitation_cli
 from robot_id_excitation.trajectory_file import load_trajectory
+from robot_id_lab.written_model import written_torque_nm
 from robot_id_model import load_robot_config, regressor
 from robot_id_model.robot_config import robot_names
 
@@ -98,7 +99,7 @@ def test_the_demo_identifies_the_folders_robot_and_its_urdf_predicts_the_truth(f
     q, dq, ddq = trajectory.evaluate(t_s)
     dq, ddq = offline_demo.SLOWER * dq, offline_demo.SLOWER**2 * ddq
     truth_nm = regressor(robot, q, dq, ddq) @ pi_true
-    predicted_nm = corpus.file_torque_nm(demo / "identification", config.joint_names, q, dq, ddq)
+    predicted_nm = written_torque_nm(demo / "identification", config.joint_names, q, dq, ddq)
     error_percent = 100.0 * np.sqrt(np.mean((predicted_nm - truth_nm) ** 2, axis=0) / np.mean(truth_nm**2, axis=0))
     assert np.all(error_percent < HELD_OUT_ERROR_PERCENT), error_percent
 

@@ -15,7 +15,7 @@ import time
 import pytest
 
 from robot_id_bringup.graph import Run
-from robot_id_bringup.truth_check import check_against_truth
+from robot_id_lab.truth_check import check_against_truth
 
 RUNNER = [sys.executable, "-m", "robot_id_bringup", "identify", "--robot", "iiwa14", "--mode", "sim"]
 
@@ -67,10 +67,10 @@ def test_a_sweep_then_one_period_through_the_graph_identify_the_truth(tmp_path):
     assert (out / "bag" / "period_index.yaml").is_file()
     fitted = [n for n in json.loads(identification.read_text())["metrics"]["notes"] if "Stribeck fit on" in n]
     assert len(fitted) == 7, fitted
-    checks = check_against_truth("iiwa14", identification, run.truth_path, simulated=False)
+    checks = check_against_truth("iiwa14", identification.parent, run.truth_path, simulated=False)
     errors = checks["true model"].rms_percent_of_torque
-    assert all(errors["physical"] < 3.0), errors["physical"]
-    assert all(errors["physical"] < 0.1 * errors["urdf"])
+    assert all(errors["identified"] < 3.0), errors["identified"]
+    assert all(errors["identified"] < 0.1 * errors["urdf"])
     assert not _processes_in_domain(domain_id)
     _assert_console_is_clean(result.stdout, result.stderr, json.loads(identification.read_text())["warnings"])
 
@@ -99,8 +99,8 @@ def test_two_graphs_in_two_namespaces_of_one_domain_identify_two_arms_at_once(tm
         assert runners[name].returncode == 0, outputs[name][-4000:]
         identification = pathlib.Path(run.results_path) / "identification.json"
         assert json.loads(identification.read_text())["setup"]["name"] == run.robot
-        errors = check_against_truth(run.robot, identification, run.truth_path, simulated=False)
-        physical, urdf = errors["true model"].rms_percent_of_torque["physical"], \
+        errors = check_against_truth(run.robot, identification.parent, run.truth_path, simulated=False)
+        physical, urdf = errors["true model"].rms_percent_of_torque["identified"], \
             errors["true model"].rms_percent_of_torque["urdf"]
         print(f"{name} ({run.robot}): physical set against its truth {physical.round(2)} %, the URDF {urdf.round(1)} %")
         assert all(physical < 0.25 * urdf), (physical, urdf)

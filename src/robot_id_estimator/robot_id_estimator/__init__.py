@@ -10,10 +10,11 @@ with the import statements; ESTIMATOR_FLOORS there is this list in code):
    (what a result means to the command line and the report pages).
 2. recordings: a Recording (the type, then the readers built on it, then load_recording dispatching to them).
 3. processing: samples and the filtered base regressor, reduced (RegressionData).
-4. synthetic: recordings made from a known model, through the robot's torque filter (for tests and benchmarks).
-5. estimation: base and essential parameters. 6. friction: the Coulomb law and the Stribeck sweeps, which
-   re-estimate. 7. physical: consistent link parameters. 8. validation: every set against held-out data, the
-   diagnosis. 9. output: model files and report pages.
-10. The use cases on top: pipeline (identify), identify_and_write and validate, payload, then messages (a result as
-    a ROS message), the node and the command line (__main__).
+4. estimation: base and essential parameters. 5. friction: the Coulomb law and the Stribeck sweeps, which
+   re-estimate. 6. physical: consistent link parameters. 7. validation: every set against held-out data, the
+   diagnosis. 8. output: model files and report pages.
+9. The use cases on top: pipeline (identify), identify_and_write and validate, payload, then messages (a result as
+   a ROS message), the node and the command line (__main__).
+
+Synthetic data of a known model, for the tests and the benchmarks, is the lab's (robot_id_lab.synthetic).
 """

@@ -1,4 +1,5 @@
-"""Simulated recordings of the shipped iiwa14 with known parameters, for ground-truth tests."""
+"""Simulated recordings of the shipped iiwa14 with known parameters, for ground-truth tests: the lab's synthetic
+runs (robot_id_lab.synthetic) as the estimator's Recording."""
 
 from __future__ import annotations
 
@@ -6,14 +7,13 @@ import dataclasses
 import pathlib
 
 import numpy as np
-import pinocchio as pin
 import yaml
 
 from robot_id_estimator.recordings.recording import Recording
 from robot_id_estimator.robot_setup import RobotSetup
 from robot_id_estimator.settings import EstimatorConfig, PhysicalConfig, config_to_dict
 from robot_id_estimator.stribeck_law import stribeck_torque
-from robot_id_estimator.synthetic import random_recording, scaled_links
+from robot_id_lab.synthetic import periodic_run, random_run, scaled_links
 from robot_id_model import base_parameters, load_robot_config, regressor, stack
 from robot_id_model.base_parameters import random_states
 from robot_id_model.parameters import friction_columns
@@ -21,6 +21,16 @@ from robot_id_model.robot_config import robot_config_path
 from robot_id_model.robot_model import RobotModel
 
 IIWA14 = robot_config_path("iiwa14")
+
+
+def periodic_recording(*args, **kwargs) -> Recording:
+    """robot_id_lab.synthetic.periodic_run (same arguments) as a Recording."""
+    return Recording.of_arrays(**vars(periodic_run(*args, **kwargs)))
+
+
+def random_recording(*args, **kwargs) -> Recording:
+    """robot_id_lab.synthetic.random_run (same arguments) as a Recording."""
+    return Recording.of_arrays(**vars(random_run(*args, **kwargs)))
 
 
 WITHOUT_PHYSICAL = EstimatorConfig(physical=PhysicalConfig(method="none"))
@@ -134,32 +144,3 @@ def identification_problem(name: str, friction: tuple[str, ...] = ("FV", "FC", "
     pi_true = scaled_truth(robot)
     y = regressor(robot, *random_states(robot, 400, seed=3))
     return robot, base, pi_true, stack(base.regressor(y)), stack(y) @ pi_true
-
-
-def file_torque_nm(out: pathlib.Path, joints, q, dq, ddq) -> np.ndarray:
-    """(K, n) identified.urdf by pinocchio (every joint but `joints` locked at neutral) plus identified.yaml's friction,
-    evaluated here: the model as a user loads it, computed apart from the tool's model code."""
-    full = pin.buildModelFromUrdf(str(out / "identified.urdf"))
-    locked = [full.getJointId(name) for name in full.names[1:] if name not in joints]
-    model = pin.buildReducedModel(full, locked, pin.neutral(full))
-    data = model.createData()
-    tau = np.array([pin.rnea(model, data, q[k], dq[k], ddq[k]) for k in range(len(q))])
-    friction = yaml.safe_load((out / "identified.yaml").read_text())["friction"]
-    for j, name in enumerate(joints):
-        joint = friction[name]
-        tau[:, j] += (joint["viscous_nm_s_rad"] * dq[:, j] + joint["offset_nm"]
-                      + joint["coulomb_nm"] * _coulomb_shape(joint["coulomb_law"], dq[:, j]))
-    return tau
-
-
-def _coulomb_shape(law: dict, dq: np.ndarray) -> np.ndarray:
-    """A Coulomb law as identified.yaml states it (robot_id_model.coulomb_laws' formulas, written again here)."""
-    v, family = law.get("velocity_rad_s"), law["family"]
-    if family == "tanh":
-        return np.tanh(dq / v)
-    if family == "sigmoid":
-        return np.tanh((dq + law["shift_rad_s"]) / v) - np.tanh(law["shift_rad_s"] / v)
-    if family == "stribeck":
-        return np.sign(dq) * (1.0 + law["ratio"] * np.exp(-((dq / v) ** 2)))
-    assert family == "sign", law
-    return np.sign(dq)

@@ -14,7 +14,7 @@ from robot_id_estimator.__main__ import main
 from robot_id_estimator.recordings.loading import load_recording
 from robot_id_estimator.recordings.recording import save_csv
 from robot_id_estimator.results import read_identification, write_identification
-from robot_id_estimator.synthetic import urdf_with_friction
+from robot_id_lab.synthetic import urdf_with_friction
 from robot_id_model import load_robot_model
 from robot_id_recorder.bag_tools import repair
 

@@ -11,14 +11,14 @@ import dataclasses
 
 import numpy as np
 import pytest
-from estimator_synthetic import WITHOUT_PHYSICAL, iiwa14_setup
+from estimator_synthetic import WITHOUT_PHYSICAL, iiwa14_setup, random_recording
 
 from robot_id_estimator.output.friction_figure import friction_curve_nm
 from robot_id_estimator.output.report import write_identification_report
 from robot_id_estimator.pipeline import identify
 from robot_id_estimator.results import identification_from_dict, identification_to_dict
-from robot_id_estimator.synthetic import random_recording, scaled_links
 from robot_id_estimator.validate import validate
+from robot_id_lab.synthetic import scaled_links
 from robot_id_model.parameters import friction_columns
 
 TRUE_VELOCITY_RAD_S = 0.05

@@ -8,7 +8,7 @@ import re
 
 import numpy as np
 import pytest
-from estimator_synthetic import WITHOUT_PHYSICAL, write_without_physical
+from estimator_synthetic import WITHOUT_PHYSICAL, random_recording, write_without_physical
 
 from robot_id_estimator.__main__ import main
 from robot_id_estimator.messages import result_message
@@ -16,7 +16,7 @@ from robot_id_estimator.pipeline import identify
 from robot_id_estimator.recordings.recording import Recording, save_csv
 from robot_id_estimator.robot_setup import RobotSetup
 from robot_id_estimator.settings import EstimatorConfig
-from robot_id_estimator.synthetic import random_recording, urdf_with_friction
+from robot_id_lab.synthetic import urdf_with_friction
 from robot_id_model.parameters import friction_columns
 from robot_id_model.robot_config import load_robot_config
 

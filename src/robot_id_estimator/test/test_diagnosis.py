@@ -8,13 +8,13 @@ import re
 
 import numpy as np
 import pytest
-from estimator_synthetic import IIWA14, WITHOUT_PHYSICAL, iiwa14_setup, write_without_physical
+from estimator_synthetic import IIWA14, WITHOUT_PHYSICAL, iiwa14_setup, random_recording, write_without_physical
 
 from robot_id_estimator.__main__ import main
 from robot_id_estimator.pipeline import identify
 from robot_id_estimator.recordings.recording import save_csv
 from robot_id_estimator.robot_setup import RobotSetup
-from robot_id_estimator.synthetic import random_recording, urdf_with_friction
+from robot_id_lab.synthetic import urdf_with_friction
 from robot_id_model.robot_config import load_robot_config
 
 SETUP = iiwa14_setup()

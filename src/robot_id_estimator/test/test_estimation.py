@@ -6,7 +6,7 @@ from estimator_synthetic import IIWA14
 
 from robot_id_estimator.estimation import least_squares as estimation
 from robot_id_estimator.processing.reduction import reduce_joints, weighted_rows
-from robot_id_estimator.synthetic import urdf_with_friction
+from robot_id_lab.synthetic import urdf_with_friction
 from robot_id_model import base_parameters, load_robot_config, regressor
 from robot_id_model.base_parameters import random_states
 

@@ -22,13 +22,13 @@ from robot_id_estimator.friction.stribeck_fit import MIN_LEVELS, fit_stribeck, i
 from robot_id_estimator.friction.sweeps import extrapolation_notes, friction_sweeps
 from robot_id_estimator.output.urdf_export import write_identified_model
 from robot_id_estimator.pipeline import identify
-from robot_id_estimator.processing.samples import first_order_lowpass
 from robot_id_estimator.recordings.recording import DataError
 from robot_id_estimator.settings import ProcessingConfig
 from robot_id_estimator.stribeck_law import stribeck_torque
-from robot_id_estimator.synthetic import random_motion, urdf_with_friction
 from robot_id_estimator.validate import validate
+from robot_id_lab.synthetic import random_motion, urdf_with_friction
 from robot_id_model import regressor
+from robot_id_model.torque_filter import first_order_lowpass
 
 SPEEDS = np.array([0.005, 0.01, 0.02, 0.04, 0.08, 0.15, 0.3, 0.6, 1.0, 1.5])
 """Sweep speeds [rad/s], as Luo et al. 2024 from very slow to beyond the excitation's fastest joint speed."""

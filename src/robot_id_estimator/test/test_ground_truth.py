@@ -8,8 +8,8 @@ import pytest
 from estimator_synthetic import WITHOUT_PHYSICAL, iiwa14_setup, simulated_recording
 
 from robot_id_estimator.pipeline import identify
-from robot_id_estimator.synthetic import random_motion, urdf_with_friction
 from robot_id_estimator.validate import validate
+from robot_id_lab.synthetic import random_motion, urdf_with_friction
 from robot_id_model import base_parameters, regressor
 
 TAU_NOISE_NM = 0.1

@@ -7,13 +7,13 @@ import json
 
 import numpy as np
 import pytest
-from estimator_synthetic import IIWA14, iiwa14_setup
+from estimator_synthetic import IIWA14, iiwa14_setup, random_recording
 
 from robot_id_estimator.__main__ import main
 from robot_id_estimator.recordings.recording import save_csv
 from robot_id_estimator.results.held_out import HeldOut
 from robot_id_estimator.results.set_checks import best_set, check_sets
-from robot_id_estimator.synthetic import random_recording, urdf_with_friction
+from robot_id_lab.synthetic import urdf_with_friction
 
 ROWS = 100
 

@@ -34,7 +34,7 @@ from robot_id_contract.topics import (
 from robot_id_estimator.node import EstimatorNode
 from robot_id_estimator.recordings.bag_reading import EXCITATION, JOINT_STATE, robot_id_typestore
 from robot_id_estimator.stribeck_law import stribeck_torque
-from robot_id_estimator.synthetic import urdf_with_friction
+from robot_id_lab.synthetic import urdf_with_friction
 from robot_id_msgs.msg import IdentificationResult, RecordingStatus
 from robot_id_msgs.srv import IdentifyBag
 

@@ -10,7 +10,7 @@ import numpy as np
 import pinocchio as pin
 import pytest
 import yaml
-from estimator_synthetic import IIWA14, iiwa14_setup
+from estimator_synthetic import IIWA14, iiwa14_setup, periodic_recording
 from scipy.spatial.transform import Rotation
 
 from robot_id_estimator.__main__ import main
@@ -24,7 +24,7 @@ from robot_id_estimator.pipeline import identify
 from robot_id_estimator.recordings.described_excitation import Excitation
 from robot_id_estimator.recordings.recording import DataError, Recording, save_csv
 from robot_id_estimator.settings import EstimatorConfig, PhysicalConfig, ProcessingConfig
-from robot_id_estimator.synthetic import periodic_recording, random_motion
+from robot_id_lab.synthetic import random_motion
 from robot_id_model.physical import LinkInertial, link_from_standard
 from robot_id_model.robot_model import load_robot_model
 

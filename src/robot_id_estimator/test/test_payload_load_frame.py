@@ -11,7 +11,7 @@ import numpy as np
 import pinocchio as pin
 import pytest
 import yaml
-from estimator_synthetic import iiwa14_setup
+from estimator_synthetic import iiwa14_setup, periodic_recording
 from scipy.spatial.transform import Rotation
 
 from robot_id_estimator.payload.estimate import PayloadBounds, estimate_payload
@@ -22,7 +22,7 @@ from robot_id_estimator.payload.samples import payload_samples, urdf_arm
 from robot_id_estimator.recordings.recording import Recording
 from robot_id_estimator.robot_setup import RobotSetup
 from robot_id_estimator.settings import ProcessingConfig
-from robot_id_estimator.synthetic import periodic_recording, random_motion
+from robot_id_lab.synthetic import random_motion
 from robot_id_model.physical import LinkInertial
 from robot_id_model.robot_config import load_robot_config
 from robot_id_model.robot_model import load_robot_model

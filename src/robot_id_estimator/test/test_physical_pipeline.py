@@ -9,8 +9,8 @@ from estimator_synthetic import iiwa14_setup, simulated_recording
 from robot_id_estimator.physical.problem import default_bounds
 from robot_id_estimator.pipeline import identify
 from robot_id_estimator.settings import EstimatorConfig, PhysicalConfig
-from robot_id_estimator.synthetic import random_motion, urdf_with_friction
 from robot_id_estimator.validate import validate
+from robot_id_lab.synthetic import random_motion, urdf_with_friction
 from robot_id_model import regressor
 from robot_id_model.parameters import inertial_columns
 from robot_id_model.physical import consistency_violations, pseudo_inertia

@@ -9,7 +9,7 @@ from robot_id_estimator.physical.constraints import constraint_violations
 from robot_id_estimator.physical.lmi import retrieve_lmi
 from robot_id_estimator.physical.multistart import retrieve_multistart
 from robot_id_estimator.physical.problem import PhysicalBounds, default_bounds
-from robot_id_estimator.synthetic import centred_motion
+from robot_id_lab.synthetic import centred_motion
 from robot_id_model import load_robot_config, nominal_parameters, regressor
 from robot_id_model.parameters import inertial_columns
 from robot_id_model.physical import pseudo_inertia

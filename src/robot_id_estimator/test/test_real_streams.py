@@ -18,7 +18,7 @@ from robot_id_contract.period_index import PeriodMarkerStamp
 from robot_id_estimator.pipeline import identify
 from robot_id_estimator.recordings.loading import load_recording
 from robot_id_estimator.recordings.recording import Recording
-from robot_id_estimator.synthetic import random_motion, urdf_with_friction
+from robot_id_lab.synthetic import random_motion, urdf_with_friction
 from robot_id_model import regressor
 from robot_id_msgs.msg import ExcitationTrajectory, PeriodMarker
 from robot_id_recorder.bag_writer import BagWriter

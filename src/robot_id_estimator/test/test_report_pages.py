@@ -18,8 +18,8 @@ from robot_id_estimator.output.report import write_identification_report, write_
 from robot_id_estimator.payload.identify_payload import identify_payload_and_write
 from robot_id_estimator.results.written_check import WrittenCheck
 from robot_id_estimator.settings import EstimatorConfig
-from robot_id_estimator.synthetic import urdf_with_friction
 from robot_id_estimator.validate import validate
+from robot_id_lab.synthetic import urdf_with_friction
 from robot_id_model.parameters import inertial_columns, nominal_parameters, parameter_names
 from robot_id_model.physical import LinkInertial, link_standard_parameters
 

@@ -12,8 +12,8 @@ from estimator_synthetic import WITHOUT_PHYSICAL, iiwa14_setup, simulated_record
 
 from robot_id_estimator.pipeline import identify
 from robot_id_estimator.results import read_identification, write_identification
-from robot_id_estimator.synthetic import urdf_with_friction
 from robot_id_estimator.validate import validate
+from robot_id_lab.synthetic import urdf_with_friction
 
 
 @pytest.fixture(scope="module")

@@ -18,7 +18,7 @@ from robot_id_estimator.pipeline import identify
 from robot_id_estimator.results.plausibility import grouped_active
 from robot_id_estimator.robot_setup import RobotSetup
 from robot_id_estimator.settings import EstimatorConfig
-from robot_id_estimator.synthetic import urdf_with_friction
+from robot_id_lab.synthetic import urdf_with_friction
 from robot_id_model import load_robot_config
 from robot_id_model.hull_moments import uniform_hull_moments
 from robot_id_model.parameters import inertial_columns, nominal_parameters

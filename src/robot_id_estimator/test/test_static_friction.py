@@ -5,11 +5,11 @@ import dataclasses
 
 import numpy as np
 import pytest
-from estimator_synthetic import iiwa14_setup
+from estimator_synthetic import iiwa14_setup, periodic_recording
 
 from robot_id_estimator.pipeline import identify
 from robot_id_estimator.settings import EstimatorConfig, PhysicalConfig
-from robot_id_estimator.synthetic import periodic_recording, random_motion, urdf_with_friction
+from robot_id_lab.synthetic import random_motion, urdf_with_friction
 from robot_id_model.regressor import regressor
 
 PERIOD_S, RATE_HZ, PERIODS = 10.0, 200.0, 4

@@ -16,7 +16,7 @@ from robot_id_estimator.processing.model_side import torque_side
 from robot_id_estimator.processing.reduction import merge, reduce_joints, weighted_rows
 from robot_id_estimator.processing.samples import process
 from robot_id_estimator.settings import EstimatorConfig, PhysicalConfig, ProcessingConfig
-from robot_id_estimator.synthetic import urdf_with_friction
+from robot_id_lab.synthetic import urdf_with_friction
 from robot_id_model import base_parameters, regressor
 from robot_id_model.parameters import nominal_parameters
 

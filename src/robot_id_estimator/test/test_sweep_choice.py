@@ -9,11 +9,11 @@ import pytest
 from estimator_synthetic import STRIBECK_TRUE, iiwa14_setup, rigid_body_torque, simulated_recording, sweep_recording
 
 from robot_id_estimator.pipeline import identify
-from robot_id_estimator.processing.samples import first_order_lowpass
 from robot_id_estimator.settings import EstimatorConfig, PhysicalConfig
 from robot_id_estimator.stribeck_law import stribeck_torque
-from robot_id_estimator.synthetic import random_motion, urdf_with_friction
 from robot_id_estimator.validate import validate
+from robot_id_lab.synthetic import random_motion, urdf_with_friction
+from robot_id_model.torque_filter import first_order_lowpass
 
 SPEEDS = np.array([0.005, 0.01, 0.02, 0.04, 0.08, 0.15, 0.3, 0.6, 1.0, 1.5])
 SIGMOID_JOINT = 1

@@ -11,8 +11,8 @@ from estimator_synthetic import iiwa14_setup, simulated_recording
 
 from robot_id_estimator.pipeline import identify
 from robot_id_estimator.settings import EstimatorConfig
-from robot_id_estimator.synthetic import urdf_with_friction
 from robot_id_estimator.validate import validate
+from robot_id_lab.synthetic import urdf_with_friction
 from robot_id_model.parameters import inertial_columns
 from robot_id_model.physical import LinkInertial, link_standard_parameters
 

@@ -7,7 +7,7 @@ import dataclasses
 
 import numpy as np
 import pytest
-from estimator_synthetic import file_torque_nm, iiwa14_setup, simulated_recording
+from estimator_synthetic import iiwa14_setup, simulated_recording
 
 from robot_id_estimator.identify_and_write import identify_and_write
 from robot_id_estimator.processing.input_checks import with_stack_torque_filter
@@ -15,7 +15,8 @@ from robot_id_estimator.processing.samples import process
 from robot_id_estimator.processing.torque_filter import found_time_constant
 from robot_id_estimator.recordings.recording import DataError
 from robot_id_estimator.settings import EstimatorConfig, ProcessingConfig
-from robot_id_estimator.synthetic import heavier_links_with_tool, random_motion
+from robot_id_lab.synthetic import heavier_links_with_tool, random_motion
+from robot_id_lab.written_model import written_torque_nm
 from robot_id_model.base_parameters import base_parameters
 from robot_id_model.regressor import regressor
 from robot_id_model.stack_hardware import StackSensors
@@ -39,7 +40,7 @@ def test_a_filter_other_than_the_configured_is_found_used_and_said(robot_filter_
     t_s = np.arange(0.0, 10.0, 0.01)
     q, dq, ddq = random_motion(robot, 10.0, 5, t_s, 23)
     true_nm = regressor(robot, q, dq, ddq) @ truth
-    error = np.sqrt(np.mean((file_torque_nm(tmp_path, robot.joint_names, q, dq, ddq) - true_nm) ** 2, axis=0))
+    error = np.sqrt(np.mean((written_torque_nm(tmp_path, robot.joint_names, q, dq, ddq) - true_nm) ** 2, axis=0))
     assert np.all(error < 0.01 * np.sqrt(np.mean(true_nm**2, axis=0))), error
 
 

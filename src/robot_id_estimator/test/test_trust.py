@@ -10,7 +10,7 @@ import shutil
 import numpy as np
 import pytest
 import yaml
-from estimator_synthetic import IIWA14, iiwa14_setup, simulated_recording, write_without_physical
+from estimator_synthetic import IIWA14, iiwa14_setup, periodic_recording, simulated_recording, write_without_physical
 
 import robot_id_estimator.output.report as report
 import robot_id_estimator.physical.retrieval as retrieval
@@ -22,7 +22,7 @@ from robot_id_estimator.physical.problem import RetrievalError
 from robot_id_estimator.pipeline import identify
 from robot_id_estimator.recordings.recording import save_csv
 from robot_id_estimator.settings import EstimatorConfig, PhysicalConfig
-from robot_id_estimator.synthetic import periodic_recording, random_motion, urdf_with_friction
+from robot_id_lab.synthetic import random_motion, urdf_with_friction
 from robot_id_model.parameters import friction_columns
 
 PERIOD_S, RATE_HZ = 10.0, 200.0

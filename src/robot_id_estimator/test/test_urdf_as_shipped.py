@@ -24,7 +24,7 @@ from robot_id_estimator.output.urdf_export import identified_urdf
 from robot_id_estimator.recordings.recording import save_csv
 from robot_id_estimator.results import read_identification
 from robot_id_estimator.robot_setup import RobotSetup
-from robot_id_estimator.synthetic import urdf_with_friction
+from robot_id_lab.synthetic import urdf_with_friction
 from robot_id_model import ModelError, load_robot_model, nominal_parameters
 from robot_id_model.parameters import inertial_columns
 from robot_id_model.robot_config import description_directory

@@ -10,8 +10,8 @@ from estimator_synthetic import iiwa14_setup, simulated_recording
 from robot_id_estimator.pipeline import identify
 from robot_id_estimator.processing.input_checks import check_torque_against_urdf
 from robot_id_estimator.recordings.recording import DataError
-from robot_id_estimator.synthetic import urdf_with_friction
 from robot_id_estimator.validate import validate
+from robot_id_lab.synthetic import urdf_with_friction
 
 JOINTS = [f"lbr_A{j}" for j in range(1, 8)]
 

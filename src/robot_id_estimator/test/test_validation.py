@@ -5,7 +5,6 @@ import pinocchio as pin
 import pytest
 from estimator_synthetic import IIWA14
 
-from robot_id_estimator.synthetic import random_motion, urdf_with_friction
 from robot_id_estimator.validate import robot_mismatch, worse_than_no_model
 from robot_id_estimator.validation.prediction_errors import (
     collision_thresholds,
@@ -16,6 +15,7 @@ from robot_id_estimator.validation.prediction_errors import (
     rms_error,
     total_rms_error,
 )
+from robot_id_lab.synthetic import random_motion, urdf_with_friction
 from robot_id_model import base_parameters, load_robot_config, regressor
 from robot_id_model.base_parameters import random_states
 from robot_id_model.parameters import friction_columns

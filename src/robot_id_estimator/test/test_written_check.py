@@ -10,14 +10,15 @@ import re
 import numpy as np
 import pytest
 import yaml
-from estimator_synthetic import file_torque_nm, simulated_recording
+from estimator_synthetic import simulated_recording
 
 from robot_id_estimator.identify_and_write import identify_and_write
 from robot_id_estimator.output.written_check import check_payload_files, check_written_model
 from robot_id_estimator.payload.exports import load_alone, with_load
 from robot_id_estimator.robot_setup import RobotSetup
 from robot_id_estimator.settings import EstimatorConfig
-from robot_id_estimator.synthetic import heavier_links_with_tool, random_motion
+from robot_id_lab.synthetic import heavier_links_with_tool, random_motion
+from robot_id_lab.written_model import written_torque_nm
 from robot_id_model.physical import LinkInertial, link_standard_parameters
 from robot_id_model.regressor import regressor
 from robot_id_model.robot_config import load_robot_config
@@ -69,7 +70,7 @@ def test_a_massless_link_carrying_fingers_is_written_once_and_predicts_an_unseen
     t_s = np.arange(0.0, 10.0, 0.01)
     q, dq, ddq = random_motion(robot, 10.0, 5, t_s, 23)
     true_nm = regressor(robot, q, dq, ddq) @ truth
-    error = np.sqrt(np.mean((file_torque_nm(out, JOINTS, q, dq, ddq) - true_nm) ** 2, axis=0))
+    error = np.sqrt(np.mean((written_torque_nm(out, JOINTS, q, dq, ddq) - true_nm) ** 2, axis=0))
     assert np.all(error < 0.01 * np.sqrt(np.mean(true_nm**2, axis=0))), error
 
 

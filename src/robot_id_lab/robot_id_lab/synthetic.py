@@ -1,11 +1,12 @@
 """Synthetic data of a known model, the ground truth of tests, benchmarks and the offline demo: random Fourier
-excitations, named "true parameter" scenarios, and the recording a robot of those parameters would publish.
+excitations, named "true parameter" scenarios, and what a robot of those parameters would publish over them, as
+plain arrays (SyntheticRun; the estimator's tests and the demos make their recordings of it).
 
 Not the simulated robot (robot_id_sim): nothing here moves a robot or speaks ROS; torques are τ = Y·π.
 
 The motion is the finite Fourier series of robot_id_excitation's FourierTrajectory (kind "fourier"), computed here:
-the estimator does not depend on the excitation package, and the benchmarks' figures depend on the arithmetic to
-the last bit (Xu et al.'s (2020) multi-start retrieval ends in other local minima when the data change by 1e-15).
+the lab does not depend on the excitation package, and the benchmarks' figures depend on the arithmetic to the last
+bit (Xu et al.'s (2020) multi-start retrieval ends in other local minima when the data change by 1e-15).
 
 Scenarios (standard parameters π, friction terms in the robot's order):
 - `urdf_with_friction`: the URDF inertials with drive friction tapered from joint 1 to the last joint;
@@ -16,15 +17,15 @@ Scenarios (standard parameters π, friction terms in the robot's order):
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 
 import numpy as np
 
-from robot_id_estimator.processing.samples import first_order_lowpass
-from robot_id_estimator.recordings.recording import Recording
 from robot_id_model.parameters import friction_columns, inertial_columns, nominal_parameters
 from robot_id_model.physical import LinkInertial, link_from_standard, link_standard_parameters
 from robot_id_model.regressor import regressor
 from robot_id_model.robot_model import RobotModel
+from robot_id_model.torque_filter import first_order_lowpass
 
 DRIVE_FRICTION: dict[str, float] = {"FV": 0.4, "FC": 0.6, "FO": -0.15, "IA": 0.05}
 """Drive terms at joint 1: viscous [Nm s/rad], Coulomb [Nm], offset [Nm], rotor inertia [kg m²]."""
@@ -168,10 +169,30 @@ def _triangle_repaired(pi_link: np.ndarray) -> np.ndarray:
     return link_standard_parameters(LinkInertial(link.mass_kg, link.com_m, (axes * moments) @ axes.T))
 
 
-# --- recordings -------------------------------------------------------------------------------------------------
+# --- what the robot publishes -------------------------------------------------------------------------------------
 
 
-def periodic_recording(
+@dataclass(frozen=True)
+class SyntheticRun:
+    """Joint positions and published torques of a robot of known parameters over a periodic motion, with what is
+    known of the motion (the fields of the estimator's Recording of the same names)."""
+
+    joint_names: tuple[str, ...]
+    t_s: np.ndarray
+    """(K,) sample times [s] from 0."""
+    q_rad: np.ndarray
+    """(K, n)"""
+    tau_nm: np.ndarray
+    """(K, n) the torque the robot publishes."""
+    period_s: float
+    harmonics: int | None
+    source: str
+    dq_rad_s: np.ndarray | None = None
+    """(K, n) velocities logged with the positions, where a run has them (truth_check's); none for the runs made
+    here, whose velocities the estimator derives from the positions."""
+
+
+def periodic_run(
     robot: RobotModel,
     pi: np.ndarray,
     q_rad: np.ndarray,
@@ -186,7 +207,7 @@ def periodic_recording(
     harmonics: int | None = None,
     source: str = "simulated",
     joint_friction: Callable[[np.ndarray], np.ndarray] | None = None,
-) -> Recording:
+) -> SyntheticRun:
     """`n_periods` repetitions of one period of motion (K samples over `period_s`) with the torque a robot of
     standard parameters `pi` publishes: τ = Y·π (plus `joint_friction`(dq), a friction law of the caller's),
     through its first-order torque filter in periodic steady state (after one lead-in period), plus Gaussian
@@ -201,11 +222,10 @@ def periodic_recording(
     k, n = n_periods * per_period, robot.n_joints
     q = np.tile(q_rad, (n_periods, 1)) + q_noise_rad * rng.normal(size=(k, n))
     tau = tau + np.asarray(tau_noise_nm) * rng.normal(size=(k, n))
-    return Recording(robot.joint_names, np.arange(k) * period_s / per_period, q, tau, None, None, period_s,
-                     harmonics, source, ())
+    return SyntheticRun(robot.joint_names, np.arange(k) * period_s / per_period, q, tau, period_s, harmonics, source)
 
 
-def random_recording(
+def random_run(
     robot: RobotModel,
     pi: np.ndarray,
     n_periods: int,
@@ -222,11 +242,11 @@ def random_recording(
     limit_grid_s: np.ndarray | None = None,
     source: str | None = None,
     joint_friction: Callable[[np.ndarray], np.ndarray] | None = None,
-) -> Recording:
-    """`periodic_recording` of the `random_motion` of `seed` (`still`, `limit_grid_s` as there) sampled at rate_hz,
-    noise drawn from `noise_seed`, `joint_friction` as there; the recording knows the period and the harmonics."""
+) -> SyntheticRun:
+    """`periodic_run` of the `random_motion` of `seed` (`still`, `limit_grid_s` as there) sampled at rate_hz,
+    noise drawn from `noise_seed`, `joint_friction` as there; the run knows the period and the harmonics."""
     t_s = sample_times_s(period_s, rate_hz)
     q, dq, ddq = random_motion(robot, period_s, harmonics, t_s, seed, still=still, limit_grid_s=limit_grid_s)
-    return periodic_recording(robot, pi, q, dq, ddq, period_s, n_periods, torque_filter_time_constant_s,
+    return periodic_run(robot, pi, q, dq, ddq, period_s, n_periods, torque_filter_time_constant_s,
                               tau_noise_nm, q_noise_rad, noise_seed, harmonics, source or f"random motion {seed}",
                               joint_friction)

@@ -27,7 +27,8 @@ import yaml
 
 from robot_id_contract.processes import stop_process
 
-PACKAGE = "robot_id_sim"
+SIM_PACKAGE = "robot_id_sim"
+LAB_PACKAGE = "robot_id_lab"
 REALTIME_PRIORITY = 50
 """SCHED_FIFO priority of the simulator's threads (its parameter realtime_priority): a real robot's timing does not
 suffer from the load on the identification's machine, and without it a busy process per core made the 1 kHz Panda
@@ -65,22 +66,22 @@ class Standin:
                 kill(process)
 
 
-def executable(name: str) -> pathlib.Path:
-    """The installed node lib/robot_id_sim/<name>, found as robot_id_bringup's runner finds nodes (ament_index)."""
+def executable(package: str, name: str) -> pathlib.Path:
+    """The installed node lib/<package>/<name>, found as robot_id_bringup's runner finds nodes (ament_index)."""
     from ament_index_python.packages import PackageNotFoundError, get_package_prefix
 
     try:
-        path = pathlib.Path(get_package_prefix(PACKAGE)) / "lib" / PACKAGE / name
+        path = pathlib.Path(get_package_prefix(package)) / "lib" / package / name
     except PackageNotFoundError:
-        raise StandinError(f"{PACKAGE} is not installed: build the workspace (make setup) and source it") from None
+        raise StandinError(f"{package} is not installed: build the workspace (make setup) and source it") from None
     if not path.is_file():
         raise StandinError(f"{path} does not exist: rebuild the workspace (make setup)")
     return path
 
 
-def node_command(name: str, parameters: dict[str, object]) -> list[str]:
-    """The installed node `name` with its parameters (values in YAML, as rcl parses `-p name:=value`)."""
-    command = [str(executable(name)), "--ros-args"]
+def node_command(package: str, name: str, parameters: dict[str, object]) -> list[str]:
+    """The installed node `name` of `package` with its parameters (values in YAML, as rcl parses `-p name:=value`)."""
+    command = [str(executable(package, name)), "--ros-args"]
     for key, value in parameters.items():
         text = yaml.safe_dump(value, default_flow_style=True, width=10_000).strip().removesuffix("...").strip()
         command += ["-p", f"{key}:={text}"]
@@ -146,10 +147,10 @@ def hardware_standin(robot: str, rate_hz: float, domain_id: int, truth_file: str
             started.append(process)
             return process
 
-        sim = start(node_command("sim_node", parameters), end)
+        sim = start(node_command(SIM_PACKAGE, "sim_node", parameters), end)
         wait_for_file(truth, sim)
         if slow_subscriber:
-            start(node_command("slow_subscriber", {"robot": robot, "work_s": float(work_s)}), end)
+            start(node_command(LAB_PACKAGE, "slow_subscriber", {"robot": robot, "work_s": float(work_s)}), end)
         for _ in range(len(os.sched_getaffinity(0)) if busy else 0):
             start([sys.executable, "-c", BUSY_LOOP], kill)
         yield Standin(sim, tuple(started), env)

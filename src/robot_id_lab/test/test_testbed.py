@@ -22,9 +22,9 @@ from rclpy.node import Node
 from sensor_msgs.msg import JointState
 from trajectory_msgs.msg import JointTrajectory, JointTrajectoryPoint
 
+from robot_id_lab.slow_subscriber import RECORDER_QOS
+from robot_id_lab.testbed import StandinError, hardware_standin
 from robot_id_model.robot_config import load_robot_config
-from robot_id_sim.slow_subscriber import RECORDER_QOS
-from robot_id_sim.testbed import StandinError, hardware_standin
 
 IIWA14 = load_robot_config("iiwa14")
 Q0_RAD = np.array([0.0, 0.3, 0.0, -0.6, 0.0, 0.4, 0.0])

@@ -9,10 +9,11 @@ import numpy as np
 
 from robot_id_estimator.friction.stribeck_fit import MIN_LEVELS, fit_stribeck, mirrored_friction, speed_levels
 from robot_id_estimator.processing.input_checks import check_joints
-from robot_id_estimator.processing.samples import first_order_lowpass, zero_phase_lowpass
+from robot_id_estimator.processing.samples import zero_phase_lowpass
 from robot_id_estimator.recordings.recording import DataError, Recording
 from robot_id_estimator.settings import ProcessingConfig
 from robot_id_estimator.stribeck_law import STRIBECK_NAMES, stribeck_torque
+from robot_id_model.torque_filter import first_order_lowpass
 
 
 def friction_sweeps(

@@ -10,11 +10,11 @@ import numpy as np
 
 from robot_id_estimator.processing.samples import (
     ProcessedData,
-    first_order_lowpass,
     zero_phase_lowpass,
     zero_phase_lowpass_periodic,
 )
 from robot_id_estimator.settings import ProcessingConfig
+from robot_id_model.torque_filter import first_order_lowpass
 
 FILTER_SETTLE_TIME_CONSTANTS = 20
 """A periodic signal runs through the robot's first-order torque filter for this many time constants before
@@ -22,7 +22,7 @@ the kept period, so the result is its periodic steady state (transient below e^-
 
 
 def robot_filtered(x: np.ndarray, data: ProcessedData, time_constant_s: float) -> np.ndarray:
-    """Apply the robot's first-order torque filter (processing.first_order_lowpass) along time to model-side
+    """Apply the robot's first-order torque filter (first_order_lowpass) along time to model-side
     signals (K, ...) so that they match the filtered torque the robot published.
 
     For periodic data (one averaged period) the filter's periodic steady state is returned; otherwise the

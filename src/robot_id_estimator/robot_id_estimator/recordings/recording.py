@@ -59,6 +59,14 @@ class Recording:
     stack: StackSensors | None = None
     """The torque filter and loop mode the robot's stack announced, where a bag holds its robot_description."""
 
+    @classmethod
+    def of_arrays(cls, joint_names: Sequence[str], t_s: np.ndarray, q_rad: np.ndarray, tau_nm: np.ndarray,
+                  period_s: float | None = None, harmonics: int | None = None, source: str = "arrays",
+                  dq_rad_s: np.ndarray | None = None) -> Recording:
+        """A recording of arrays in hand (a Python caller's, the lab's synthetic runs): positions, torques and
+        optionally velocities, with the period and harmonics where known; nothing repaired."""
+        return cls(tuple(joint_names), t_s, q_rad, tau_nm, dq_rad_s, None, period_s, harmonics, source, ())
+
     def signal_arrays(self) -> dict[str, np.ndarray]:
         """Copies of the per-joint signals present, as float arrays, keyed q, dq, ddq, tau."""
         arrays = {"q": self.q_rad, "dq": self.dq_rad_s, "ddq": self.ddq_rad_s2, "tau": self.tau_nm}
