@@ -4,7 +4,8 @@ and parameters, for each mode. launch/identify.launch.py and the runner (runner.
 - sim: the simulated robot (robot_id_sim, in lockstep with the recorder and the excitation node: as fast as both
   keep up), the excitation node, the recorder and the estimator, all on the simulator's clock. In lockstep the
   excitation node's steps are never far apart on that clock, so it runs with the same safety settings as on
-  hardware;
+  hardware. The simulated arm starts at rest at its motion's start pose: a simulated approach shows nothing that
+  the excitation node's tests and hardware mode do not, and would cost a run seconds of lockstep;
 - hardware: the same without the simulator, against a running lbr_bringup / franka_bringup (the excitation node
   waits for its parameter confirm to be true before anything moves: the runner asks on the terminal and sets it);
 - replay: the estimator alone, asked to identify an existing bag (results in <output_dir>/<bag name>_identification,
@@ -159,6 +160,17 @@ class Run:
         return self.trajectory or robot_trajectory(self.robot, "payload" if self.payload else "excitation")
 
     @property
+    def start_pose_rad(self) -> list[float]:
+        """Where the run's motion starts at rest, in the trajectory's joint order (the robot's); empty when the
+        trajectory does not load (the excitation node refuses it, saying why)."""
+        from robot_id_excitation.trajectory_file import load_trajectory
+
+        try:
+            return [float(q) for q in load_trajectory(self.trajectory_name).rest_pose_rad]
+        except (OSError, ValueError):
+            return []
+
+    @property
     def excitation_periods(self) -> int:
         return self.periods or (SWEEP_PERIODS if self.records_sweep else DEFAULT_PERIODS)
 
@@ -205,6 +217,7 @@ def identify_graph(run: Run) -> list[NodeSpec]:
         nodes.append(NodeSpec("robot_id_sim", "sim_node", "robot_id_sim", {
             "robot": run.robot, "real_time_factor": 0.0, "lockstep_subscribers": [RECORDER_NAME, EXCITATION_NAME],
             "truth_file": run.truth_path}
+            | ({"start_position_rad": run.start_pose_rad} if run.start_pose_rad else {})
             | ({"friction_laws": list(run.sim_friction_laws)} if run.sim_friction_laws else {})
             | ({"load_seed": run.sim_load_seed} if run.sim_load_seed >= 0 else {})))
     nodes.append(NodeSpec("robot_id_recorder", "recorder_node", RECORDER_NAME, {

@@ -17,6 +17,7 @@ import time
 import types
 
 import pytest
+import yaml
 
 from robot_id_bringup.graph import DEFAULT_PERIODS, SWEEP_PERIODS, Run, identify_graph
 from robot_id_bringup.runner import (
@@ -28,6 +29,7 @@ from robot_id_bringup.runner import (
     parameter_argument,
     ros_environment,
 )
+from robot_id_excitation.trajectory_file import shipped_trajectory
 
 LAUNCH_FILE = pathlib.Path(__file__).resolve().parents[1] / "launch" / "identify.launch.py"
 
@@ -182,6 +184,19 @@ def test_the_sim_graph_is_lockstep_with_the_recorder_and_the_excitation_on_the_s
     assert not safety & hardware["excitation"].parameters.keys() and not hardware["excitation"].parameters["ack_name"]
     assert "robot_id_sim" not in hardware and hardware["excitation"].parameters["mode"] == "hardware"
     assert not hardware["recorder"].parameters["use_sim_time"]
+
+
+@pytest.mark.parametrize(("payload", "trajectory", "start_key"), [
+    (False, "", "offsets_rad"), (True, "", "offsets_rad"), (False, "iiwa14_friction_sweep", "hold_rad")])
+def test_the_simulated_arm_starts_at_rest_where_its_motion_starts(payload, trajectory, start_key):
+    """Nothing to approach in sim mode: the simulator's start pose is the one the trajectory file states (read here
+    from the shipped YAML itself); a trajectory that does not load leaves the simulator's default (mid-range)."""
+    run = Run("iiwa14", "sim", "out", 2, trajectory, payload=payload)
+    shipped = yaml.safe_load(pathlib.Path(shipped_trajectory(run.trajectory_name)).read_text())
+    sim = {s.name: s for s in identify_graph(run)}["robot_id_sim"]
+    assert sim.parameters["start_position_rad"] == shipped[start_key]
+    missing = {s.name: s for s in identify_graph(Run("iiwa14", "sim", "out", 2, "/nonexistent/x.yaml"))}
+    assert "start_position_rad" not in missing["robot_id_sim"].parameters
 
 
 def test_a_graph_in_a_namespace_has_every_node_there_and_on_sim_time_its_own_clock():
