@@ -14,8 +14,9 @@ range). Two references on it, both published as the robot publishes torque (thro
   catches up: torques no model of position, velocity and acceleration predicts, so this error is larger where
   joints reverse slowly.
 
-Two models predict both on the motion as commanded, through the same filter: the robot's nominal URDF (rigid body
-alone) and the written model.
+Two models predict both on the motion each reference moves along (as commanded; as measured, its accelerations the
+differences of the measured velocities), through the same filter: the robot's nominal URDF (rigid body alone) and
+the written model.
 """
 
 from __future__ import annotations
@@ -78,19 +79,20 @@ def true_model_run(robot_name: str, truth: TrueDynamics) -> SyntheticRun:
 
 
 def simulated_run(robot_name: str, truth: TrueDynamics) -> SyntheticRun:
-    """PERIODS periods (after one lead-in) of the check's motion, as the true robot follows it in MuJoCo."""
+    """One lead-in and PERIODS periods of the check's motion, as the true robot follows it in MuJoCo."""
     config = load_robot_config(robot_name)
     t_s = np.arange(0.0, (PERIODS + 1) * PERIOD_S + 0.005, 0.01)
     motion = random_motion(config.load_model(), PERIOD_S, HARMONICS, t_s % PERIOD_S, SEED)
-    return followed(robot_name, truth, t_s, motion, PERIOD_S, HARMONICS, PERIODS, f"simulated sensors, {SOURCE}")
+    return followed(robot_name, truth, t_s, motion, PERIOD_S, HARMONICS, PERIODS, f"simulated sensors, {SOURCE}",
+                    lead_in=True)
 
 
 def followed(robot_name: str, truth: TrueDynamics, t_s: np.ndarray, motion: tuple[np.ndarray, ...], period_s: float,
-             harmonics: int | None, periods: int, source: str) -> SyntheticRun:
-    """`periods` periods (after one lead-in) of a periodic motion (q, dq, ddq at t_s, at least periods + 1 of them)
-    as the true robot follows it in MuJoCo under its tracking controller, at the config's state rate, with the
-    velocities it measures. The command ends at rest, as the joint trajectory controller requires: a braking tail
-    after the motion's last point, past the samples kept."""
+             harmonics: int | None, periods: int, source: str, lead_in: bool = False) -> SyntheticRun:
+    """`periods` periods (after one lead-in, kept too with `lead_in`) of a periodic motion (q, dq, ddq at t_s, at
+    least periods + 1 of them) as the true robot follows it in MuJoCo under its tracking controller, at the config's
+    state rate, with the velocities it measures. The command ends at rest, as the joint trajectory controller
+    requires: a braking tail after the motion's last point, past the samples kept."""
     config = load_robot_config(robot_name)
     nominal = config.load_model()
     rate_hz = config.state_rate_hz
@@ -104,7 +106,7 @@ def followed(robot_name: str, truth: TrueDynamics, t_s: np.ndarray, motion: tupl
     if reason:
         raise ValueError(f"the motion was refused: {reason}")
     per_period = round(period_s * rate_hz)
-    samples = [sim.advance() for _ in range((periods + 1) * per_period)][per_period - 1:-1]
+    samples = [sim.advance() for _ in range((periods + 1) * per_period)][0 if lead_in else per_period - 1:-1]
     t = np.array([s.t_s for s in samples])
     return SyntheticRun(config.joint_names, t - t[0], np.array([s.q_rad for s in samples]),
                         np.array([s.effort_nm for s in samples]), period_s, harmonics, source,
@@ -116,27 +118,40 @@ def rms_percent(predicted_nm: np.ndarray, reference_nm: np.ndarray) -> np.ndarra
     return 100.0 * np.sqrt(np.mean((predicted_nm - reference_nm) ** 2, axis=0) / np.mean(reference_nm**2, axis=0))
 
 
+def predicted_torques_nm(robot_name: str, written: pathlib.Path, dt_s: float,
+                         motion: tuple[np.ndarray, np.ndarray, np.ndarray], kept: slice) -> dict[str, np.ndarray]:
+    """MODELS' torques on a motion sampled every dt_s from a lead-in on, through the robot's torque filter, at the
+    samples kept."""
+    config = load_robot_config(robot_name)
+    joints = config.joint_names
+    unfiltered = {"urdf": rigid_body_torque_nm(arm_model(config.urdf_path, joints), *motion),
+                  "identified": written_torque_nm(written, joints, *motion)}
+    return {key: first_order_lowpass(tau, dt_s, config.torque_filter_time_constant_s)[kept]
+            for key, tau in unfiltered.items()}
+
+
 def errors_against_truth(robot_name: str, written: str | os.PathLike, truth: TrueDynamics,
                          simulated: bool = True) -> dict[str, TruthErrors]:
     """Torque errors of the nominal URDF and of the model files in `written` (identified.urdf, identified.yaml)
     against the true model and, with `simulated`, against the simulated sensors (a MuJoCo run), on the same
     motion."""
-    config = load_robot_config(robot_name)
-    joints = config.joint_names
+    joints, written = load_robot_config(robot_name).joint_names, pathlib.Path(written)
     t_s, motion, kept = check_motion(robot_name)
-    unfiltered = {"urdf": rigid_body_torque_nm(arm_model(config.urdf_path, joints), *motion),
-                  "identified": written_torque_nm(written, joints, *motion)}
-    predicted = {key: first_order_lowpass(tau, float(t_s[1] - t_s[0]), config.torque_filter_time_constant_s)[kept]
-                 for key, tau in unfiltered.items()}
-    references = {"true model": true_model_run(robot_name, truth)}
+    true_nm = true_model_run(robot_name, truth).tau_nm
+    errors = {"true model": (predicted_torques_nm(robot_name, written, float(t_s[1] - t_s[0]), motion, kept), true_nm)}
     if simulated:
-        references["simulated sensors"] = simulated_run(robot_name, truth)
-    return {name: TruthErrors(joints, {key: rms_percent(tau, run.tau_nm) for key, tau in predicted.items()})
-            for name, run in references.items()}
+        run = simulated_run(robot_name, truth)
+        dt_s = float(run.t_s[1] - run.t_s[0])
+        lead = round(PERIOD_S / dt_s) - 1  # the lead-in's samples: the first kept one is at PERIOD_S (followed)
+        measured = (run.q_rad, run.dq_rad_s, np.gradient(run.dq_rad_s, dt_s, axis=0))
+        errors["simulated sensors"] = (predicted_torques_nm(robot_name, written, dt_s, measured, slice(lead, None)),
+                                       run.tau_nm[lead:])
+    return {name: TruthErrors(joints, {key: rms_percent(tau, reference) for key, tau in predicted.items()})
+            for name, (predicted, reference) in errors.items()}
 
 
 def check_against_truth(robot_name: str, written: str | os.PathLike, truth_path: str | os.PathLike,
                         simulated: bool = True) -> dict[str, TruthErrors]:
     """errors_against_truth of the model files in the folder `written` against the truth file the simulator
     wrote."""
-    return errors_against_truth(robot_name, pathlib.Path(written), load_truth(truth_path), simulated)
+    return errors_against_truth(robot_name, written, load_truth(truth_path), simulated)
