@@ -8,5 +8,6 @@
   laws as the file states them), never by the tool's own account;
 - truth_check.py: the written model checked against the simulator's truth on a motion it was not identified on.
 
-It depends on robot_id_model, robot_id_contract and robot_id_sim only, so that the estimator's tests may use it.
+It depends on robot_id_model, robot_id_contract, robot_id_sim and (for a followed motion's braking tail)
+robot_id_excitation, never on the estimator, the recorder or bringup: the estimator's tests use it.
 """
