@@ -29,7 +29,7 @@ import numpy as np
 from bench_data import panda_log, robot_setup, simulated
 
 from robot_id_estimator.pipeline import identify
-from robot_id_estimator.settings import COULOMB_LAWS, EstimatorConfig
+from robot_id_estimator.settings import EstimatorConfig, coulomb_law_settings
 from robot_id_estimator.validate import validate
 from robot_id_lab.synthetic import scaled_links
 from robot_id_model.parameters import friction_columns
@@ -84,14 +84,14 @@ def synthetic() -> dict:
     rigid[fc_column] = 0.0
     figures = {}
     print(f"1. synthetic iiwa14, Coulomb levels {np.round(fc_nm, 2)} Nm; held-out error [% of torque RMS], max over "
-          "joints (base / physical) for coulomb_law = " + ", ".join(COULOMB_LAWS))
+          "joints (base / physical) for coulomb_law = " + ", ".join(coulomb_law_settings()))
     for law, shape in TRUE_LAWS.items():
         def friction(dq: np.ndarray, shape=shape) -> np.ndarray:
             return fc_nm * shape(dq)
 
         train = simulated(robot, setup, rigid, 5, seed=0, noise_nm=0.05, joint_friction=friction)
         check = simulated(robot, setup, rigid, 1, seed=7, noise_nm=0.0, joint_friction=friction)
-        figures[law] = {mode: _identified(train, check, setup, mode) for mode in COULOMB_LAWS}
+        figures[law] = {mode: _identified(train, check, setup, mode) for mode in coulomb_law_settings()}
         row = "  ".join(f"{mode} {max(f['base_percent']):5.2f} / {max(f['physical_percent'] or [np.nan]):5.2f}"
                         for mode, f in figures[law].items())
         print(f"   {law:<12} {row}   (auto: {', '.join(figures[law]['auto']['coulomb_laws'])})")
@@ -120,7 +120,7 @@ def panda() -> dict:
     setup = robot_setup("panda_hand")
     figures = {"gaz_et_al_nm": REFERENCE_GAZ_NM}
     print(f"   {'Gaz et al.':<10}" + " ".join(f"{x:6.3f}" for x in REFERENCE_GAZ_NM))
-    for mode in COULOMB_LAWS:
+    for mode in coulomb_law_settings():
         config = EstimatorConfig(coulomb_law=mode)
         result = identify([train], setup, config)
         validation = validate(result, [check])

@@ -67,7 +67,9 @@ def _result():
                                  inertia_kg_m2=[0.0156, 0.0, 0.0, 0.0144, -0.0025, 0.005])]
     msg.friction = [
         JointFriction(joint_name="fer_joint1", viscous_nm_s_rad=0.2, coulomb_nm=0.4, offset_nm=-0.1,
-                      stribeck_coefficients=[0.2, 0.01, 0.001, 0.5, 0.02, 0.4, 0.05])
+                      stribeck_coefficients=[0.2, 0.01, 0.001, 0.5, 0.02, 0.4, 0.05]),
+        JointFriction(joint_name="fer_joint2", viscous_nm_s_rad=0.1, coulomb_nm=0.3, coulomb_law="sigmoid",
+                      coulomb_shape_names=["velocity_rad_s", "shift_rad_s"], coulomb_shape_values=[0.05, -0.01]),
     ]
     msg.output_dir = "/tmp/out"
     return msg

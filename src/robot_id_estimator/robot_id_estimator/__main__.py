@@ -33,7 +33,14 @@ from robot_id_estimator.physical.problem import RetrievalError
 from robot_id_estimator.recordings.csv_columns import parse_column_map
 from robot_id_estimator.recordings.loading import load_recording
 from robot_id_estimator.results.set_checks import RULE
-from robot_id_estimator.settings import COULOMB_LAWS, METHODS, EstimatorConfig, load_estimator_config, replace_config
+from robot_id_estimator.settings import (
+    METHODS,
+    EstimatorConfig,
+    coulomb_law_settings,
+    load_estimator_config,
+    replace_config,
+)
+from robot_id_model.coulomb_laws import FAMILIES
 from robot_id_model.exit_codes import add_exit_codes
 from robot_id_model.robot_config import load_robot_config
 from robot_id_model.robot_model import DEFAULT_FRICTION, STANDARD_GRAVITY_M_S2, load_robot_model
@@ -321,10 +328,10 @@ def parser() -> argparse.ArgumentParser:
     ident.add_argument("--method", choices=METHODS, help="override the config's estimator (default: wls)")
     ident.add_argument("--friction", help="override the config's friction terms, comma-separated "
                                           f"(default: {','.join(DEFAULT_FRICTION)})")
-    ident.add_argument("--coulomb-law", choices=COULOMB_LAWS,
-                       help="override the config's Coulomb law: auto chooses per joint among sign(dq), tanh(dq/v_s), "
-                            "an off-centre sigmoid, Dahl's presliding and a Stribeck rise by held-out data; the others "
-                            "force that family (default: auto)")
+    ident.add_argument("--coulomb-law", choices=coulomb_law_settings(),
+                       help="override the config's Coulomb law, FC times a shape: auto chooses per joint by held-out "
+                            "data among the families (" + "; ".join(f.help_text() for f in FAMILIES.values())
+                            + "); a family's name forces it (default: auto)")
 
     val = sub.add_parser("validate", help="predict torques of other recordings with an identification",
                          formatter_class=HelpFormatter)

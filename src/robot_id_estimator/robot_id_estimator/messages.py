@@ -18,8 +18,8 @@ def result_message(result: Identification, output_dir: str) -> IdentificationRes
     """IdentificationResult of an identification (NaN for parameters the data did not identify); success false when
     a set failed its check or the diagnosis named a data mistake (the message says which).
 
-    JointFriction holds the linear terms and, when a sweep gave a Stribeck fit, its seven coefficients of
-    Luo et al. 2024, eq. (7).
+    JointFriction holds the linear terms, the Coulomb law as its family and shape parameters by name
+    (CoulombLaw.shape) and, when a sweep gave a Stribeck fit, its seven coefficients of Luo et al. 2024, eq. (7).
     """
     failed = result.failed_sets()
     msg = IdentificationResult(robot=result.setup.name, output_dir=output_dir,
@@ -42,9 +42,8 @@ def result_message(result: Identification, output_dir: str) -> IdentificationRes
     for j, (name, law) in enumerate(zip(f.joint_names, f.laws(), strict=True)):
         joint = JointFriction(joint_name=name, viscous_nm_s_rad=float(f.viscous_nm_s_rad[j]),
                               coulomb_nm=float(f.coulomb_nm[j]), offset_nm=float(f.offset_nm[j]),
-                              coulomb_law=law.family, coulomb_velocity_rad_s=law.velocity_rad_s,
-                              coulomb_stribeck_ratio=law.ratio, coulomb_shift_rad_s=law.shift_rad_s,
-                              coulomb_travel_rad=law.travel_rad)
+                              coulomb_law=law.family, coulomb_shape_names=[p.name for p in law.shape],
+                              coulomb_shape_values=list(law.shape_values()))
         if f.stribeck is not None and not np.isnan(f.stribeck[j]).any():
             joint.stribeck_coefficients = [float(c) for c in f.stribeck[j]]
         msg.friction.append(joint)

@@ -21,7 +21,7 @@ import numpy as np
 from robot_id_estimator.estimation import least_squares as estimation
 from robot_id_estimator.estimation.base_stage import BaseEstimate, estimate_base
 from robot_id_estimator.estimation.metrics import identification_metrics
-from robot_id_estimator.friction.coulomb_law_choice import CANDIDATES, with_chosen_laws
+from robot_id_estimator.friction.coulomb_law_choice import chooses_a_law, coulomb_candidates, with_chosen_laws
 from robot_id_estimator.friction.sweep_choice import dropped_notes, sweeps_predicting_worse
 from robot_id_estimator.friction.sweeps import extrapolation_notes, friction_sweeps
 from robot_id_estimator.physical.problem import RetrievalError
@@ -119,7 +119,7 @@ def identify(
         return _identified(recordings, setup, used, robot, friction, progress, allow_outside_limits,
                            allow_implausible_torque, check_recordings)
 
-    if sweep is None or config.coulomb_law == "sign":
+    if sweep is None or not chooses_a_law(config.coulomb_law):
         return run(sweep)
     say(progress, "each joint's friction sweep against the excitation's own Coulomb law, on held-out data")
     quick = dataclasses.replace(config, physical=dataclasses.replace(config.physical, method="none"))
@@ -147,7 +147,7 @@ def _identified(recordings: Sequence[Recording], setup: RobotSetup, config: Esti
     replaced = replaced_by_stribeck(base.names, robot.joint_names, stribeck)
     fc = coulomb_columns(robot, base)
     fc[np.isin(fc, sorted(replaced))] = -1
-    candidates = CANDIDATES if config.coulomb_law != "sign" and (fc >= 0).any() else ()
+    candidates = coulomb_candidates() if chooses_a_law(config.coulomb_law) and (fc >= 0).any() else ()
     with timer.stage("processing"):
         data = regression_data(recordings, setup, robot, base, config, stribeck, progress, allow_outside_limits,
                                allow_implausible_torque, candidates)
@@ -161,7 +161,7 @@ def _identified(recordings: Sequence[Recording], setup: RobotSetup, config: Esti
     law_choice = None
     if len(candidates):
         with timer.stage("coulomb law"):
-            data, robot, law_choice = with_chosen_laws(data, setup, robot, base, fc, config, progress)
+            data, robot, law_choice = with_chosen_laws(data, setup, robot, base, fc, config, candidates, progress)
     check_data = regression_data(check_recordings, setup, robot, base, config, stribeck, progress,
                                  allow_outside_limits, allow_implausible_torque, for_fitting=False) \
         if check_recordings else None

@@ -10,11 +10,18 @@ from dataclasses import dataclass, field
 import yaml
 
 from robot_id_model.config_values import as_number
+from robot_id_model.coulomb_laws import FAMILIES
 from robot_id_model.robot_model import DEFAULT_FRICTION, FRICTION_TERMS
 
 METHODS = ("wls", "ols")
-COULOMB_LAWS = ("auto", "sign", "tanh", "sigmoid", "presliding", "stribeck")
 PHYSICAL_METHODS = ("lmi", "multistart", "none")
+
+
+def coulomb_law_settings() -> tuple[str, ...]:
+    """The values of coulomb_law: "auto" and every Coulomb-law family (robot_id_model.coulomb_laws.FAMILIES)."""
+    return ("auto", *FAMILIES)
+
+
 DEFAULT_REGULARIZER_WEIGHTS = {"euclidean": 1.0, "entropic": 1e-3}
 DEFAULT_MARGIN = 0.001
 """Relative margin from the consistency boundary (robot_id_model.physical.relative_margin); the shipped URDF links
@@ -156,9 +163,8 @@ class EstimatorConfig:
     friction: tuple[str, ...] = DEFAULT_FRICTION
     """Friction terms of the linear model, from FV (viscous), FC (Coulomb), FO (offset), IA (rotor inertia)."""
     coulomb_law: str = "auto"
-    """Each joint's Coulomb law: "auto" chosen by held-out data among sign(dq), tanh(dq/v_s), an off-centre sigmoid,
-    Dahl's presliding and a Stribeck rise (coulomb_law_choice); "sign", "tanh", "sigmoid", "presliding" or
-    "stribeck" (the best law of that family) for every joint."""
+    """Each joint's Coulomb law: "auto" chosen by held-out data among the families of robot_id_model.coulomb_laws
+    (coulomb_law_choice), or a family's name (the best law of that family) for every joint."""
     method: str = "wls"
     """"wls": weighted by per-joint torque noise (the MLE of Jia et al. 2019 and Wu et al. 2012); "ols": Xu et
     al. 2020, eq. (6)."""
@@ -184,8 +190,8 @@ class EstimatorConfig:
 
     def __post_init__(self) -> None:
         wrong = []
-        if self.coulomb_law not in COULOMB_LAWS:
-            wrong.append(f"coulomb_law '{self.coulomb_law}' is not one of {COULOMB_LAWS}")
+        if self.coulomb_law not in coulomb_law_settings():
+            wrong.append(f"coulomb_law '{self.coulomb_law}' is not one of {coulomb_law_settings()}")
         if self.method not in METHODS:
             wrong.append(f"method '{self.method}' is not one of {METHODS}")
         unknown = [t for t in self.friction if t not in FRICTION_TERMS]

@@ -1,5 +1,12 @@
 """The Stribeck friction law of Luo et al. 2024, eq. (7): its coefficients and the torque they give
-(friction.stribeck_fit fits it to sweeps; the processing, the exports and the validation evaluate it)."""
+(friction.stribeck_fit fits it to sweeps; the processing, the exports and the validation evaluate it).
+
+Not a Coulomb-law family (robot_id_model.coulomb_laws), on purpose: a family is the shape of the Coulomb column,
+a signal the linear regression multiplies by FC beside the viscous and offset columns, chosen among candidates by
+held-out data. Eq. (7) fitted to a friction sweep is a joint's whole friction (viscous, quadratic and cubic terms,
+static and Coulomb levels, two velocities: seven coefficients, nonlinear in two), fitted apart from the regression
+and taking the place of the joint's linear friction columns. The Coulomb family "stribeck" is eq. (7)'s shape with
+one velocity, times FC."""
 
 from __future__ import annotations
 

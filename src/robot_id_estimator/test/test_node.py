@@ -35,6 +35,7 @@ from robot_id_estimator.node import EstimatorNode
 from robot_id_estimator.recordings.bag_reading import EXCITATION, JOINT_STATE, robot_id_typestore
 from robot_id_estimator.stribeck_law import stribeck_torque
 from robot_id_lab.synthetic import urdf_with_friction
+from robot_id_model.coulomb_laws import FAMILIES
 from robot_id_msgs.msg import IdentificationResult, RecordingStatus
 from robot_id_msgs.srv import IdentifyBag
 
@@ -136,6 +137,9 @@ def test_service_identifies_a_bag_and_publishes_the_result(ros, bags, tmp_path):
     assert np.all(np.isfinite(result.base_values))
     assert 0 < len(result.essential_names) <= 64
     assert [f.coulomb_nm for f in result.friction] == pytest.approx(0.6 * np.linspace(1.0, 0.4, 7), rel=0.05)
+    for f in result.friction:  # each joint's Coulomb law: its family, and its shape parameters by name
+        assert [p.name for p in FAMILIES[f.coulomb_law].shape] == list(f.coulomb_shape_names)
+        assert len(f.coulomb_shape_values) == len(f.coulomb_shape_names)
     assert 0.0 < result.condition_number < 500.0
     assert result.output_dir == str(tmp_path / "id")
     best = json.loads((tmp_path / "id" / "identification.json").read_text())["best_set"]

@@ -45,8 +45,8 @@ def friction_signals(dq_rad_s: np.ndarray, ddq_rad_s2: np.ndarray,
 def regressor(robot: RobotModel, q_rad: np.ndarray, dq_rad_s: np.ndarray, ddq_rad_s2: np.ndarray) -> np.ndarray:
     """Regressor of K samples, shape (K, n, p): τ_k = Y[k] @ π for every sample k.
 
-    The samples are in time order where a Coulomb law is presliding (a state of the path). Inertial columns come
-    from pinocchio.computeJointTorqueRegressor (reordered to Xu et al. 2020, eq. 3);
+    The samples are in time order where a Coulomb law is path-dependent (presliding: a state of the path).
+    Inertial columns come from pinocchio.computeJointTorqueRegressor (reordered to Xu et al. 2020, eq. 3);
     friction columns are dq (FV), the robot's Coulomb law (FC: sign(dq) or a law of coulomb_laws), 1 (FO) and ddq
     (IA) on the joint's own row.
     """

@@ -18,7 +18,7 @@ if TYPE_CHECKING:  # pinocchio is imported where a model is built: command lines
 
 FRICTION_TERMS = ("FV", "FC", "FO", "IA")
 """Per-joint friction/drive terms the model knows: viscous Fv·dq, Coulomb Fc times its law (sign(dq) unless
-RobotModel.coulomb_laws says otherwise: coulomb_laws.py), constant offset, rotor (armature) inertia Ia·ddq."""
+RobotModel.coulomb_laws says otherwise: the coulomb_laws package), constant offset, rotor (armature) inertia Ia·ddq."""
 
 DEFAULT_FRICTION = ("FV", "FC", "FO")
 STANDARD_GRAVITY_M_S2 = (0.0, 0.0, -9.81)
@@ -52,7 +52,7 @@ class RobotModel:
     locked: tuple[str, ...] = ()
     """The URDF's other movable joints, locked at their neutral position (a gripper's fingers)."""
     coulomb_laws: tuple[CoulombLaw, ...] = ()
-    """Per joint, the law of its Coulomb column (coulomb_laws.py); none given: sign(dq) at every joint."""
+    """Per joint, the law of its Coulomb column (the coulomb_laws package); none given: sign(dq) at every joint."""
 
     def with_coulomb_laws(self, laws: Sequence[CoulombLaw]) -> RobotModel:
         """The same arm with these Coulomb laws, one per joint."""

@@ -1,6 +1,6 @@
-"""Each joint's Coulomb law chosen by the data, from robot_id_model.coulomb_laws: sign(dq); tanh(dq/v_s), smooth
-through rest; Gaz et al. 2019's off-centre sigmoid, tanh((dq + δ)/v_s) − tanh(δ/v_s); Dahl's presliding over a
-travel x_c after each reversal; or a Stribeck rise, sign(dq)·(1 + r·exp(−(dq/v_s)²)).
+"""Each joint's Coulomb law chosen by the data among the families of robot_id_model.coulomb_laws (FAMILIES: sign(dq);
+tanh(dq/v_s), smooth through rest; Gaz et al. 2019's off-centre sigmoid; Dahl's presliding; a Stribeck rise; and any
+family registered there), each trying its own candidates (CoulombLaw.candidates).
 
 Real friction is continuous through zero speed (presliding; Gaz et al. 2019 fit the Panda's with an off-centre
 sigmoid of speed) and often higher at low speed than at high (the Stribeck effect; Luo et al.
@@ -27,30 +27,8 @@ from robot_id_estimator.results.law_choice import CoulombLawChoice
 from robot_id_estimator.robot_setup import RobotSetup
 from robot_id_estimator.settings import EstimatorConfig
 from robot_id_model.base_parameters import BaseParameters
-from robot_id_model.coulomb_laws import SIGN, CoulombLaw
+from robot_id_model.coulomb_laws import FAMILIES, SIGN, CoulombLaw
 from robot_id_model.robot_model import RobotModel
-
-SIGMOID_SHIFTS = (-0.3, -0.2, -0.1, 0.1, 0.2, 0.3)
-"""δ/v_s of the sigmoid candidates (Gaz et al. 2019's Panda joints: φ2·φ3/2 = −0.23 to 0.12)."""
-
-CANDIDATES = (
-    SIGN,
-    *(CoulombLaw("tanh", float(v)) for v in np.geomspace(0.004, 0.4, 21)),
-    *(CoulombLaw("sigmoid", float(v), shift_rad_s=float(u * v)) for v in np.geomspace(0.004, 0.4, 21)
-      for u in SIGMOID_SHIFTS),
-    *(CoulombLaw("presliding", travel_rad=float(x)) for x in np.geomspace(0.00025, 0.016, 13)),
-    *(CoulombLaw("stribeck", float(v), float(r)) for v in np.geomspace(0.01, 0.16, 9)
-      for r in (*-np.geomspace(1.0, 0.35, 4), *np.geomspace(0.1, 0.8, 7))),
-)
-"""The laws searched, the sign law first. tanh: v_s a factor 1.26 apart, from a law sign-like at the speeds an
-excitation reaches to one still rising at 0.4 rad/s (Gaz et al. 2019's Panda sigmoids: v_s = 2/φ2 = 0.12–0.39
-rad/s); sigmoid: those velocities, each with the shifts SIGMOID_SHIFTS;
-presliding: x_c from 0.25 to 16 mrad, a factor √2 apart;
-stribeck: v_s from 0.01 to 0.16 rad/s and r from 0.1 to 0.8 (a static level 1.1–1.8 × the Coulomb level) and from
-−0.35 to −1 (a level below the Coulomb one at rest; −1: continuous through rest, eq. 7's Coulomb term alone), each
-a factor √2 apart."""
-
-_TANH = np.array([law.family == "tanh" for law in CANDIDATES])
 
 SMOOTH_GAIN = 0.1
 """A joint gets another law than sign(dq) only when it predicts held-out data at least this fraction better (RMS):
@@ -62,16 +40,30 @@ FOLD_MAJORITY = 0.8
 parameter poorly determined, so that any extra column changes the extrapolation) and loses on the others is chance,
 not friction (seen on sign-law data: a Stribeck rise 43 % better on one fold of five, worse on four)."""
 
-SHIFT_GAIN = 0.05
-"""A sigmoid replaces the best tanh law (its shift zero) only when it predicts held-out data at least this fraction
-better (RMS), in FOLD_MAJORITY of the folds: a shift the data do not show is not kept."""
+EXTENSION_GAIN = 0.05
+"""A law replaces the best law of the family it extends (CoulombLaw.extends: a sigmoid, tanh with a shift) only when
+it predicts held-out data at least this fraction better (RMS), in FOLD_MAJORITY of the folds: a shift the data do
+not show is not kept."""
 
 INTERVAL_TOLERANCE = 0.01
-"""v_s's uncertainty: the range of the chosen family's candidate velocities (at the chosen r) whose held-out error
-is within this fraction of the best (a profile of the held-out error; the grid's step is its resolution)."""
+"""The scale's uncertainty (v_s, x_c: CoulombLaw.scale): the range of the chosen family's candidate scales (of the
+chosen form: r, δ/v_s) whose held-out error is within this fraction of the best (a profile of the held-out error;
+the grid's step is its resolution)."""
 
 SWEEPS = 2
 """Passes over the joints, each choosing one joint's law with the others at their latest choice."""
+
+
+def chooses_a_law(coulomb_law: str) -> bool:
+    """Whether the setting coulomb_law leaves a law to choose: "auto", or a family with a shape to find (not
+    sign(dq), which has none)."""
+    return coulomb_law not in FAMILIES or bool(FAMILIES[coulomb_law].shape)
+
+
+def coulomb_candidates() -> tuple[CoulombLaw, ...]:
+    """The laws searched: the sign law first, then every registered family's candidates (CoulombLaw.candidates),
+    whatever family a setting forces (the others' held-out errors are reported beside it)."""
+    return (SIGN, *(law for family in FAMILIES.values() for law in family.candidates() if law != SIGN))
 
 
 def _columns(n_base: int, fc_column: int, law: int) -> list[int]:
@@ -127,23 +119,24 @@ def _noise_weights(folds: Sequence[JointBlocks], base: BaseParameters, fc: np.nd
     return 1.0 / np.maximum(variance, 1e-12 * max(variance.max(), 1e-300))
 
 
-def _held_out_errors(folds: _Folds, n_base: int, fc: np.ndarray, laws: np.ndarray, joint: int) -> np.ndarray:
-    """(F, m) per fold, the held-out squared error of `joint`'s torque with each candidate law there and `laws` at
-    the other joints. Only the joint's Coulomb column differs between candidates, so each fold's fit is solved once
-    without it and every candidate's column is added by projection (the least-squares update for one column),
-    all candidates at once."""
+def _held_out_errors(folds: _Folds, n_base: int, fc: np.ndarray, laws: np.ndarray, joint: int,
+                     m: int) -> np.ndarray:
+    """(F, m) per fold, the held-out squared error of `joint`'s torque with each of the m candidate laws there and
+    `laws` at the other joints. Only the joint's Coulomb column differs between candidates, so each fold's fit is
+    solved once without it and every candidate's column is added by projection (the least-squares update for one
+    column), all candidates at once."""
     others = np.arange(len(fc)) != joint
     fixed = [k for k in range(n_base) if k != fc[joint]]
-    candidates = n_base + np.arange(len(CANDIDATES))
-    tau = n_base + len(CANDIDATES)
-    sq = np.zeros((len(folds.held_out), len(CANDIDATES)))
+    candidates = n_base + np.arange(m)
+    tau = n_base + m
+    sq = np.zeros((len(folds.held_out), m))
     for f, (training, fold) in enumerate(zip(folds.training, folds.held_out, strict=True)):
         rest = triangular_factor(_rows([t for t, other in zip(training, others, strict=True) if other], n_base,
                                        fc[others], laws[others], folds.weights[others]))
         own = np.sqrt(folds.weights[joint]) * training[joint]
         a = np.concatenate([rest[:, fixed], own[:, fixed]])
         y = np.concatenate([rest[:, -1], own[:, tau]])
-        x = np.concatenate([np.zeros((len(rest), len(CANDIDATES))), own[:, candidates]])
+        x = np.concatenate([np.zeros((len(rest), m)), own[:, candidates]])
         theta_fixed, theta_law = _with_one_column(a, y, x)
         held = fold.r_aug[joint]
         residual = held[:, fixed] @ theta_fixed + held[:, candidates] * theta_law - held[:, [tau]]
@@ -162,17 +155,18 @@ def _with_one_column(a: np.ndarray, y: np.ndarray, x: np.ndarray) -> tuple[np.nd
     return coefficients[:, [0]] - coefficients[:, 1:] * theta_law, theta_law
 
 
-def _chosen(sq: np.ndarray, allowed: np.ndarray, forced: bool) -> int:
-    """The candidate with the smallest held-out error among `allowed`; unless `forced`, a sigmoid only if it beats
-    the best tanh (a sigmoid without shift) by SHIFT_GAIN, and any law only if it beats the sign law (0) by
-    SMOOTH_GAIN (_beats)."""
+def _chosen(sq: np.ndarray, candidates: Sequence[CoulombLaw], allowed: np.ndarray, forced: bool) -> int:
+    """The candidate with the smallest held-out error among `allowed`; unless `forced`, a law extending another
+    family (a sigmoid: tanh with a shift) only if it beats that family's best by EXTENSION_GAIN, and any law only if
+    it beats the sign law (0) by SMOOTH_GAIN (_beats)."""
     total = sq.sum(axis=0)
     best = int(np.argmin(np.where(allowed[1:], total[1:], np.inf))) + 1
     if forced:
         return best
-    if CANDIDATES[best].family == "sigmoid":
-        tanh = int(np.argmin(np.where(_TANH, total, np.inf)))
-        best = best if _beats(sq, best, tanh, SHIFT_GAIN) else tanh
+    extended = candidates[best].extends
+    if extended is not None:
+        simpler = int(np.argmin(np.where([law.family == extended for law in candidates], total, np.inf)))
+        best = best if _beats(sq, best, simpler, EXTENSION_GAIN) else simpler
     return best if _beats(sq, best, 0, SMOOTH_GAIN) else 0
 
 
@@ -184,48 +178,49 @@ def _beats(sq: np.ndarray, law: int, simpler: int, gain: float) -> bool:
 
 
 def choose_coulomb_laws(data: RegressionData, base: BaseParameters, fc: np.ndarray,
-                        family: str | None = None) -> CoulombLawChoice:
-    """The law of every joint with a Coulomb column (fc ≥ 0), one joint at a time for SWEEPS passes (_chosen; with
-    `family`, the best law of that family)."""
+                        candidates: Sequence[CoulombLaw], family: str | None = None) -> CoulombLawChoice:
+    """The law of every joint with a Coulomb column (fc ≥ 0) among the `candidates` the data were streamed with
+    (coulomb_candidates), one joint at a time for SWEEPS passes (_chosen; with `family`, the best law of that
+    family)."""
+    candidates = tuple(candidates)
     folds = _folds(data, base, fc)
-    allowed = np.array([family is None or law.family == family for law in CANDIDATES])
+    allowed = np.array([family is None or law.family == family for law in candidates])
     laws = np.zeros(len(fc), dtype=int)
-    errors = np.full((len(fc), len(CANDIDATES)), np.nan)
+    errors = np.full((len(fc), len(candidates)), np.nan)
     for _ in range(SWEEPS):
         for j in np.flatnonzero(fc >= 0):
-            sq = _held_out_errors(folds, base.n_base, fc, laws, int(j))
+            sq = _held_out_errors(folds, base.n_base, fc, laws, int(j), len(candidates))
             errors[j] = np.sqrt(sq.sum(axis=0) / max(sum(int(fold.n_rows[j]) for fold in folds.held_out), 1))
-            laws[j] = _chosen(sq, allowed, forced=family is not None)
-    chosen = tuple(CANDIDATES[k] for k in laws)
-    return CoulombLawChoice(CANDIDATES, errors, chosen, _intervals(errors, laws))
+            laws[j] = _chosen(sq, candidates, allowed, forced=family is not None)
+    chosen = tuple(candidates[k] for k in laws)
+    return CoulombLawChoice(candidates, errors, chosen, _intervals(candidates, errors, laws))
 
 
-def shape_scale(law: CoulombLaw) -> float:
-    """The scale of a law's shape that its interval is given in: x_c [rad] of presliding, else v_s [rad/s]."""
-    return law.travel_rad if law.family == "presliding" else law.velocity_rad_s
-
-
-def _intervals(errors: np.ndarray, laws: np.ndarray) -> np.ndarray:
-    """Per joint, the range of shape_scale over the chosen family's candidates of the same form (r, δ/v_s) whose
-    held-out error is within INTERVAL_TOLERANCE of the chosen law's."""
+def _intervals(candidates: Sequence[CoulombLaw], errors: np.ndarray, laws: np.ndarray) -> np.ndarray:
+    """Per joint, the range of the scale (CoulombLaw.scale) over the chosen family's candidates of the same form
+    (CoulombLaw.form: r, δ/v_s) whose held-out error is within INTERVAL_TOLERANCE of the chosen law's; NaN for a law
+    without shape."""
     intervals = np.full((len(laws), 2), np.nan)
     for j in np.flatnonzero(laws > 0):
-        chosen = CANDIDATES[laws[j]]
-        kin = [k for k, law in enumerate(CANDIDATES) if law.family == chosen.family and law.ratio == chosen.ratio
-               and np.isclose(law.shift_rad_s * chosen.velocity_rad_s, chosen.shift_rad_s * law.velocity_rad_s)
-               and errors[j][k] <= (1.0 + INTERVAL_TOLERANCE) * errors[j][laws[j]]]
-        scales = [shape_scale(CANDIDATES[k]) for k in kin]
+        chosen = candidates[laws[j]]
+        if not chosen.shape:
+            continue
+        scales = [law.scale() for k, law in enumerate(candidates)
+                  if law.family == chosen.family and np.allclose(law.form(), chosen.form())
+                  and errors[j][k] <= (1.0 + INTERVAL_TOLERANCE) * errors[j][laws[j]]]
         intervals[j] = min(scales), max(scales)
     return intervals
 
 
 def with_chosen_laws(data: RegressionData, setup: RobotSetup, robot: RobotModel, base: BaseParameters, fc: np.ndarray,
-                     config: EstimatorConfig,
+                     config: EstimatorConfig, candidates: Sequence[CoulombLaw],
                      progress: Progress) -> tuple[RegressionData, RobotModel, CoulombLawChoice]:
-    """Each joint's Coulomb law chosen by held-out data (choose_coulomb_laws), the regression and model with them
-    (the regression built again where a law is not sign: the candidates were on choice samples only)."""
-    say(progress, f"Coulomb law per joint: {len(CANDIDATES)} candidates, {N_FOLDS}-fold cross-validation")
-    choice = choose_coulomb_laws(data, base, fc, None if config.coulomb_law == "auto" else config.coulomb_law)
+    """Each joint's Coulomb law chosen by held-out data among the `candidates` the data were streamed with
+    (choose_coulomb_laws), the regression and model with them (the regression built again where a law is not sign:
+    the candidates were on choice samples only)."""
+    say(progress, f"Coulomb law per joint: {len(candidates)} candidates, {N_FOLDS}-fold cross-validation")
+    family = config.coulomb_law if config.coulomb_law in FAMILIES else None  # else auto
+    choice = choose_coulomb_laws(data, base, fc, candidates, family)
     chosen = robot.with_coulomb_laws(choice.chosen)
     if chosen.coulomb_laws:  # some law other than sign: the regression built again with it
         return restreamed(data, setup, chosen, base, config, progress), chosen, choice

@@ -19,8 +19,8 @@ MAX_POINTS = 4000
 
 
 def friction_curve_nm(f: Friction, joint: int, dq_rad_s: np.ndarray, q_rad: np.ndarray | None = None) -> np.ndarray:
-    """The identified linear-in-parameters friction of one joint at speeds dq (a presliding law along the positions
-    q of the same samples): FV·dq + FC·law + FO (an unestimated term counts 0)."""
+    """The identified linear-in-parameters friction of one joint at speeds dq (a path-dependent law along the
+    positions q of the same samples): FV·dq + FC·law + FO (an unestimated term counts 0)."""
     viscous, coulomb, offset = (np.nan_to_num(x[joint]) for x in (f.viscous_nm_s_rad, f.coulomb_nm, f.offset_nm))
     return viscous * dq_rad_s + coulomb * f.laws()[joint].signal(dq_rad_s, q_rad) + offset
 
@@ -37,7 +37,7 @@ def friction_figure(traces: Traces, f: Friction) -> Figure:
         dq = traces.dq_rad_s[::step, j]
         ax.plot(dq, traces.friction_nm[::step, j], ".", ms=1.5, color="tab:gray", label="data less the rigid body")
         law = f.laws()[j].formula()
-        if f.laws()[j].family == "presliding":  # a state of the path: drawn at the samples, along them
+        if f.laws()[j].path_dependent:  # a state of the path (presliding): drawn at the samples, along them
             friction = friction_curve_nm(f, j, traces.dq_rad_s[:, j], traces.q_rad[:, j])[::step]
             ax.plot(dq, friction, ".", ms=1.0, color="tab:red", label="identified friction")
         else:

@@ -16,6 +16,7 @@ from robot_id_estimator.output.urdf_edit import UrdfEditor
 from robot_id_estimator.results import Friction, Identification
 from robot_id_estimator.results.files import write_text
 from robot_id_estimator.stribeck_law import STRIBECK_NAMES
+from robot_id_model.coulomb_laws import SIGN
 from robot_id_model.parameters import inertial_columns
 from robot_id_model.physical import LinkInertial, inertia_six, link_from_standard
 from robot_id_model.robot_model import RobotModel
@@ -143,7 +144,7 @@ def _has_dynamics(result: Identification) -> bool:
 def _shaped_laws(result: Identification) -> list[str]:
     """The joints whose Coulomb law is not sign-like, with it."""
     return [f"{name}: friction·{law.formula()}" for name, law in zip(result.setup.joint_names, result.friction.laws(),
-                                                                    strict=True) if law.family != "sign"]
+                                                                    strict=True) if law != SIGN]
 
 
 def write_identified_model(result: Identification, out_dir: str | pathlib.Path) -> ModelFiles:
@@ -271,13 +272,12 @@ def _model_yaml(result: Identification, urdf_name: str, friction: dict, passed: 
 
 
 def _coulomb_law(f: Friction, joint: int) -> dict:
-    """A joint's Coulomb law for identified.yaml: its formula and shape, with the range of v_s (x_c of presliding)
-    the held-out data support."""
+    """A joint's Coulomb law for identified.yaml: its formula, family and shape parameters (CoulombLaw.to_dict), with
+    the range of its scale the held-out data support (e.g. velocity_range_rad_s: ShapeParameter.range_name)."""
     law = f.laws()[joint]
     out = {"form": f"coulomb_nm·{law.formula()}", **law.to_dict()}
-    if law.family != "sign" and f.law_choice is not None:
-        key = "travel_range_rad" if law.family == "presliding" else "velocity_range_rad_s"
-        out[key] = [_plain(v) for v in f.law_choice.interval_rad_s[joint]]
+    if law.shape and f.law_choice is not None:
+        out[law.shape[0].range_name] = [_plain(v) for v in f.law_choice.interval_rad_s[joint]]
     return out
 
 

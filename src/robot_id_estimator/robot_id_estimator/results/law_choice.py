@@ -20,8 +20,8 @@ class CoulombLawChoice:
     chosen: tuple[CoulombLaw, ...]
     """Each joint's law."""
     interval_rad_s: np.ndarray
-    """(n, 2) the chosen family's shape_scale (v_s [rad/s]; x_c [rad] for presliding) within INTERVAL_TOLERANCE of
-    the best held-out error (NaN for sign)."""
+    """(n, 2) the range of the chosen law's scale (CoulombLaw.scale: v_s [rad/s], x_c [rad] of presliding) within
+    INTERVAL_TOLERANCE of the best held-out error (NaN for a law without shape: sign)."""
 
     def describe(self, joint_names: Sequence[str]) -> list[str]:
         """One line per joint: the law chosen, its held-out error, and the best of each family."""
@@ -38,8 +38,8 @@ class CoulombLawChoice:
             others = ", ".join(f"{self.candidates[k].formula()} {errors[k]:.4g} Nm"
                                for family, k in best.items() if family != chosen.family)
             low, high = self.interval_rad_s[j]
-            shape = (f" ({'x_c' if chosen.family == 'presliding' else 'v_s'} {low:.3g}–{high:.3g} "
-                     f"{'rad' if chosen.family == 'presliding' else 'rad/s'})") if chosen.family != "sign" else ""
+            scale = chosen.shape[0] if chosen.shape else None
+            shape = f" ({scale.symbol} {low:.3g}–{high:.3g} {scale.unit})" if scale is not None else ""
             lines.append(f"{name}: {chosen.formula()}{shape}, held-out error "
                          f"{errors[self.candidates.index(chosen)]:.4g} Nm; best of the others: {others}")
         return lines
