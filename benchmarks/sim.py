@@ -7,18 +7,21 @@ For the iiwa14 (joint states at 500 Hz, its config's rate) and the Panda (1 kHz)
 - alone: the sim node (`robot_id_sim.node`, defaults otherwise) for --seconds of wall time with nobody subscribed,
   real_time_factor --factor (20: far above what this machine reaches, i.e. "as fast as it can"; below `capacity`
   by the executor's and the timer's share);
-- recorded: the same with a recorder process (rclpy, a raw subscription to the joint states with the node's QoS,
-  reliable depth 100, keeping every message's bytes and stamp, as a rosbag2 recorder does), started first;
+- recorded: the same with a recorder process started first that receives the joint states as robot_id_recorder does
+  (rclpy, a raw subscription, reliable, its depth 1000, the messages waiting taken in one batch every 10 ms rather
+  than one executor callback each), keeping every message's bytes and stamp;
 - lockstep: real_time_factor 0 with lockstep_subscribers ['recorder'] (window 0.1 s, the default); the same
-  recorder acknowledges on robot_id/sim_ack (sensor_msgs/TimeReference) every 10th message it receives.
+  recorder acknowledges the newest stamp of each batch on robot_id/sim_ack (sensor_msgs/TimeReference), as
+  robot_id_recorder does.
 
 Real-time factor: read from the node's own status lines (every 5 s of wall time: samples published, log stamp),
 between the first and the last one, so start-up is left out and nothing is added to the graph; a /clock
 subscriber would be one more subscriber (250 Hz of sim time, about 1 kHz of callbacks at x4) on a 2-core machine.
 Lost: the samples between the first and the last received that never arrived (goal: 0); apart, "missed at
-start": published before the first one received. A Python subscriber keeps up with about 2 kHz of JointState
-(the raw recorder with more): in `recorded`, losses are expected above that; in `lockstep` nothing may be lost,
-at the start neither (the node starts its clock once the recorder is connected).
+start": published before the first one received. A Python subscriber taking one executor callback per message
+keeps up with about 2 kHz of JointState, the batches with more: in `recorded`, losses are possible when the
+recorder falls 1000 messages behind; in `lockstep` nothing may be lost, at the start neither (the node starts its
+clock once the recorder is connected).
 
 Every process started gets ROS_AUTOMATIC_DISCOVERY_RANGE=LOCALHOST and its own ROS_DOMAIN_ID (from this pid, one
 per run), and is stopped with SIGINT (then killed after a timeout), also on errors, Ctrl-C and SIGTERM.
@@ -52,11 +55,9 @@ FACTOR = 20.0
 """Default real_time_factor of the unpaced runs: far above what this machine reaches."""
 CAPACITY_S = 5.0
 RECORDER = "recorder"
-ACK_EVERY = 10
 PYTHON_SUBSCRIBER_HZ = 2000.0
-"""About how many JointState messages per second a Python subscriber that deserialises them keeps up with (machine
-guide); the raw recorder keeps up with more."""
-STATE_QOS_DEPTH = 100
+"""About how many JointState messages per second a Python subscriber that deserialises them, one executor callback
+each, keeps up with (machine guide); the recorder here, taking them in batches, keeps up with more."""
 START_TIMEOUT_S = 60.0
 DRAIN_S = 0.5
 """Wall time the recorder gets after the sim stopped, for messages still under way."""
@@ -76,7 +77,6 @@ def record(argv: list[str]) -> int:
     parser.add_argument("--topic", required=True)
     parser.add_argument("--out", required=True)
     parser.add_argument("--ack-name", default="", help="acknowledge on robot_id/sim_ack under this name")
-    parser.add_argument("--ack-every", type=int, default=ACK_EVERY)
     args = parser.parse_args(argv)
 
     import rclpy
@@ -85,9 +85,11 @@ def record(argv: list[str]) -> int:
     from rclpy.qos import QoSProfile, ReliabilityPolicy
     from sensor_msgs.msg import JointState, TimeReference
 
+    from robot_id_contract.taken_messages import TakenByTheNode, take_waiting
     from robot_id_contract.topics import SIM_ACK
+    from robot_id_recorder.node import DEPTH, TAKE_PERIOD_S
 
-    qos = QoSProfile(depth=STATE_QOS_DEPTH, reliability=ReliabilityPolicy.RELIABLE)
+    qos = QoSProfile(depth=DEPTH, reliability=ReliabilityPolicy.RELIABLE)
     stamps_ns: list[int] = []
     wall_s: list[float] = []
     kept: list = []  # every message, as a recorder keeps it until written
@@ -95,22 +97,35 @@ def record(argv: list[str]) -> int:
     node = rclpy.create_node(RECORDER)
     ack_pub = node.create_publisher(TimeReference, SIM_ACK.name, SIM_ACK.qos)
 
-    def on_state(msg: bytes) -> None:
+    def keep(msg: bytes) -> None:
         wall_s.append(time.monotonic())
         kept.append(msg)
         # CDR: 4-byte encapsulation header (byte 1: 1 little endian, 0 big endian), then header.stamp
         sec, nanosec = struct.unpack_from("<iI" if msg[1] & 1 else ">iI", msg, 4)
         stamps_ns.append(sec * 1_000_000_000 + nanosec)
-        if args.ack_name and len(stamps_ns) % args.ack_every == 0:
+
+    states = node.create_subscription(JointState, args.topic, keep, qos, raw=True, callback_group=TakenByTheNode())
+
+    def take_states() -> None:
+        """The joint states waiting, oldest first, in one batch; the newest acknowledged (as robot_id_recorder)."""
+        received = len(stamps_ns)
+        for msg, _info in take_waiting(states):
+            keep(msg)
+        if args.ack_name and len(stamps_ns) > received:
+            sec, nanosec = divmod(max(stamps_ns[received:]), 1_000_000_000)
             ack_pub.publish(TimeReference(time_ref=Time(sec=sec, nanosec=nanosec), source=args.ack_name))
 
-    node.create_subscription(JointState, args.topic, on_state, qos, raw=True)
+    node.create_timer(TAKE_PERIOD_S, take_states)
     print("ready", flush=True)
     try:
         rclpy.spin(node)
     except (KeyboardInterrupt, ExternalShutdownException):
         pass
+    except Exception:
+        if rclpy.ok():  # else the stop: SIGINT can shut the context down while the executor builds its wait set
+            raise
     finally:
+        take_states()
         np.savez(args.out, stamps_ns=np.array(stamps_ns, dtype=np.int64), wall_s=np.array(wall_s),
                  bytes=sum(len(b) for b in kept))
         node.destroy_node()
@@ -325,9 +340,9 @@ def print_table(results: dict, rates: dict, factor: float, recorder: str) -> Non
             print(row)
     print(f"RTF: sim s per wall s (runs of the node: from its status lines, steady state); msgs/s = rate x RTF, joint "
           f"states published per wall s. lost: samples missing between the first and the last received; missed at "
-          f"start: published before the first one received. A Python subscriber deserialising JointState keeps up with "
-          f"about {PYTHON_SUBSCRIBER_HZ:.0f} msgs/s (recorder here: {recorder}), so 'recorded' may lose messages "
-          f"above that; 'lockstep' must lose none (goal: 0 and 0).")
+          f"start: published before the first one received. A Python subscriber deserialising JointState, one callback "
+          f"each, keeps up with about {PYTHON_SUBSCRIBER_HZ:.0f} msgs/s (recorder here: {recorder}, with more); "
+          f"'recorded' may lose messages when it falls 1000 behind; 'lockstep' must lose none (goal: 0 and 0).")
     for robot, by_configuration in results.items():
         lockstep = by_configuration.get("lockstep", {})
         if lockstep.get("stalled"):
@@ -372,9 +387,9 @@ def main(argv: list[str]) -> int:
                 else:
                     results[robot][configuration] = run_node(robot, configuration, args.seconds, args.factor,
                                                              domain_id, tmp)
-    print_table(results, rates, args.factor, "raw bytes, not deserialised")
+    print_table(results, rates, args.factor, "raw bytes taken in batches, not deserialised")
     figures: dict = {"benchmark": "sim", "seconds_per_run": args.seconds, "factor": args.factor,
-                     "recorder": "raw", "cpus": os.cpu_count()}
+                     "recorder": "raw, taken in batches", "cpus": os.cpu_count()}
     for robot, by_configuration in results.items():
         case: dict = {}
         for configuration, f in by_configuration.items():

@@ -140,7 +140,8 @@ def _sim_rtf(f: dict) -> str:
     cases = [(*key.removesuffix("hz").split("_"), case) for key, case in f.items()
              if isinstance(case, dict) and "alone_rtf" in case]  # "iiwa14_500hz": {...}
     return "; ".join(f"{robot} at {rate} Hz ×{case['alone_rtf']:.1f} alone, ×{case['recorded_rtf']:.1f} with a "
-                     f"recorder ({case['recorded_lost']} lost)" for robot, rate, case in cases)
+                     f"recorder ({case['recorded_lost']} lost), ×{case['lockstep_rtf']:.1f} in lockstep with it "
+                     f"({case['lockstep_lost']} lost)" for robot, rate, case in cases)
 
 
 def _speed(f: dict) -> str:

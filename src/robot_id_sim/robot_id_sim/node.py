@@ -41,7 +41,8 @@ from trajectory_msgs.msg import JointTrajectory
 
 from robot_id_contract.node_process import NodeProcess, run_node
 from robot_id_contract.parameters import declare_parameters
-from robot_id_contract.stamps import stamp_s, time_msg
+from robot_id_contract.stamps import stamp_s
+from robot_id_contract.taken_messages import TakenByTheNode, take_waiting
 from robot_id_contract.topics import LATCHED, RECORDING_STATUS, SIM_ACK
 from robot_id_model.realtime import set_realtime_priority
 from robot_id_model.robot_config import RobotConfig, load_robot_config
@@ -50,6 +51,7 @@ from robot_id_msgs.msg import RecordingStatus
 from robot_id_sim.joint_trajectory_controller import ControllerParameters, controller_node_name
 from robot_id_sim.mujoco_plant import PlantError
 from robot_id_sim.node_parameters import CLOCKS, TRUE_DYNAMICS, parameters
+from robot_id_sim.outgoing_cdr import JointStateCdr, clock_cdr
 from robot_id_sim.pacing import Pacer
 from robot_id_sim.seeded_load import seeded_load
 from robot_id_sim.sensors import Measurement, SensorOptions
@@ -105,6 +107,7 @@ class SimNode(Node):
         self.failure: BaseException | None = None
 
         self.state_pub = self.create_publisher(JointState, config.joint_states_topic, STATE_QOS)
+        self.state_cdr = JointStateCdr(self.joint_names)  # published as bytes: outgoing_cdr.py says why
         self.description_pub = self.create_publisher(String, config.robot_description_topic, LATCHED)
         self.description_pub.publish(String(data=_with_hardware(self.urdf_text,
                                                                 self.robot.sensors.options.torque_filter_time_constant_s)))
@@ -160,7 +163,8 @@ class SimNode(Node):
         self.pacer = Pacer(p["real_time_factor"], p["lockstep_subscribers"], p["lockstep_window_s"])
         self.clock_every = max(round(rate_hz / p["clock_rate_hz"]), 1)
         self.clock_pub = self.create_publisher(Clock, "/clock", 10)
-        self.create_subscription(TimeReference, SIM_ACK.name, self._on_ack, SIM_ACK.qos)
+        self.ack_sub = self.create_subscription(TimeReference, SIM_ACK.name, self._on_ack, SIM_ACK.qos,
+                                                callback_group=TakenByTheNode())  # taken by the tick, in batches
         self.create_subscription(RecordingStatus, RECORDING_STATUS.name, self._on_recording_status,
                                  RECORDING_STATUS.qos)
         self.lockstep_subscribers = list(p["lockstep_subscribers"])
@@ -210,6 +214,15 @@ class SimNode(Node):
     def _on_ack(self, msg: TimeReference) -> None:
         self.pacer.acknowledge(msg.source, stamp_s(msg.time_ref))
 
+    def _take_acks(self) -> int:
+        """The acknowledgements waiting, to the pacer (not one executor callback each: at x5 real time they come
+        500 times a second); how many."""
+        taken = 0
+        for msg, _info in take_waiting(self.ack_sub):
+            self._on_ack(msg)
+            taken += 1
+        return taken
+
     def _on_recording_status(self, msg: RecordingStatus) -> None:
         if msg.finished and not self.pacer.finished:
             self.pacer.finish()
@@ -221,9 +234,14 @@ class SimNode(Node):
         if not self.started:
             self._start(began)
             return
+        self._take_acks()
         allowed = self.pacer.allowed_s(began, self.robot.t_s)
-        while (self.robot.t_s + self.robot.dt_s <= allowed + 1e-12 and time.monotonic() - began < TICK_BUDGET_S
-               and self.context.ok()):  # a signal shuts the context down between two samples
+        while time.monotonic() - began < TICK_BUDGET_S and self.context.ok():  # a signal shuts it down meanwhile
+            if self.robot.t_s + self.robot.dt_s > allowed + 1e-12:
+                if not self._take_acks():  # none came meanwhile that could allow more: until the next tick
+                    break
+                allowed = self.pacer.allowed_s(time.monotonic(), self.robot.t_s)
+                continue
             self._publish(self.robot.advance())
         if began - self.status_wall_s >= STATUS_PERIOD_S and not self.pacer.finished:
             self._status(began)
@@ -259,18 +277,15 @@ class SimNode(Node):
 
     def _publish(self, sample: Measurement | None) -> None:
         """The latest sample (None: dropped by the sensor model), stamped with its time (sim time or system time)."""
-        stamp = time_msg(self.epoch_ns + round(self.robot.t_s * 1e9))
+        stamp_ns = self.epoch_ns + round(self.robot.t_s * 1e9)
         if self.robot.constraint_failure:
             self.get_logger().error(f"joint trajectory controller: {self.robot.constraint_failure}")
         if self.clock_pub is not None and self.robot.samples % self.clock_every == 0:
-            self.clock_pub.publish(Clock(clock=stamp))
+            self.clock_pub.publish(clock_cdr(stamp_ns))
         if sample is None:
             self.dropped += 1
             return
-        msg = JointState(name=self.joint_names, position=sample.q_rad.tolist(), velocity=sample.dq_rad_s.tolist(),
-                         effort=sample.effort_nm.tolist())
-        msg.header.stamp = stamp
-        self.state_pub.publish(msg)
+        self.state_pub.publish(self.state_cdr.serialize(stamp_ns, sample.q_rad, sample.dq_rad_s, sample.effort_nm))
         self.published += 1
 
     def _status(self, wall_s: float) -> None:
