@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 
@@ -20,8 +20,7 @@ import numpy as np
 
 from robot_id_estimator.estimation import least_squares as estimation
 from robot_id_estimator.estimation.base_stage import BaseEstimate, estimate_base
-from robot_id_estimator.estimation.metrics import identification_metrics
-from robot_id_estimator.friction.coulomb_law_choice import chooses_a_law, coulomb_candidates, with_chosen_laws
+from robot_id_estimator.friction.coulomb_law_choice import with_chosen_laws
 from robot_id_estimator.friction.sweep_choice import dropped_notes, sweeps_predicting_worse
 from robot_id_estimator.friction.sweeps import extrapolation_notes, friction_sweeps
 from robot_id_estimator.physical.problem import RetrievalError
@@ -40,6 +39,7 @@ from robot_id_estimator.recordings.recording import DataError, Recording
 from robot_id_estimator.results import (
     Friction,
     Identification,
+    Metrics,
     ParameterSet,
     Physical,
     Traces,
@@ -51,9 +51,11 @@ from robot_id_estimator.results.set_checks import SetCheck, check_sets
 from robot_id_estimator.robot_setup import RobotSetup
 from robot_id_estimator.settings import EstimatorConfig
 from robot_id_estimator.validation.diagnosis_stage import diagnosis_of
+from robot_id_estimator.validation.fit_metrics import identification_metrics
 from robot_id_estimator.validation.held_out import cross_validate, predicted_blocks
 from robot_id_estimator.validation.prediction_errors import predict_torque
 from robot_id_model.base_parameters import BaseParameters, base_parameters
+from robot_id_model.coulomb_laws import candidate_laws
 from robot_id_model.robot_model import RobotModel
 
 
@@ -70,10 +72,12 @@ class SweepFriction:
 
 @dataclass(frozen=True)
 class PhysicalOutcome:
-    """The physical stage: retrieved parameters, or why there are none (None, None: not asked for)."""
+    """The physical stage: retrieved parameters and the same retrieval as a function of a reduced system (for the
+    held-out check), or why there are none (None, None: not asked for)."""
 
     physical: Physical | None
     failure: str | None
+    refit: Callable[[estimation.ReducedSystem], np.ndarray] | None = None
 
 
 class _Timer:
@@ -119,7 +123,7 @@ def identify(
         return _identified(recordings, setup, used, robot, friction, progress, allow_outside_limits,
                            allow_implausible_torque, check_recordings)
 
-    if sweep is None or not chooses_a_law(config.coulomb_law):
+    if sweep is None or not config.chooses_coulomb_law:
         return run(sweep)
     say(progress, "each joint's friction sweep against the excitation's own Coulomb law, on held-out data")
     quick = dataclasses.replace(config, physical=dataclasses.replace(config.physical, method="none"))
@@ -147,7 +151,7 @@ def _identified(recordings: Sequence[Recording], setup: RobotSetup, config: Esti
     replaced = replaced_by_stribeck(base.names, robot.joint_names, stribeck)
     fc = coulomb_columns(robot, base)
     fc[np.isin(fc, sorted(replaced))] = -1
-    candidates = coulomb_candidates() if chooses_a_law(config.coulomb_law) and (fc >= 0).any() else ()
+    candidates = candidate_laws() if config.chooses_coulomb_law and (fc >= 0).any() else ()
     with timer.stage("processing"):
         data = regression_data(recordings, setup, robot, base, config, stribeck, progress, allow_outside_limits,
                                allow_implausible_torque, candidates)
@@ -176,11 +180,12 @@ def _identified(recordings: Sequence[Recording], setup: RobotSetup, config: Esti
                                                     config.essential_rsd_threshold_percent)
     with timer.stage("physical"):
         outcome = _physical_stage(robot, base, setup, data, estimate, essential, config, progress)
+    metrics = identification_metrics(config, data, estimate, essential, _set_values(estimate, essential, outcome))
     with timer.stage("held-out check"):
-        held_out = _held_out(robot, base, setup, config, data, estimate, essential, outcome, check_data, progress)
+        held_out = _held_out(data, estimate, essential, outcome, check_data, progress)
     timer.seconds["total"] = round(time.perf_counter() - timer.start, 4)
     return _assemble(setup, robot, base, config, data, estimate, essential, outcome, sweep, law_choice, held_out,
-                     timer.seconds, progress)
+                     dataclasses.replace(metrics, timings_s=timer.seconds), progress)
 
 
 def _sweep_friction(sweeps: Sequence[Recording], robot: RobotModel, setup: RobotSetup, config: EstimatorConfig,
@@ -216,7 +221,7 @@ def _physical_stage(
                                      target, config.physical)
     except RetrievalError as err:
         return PhysicalOutcome(None, f"physical parameters not retrieved: {err}")
-    return PhysicalOutcome(physical, None)
+    return PhysicalOutcome(physical, None, physical_retrieval_of(robot, base, setup, target, config.physical))
 
 
 def _target_columns(estimate: BaseEstimate, essential: estimation.Essential, config: EstimatorConfig) -> np.ndarray:
@@ -234,8 +239,7 @@ def _set_values(estimate: BaseEstimate, essential: estimation.Essential, outcome
     return values
 
 
-def _held_out(robot: RobotModel, base: BaseParameters, setup: RobotSetup, config: EstimatorConfig,
-              data: RegressionData, estimate: BaseEstimate, essential: estimation.Essential, outcome: PhysicalOutcome,
+def _held_out(data: RegressionData, estimate: BaseEstimate, essential: estimation.Essential, outcome: PhysicalOutcome,
               check_data: RegressionData | None, progress: Progress) -> HeldOut:
     """Every set's prediction of data it was not fitted to: the check recordings when given, else each of the
     recordings' N_FOLDS time blocks by the sets fitted on the others."""
@@ -245,10 +249,8 @@ def _held_out(robot: RobotModel, base: BaseParameters, setup: RobotSetup, config
                                 f"the check recording(s) {', '.join(check_data.sources)}, not fitted, in "
                                 f"{N_FOLDS} time blocks")
     say(progress, f"self-check: each set fitted on {N_FOLDS - 1} of {N_FOLDS} time blocks predicts the other")
-    physical_of = physical_retrieval_of(robot, base, setup, _target_columns(estimate, essential, config),
-                                        config.physical) if outcome.physical else None
     return cross_validate([s.folds for s in data.streamed], estimate.joint_weights, estimate.columns,
-                          essential.fit.columns, physical_of)
+                          essential.fit.columns, outcome.refit)
 
 
 def _assemble(
@@ -263,7 +265,7 @@ def _assemble(
     sweep: SweepFriction | None,
     law_choice: CoulombLawChoice | None,
     held_out: HeldOut,
-    timings_s: dict[str, float],
+    metrics: Metrics,
     progress: Progress,
 ) -> Identification:
     """The Identification of the stages' results, with every parameter set checked on held-out data."""
@@ -273,7 +275,7 @@ def _assemble(
              *(law_choice.describe(robot.joint_names) if law_choice else ())]
     if sweep is not None:
         notes += extrapolation_notes(sweep.coefficients, sweep.ranges_rad_s, data.processed, robot.joint_names)
-    metrics = identification_metrics(config, data, estimate, essential, values, notes, timings_s)
+    metrics = dataclasses.replace(metrics, notes=tuple(notes))
     torque_rms_nm = np.sqrt(np.mean(data.measured_nm**2, axis=0))
     checks = check_sets(held_out, torque_rms_nm, robot.joint_names,
                         {"physical": outcome.physical.violations} if outcome.physical is not None else None)

@@ -180,6 +180,12 @@ class EstimatorConfig:
     """Collision threshold = this × the largest collision-free observer residual (Xu et al. 2020, IV-F)."""
     physical: PhysicalConfig = field(default_factory=PhysicalConfig)
 
+    @property
+    def chooses_coulomb_law(self) -> bool:
+        """Whether coulomb_law leaves a law to choose: "auto", or a family with a shape to find (not sign(dq), which
+        has none)."""
+        return self.coulomb_law not in FAMILIES or bool(FAMILIES[self.coulomb_law].shape)
+
     def to_dict(self) -> dict:
         """In the layout of config/estimator.yaml (config_to_dict), also inside identification.json."""
         return config_to_dict(self)

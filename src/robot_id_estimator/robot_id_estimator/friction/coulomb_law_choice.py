@@ -27,7 +27,7 @@ from robot_id_estimator.results.law_choice import CoulombLawChoice
 from robot_id_estimator.robot_setup import RobotSetup
 from robot_id_estimator.settings import EstimatorConfig
 from robot_id_model.base_parameters import BaseParameters
-from robot_id_model.coulomb_laws import FAMILIES, SIGN, CoulombLaw
+from robot_id_model.coulomb_laws import FAMILIES, CoulombLaw
 from robot_id_model.robot_model import RobotModel
 
 SMOOTH_GAIN = 0.1
@@ -52,18 +52,6 @@ the grid's step is its resolution)."""
 
 SWEEPS = 2
 """Passes over the joints, each choosing one joint's law with the others at their latest choice."""
-
-
-def chooses_a_law(coulomb_law: str) -> bool:
-    """Whether the setting coulomb_law leaves a law to choose: "auto", or a family with a shape to find (not
-    sign(dq), which has none)."""
-    return coulomb_law not in FAMILIES or bool(FAMILIES[coulomb_law].shape)
-
-
-def coulomb_candidates() -> tuple[CoulombLaw, ...]:
-    """The laws searched: the sign law first, then every registered family's candidates (CoulombLaw.candidates),
-    whatever family a setting forces (the others' held-out errors are reported beside it)."""
-    return (SIGN, *(law for family in FAMILIES.values() for law in family.candidates() if law != SIGN))
 
 
 def _columns(n_base: int, fc_column: int, law: int) -> list[int]:
@@ -180,8 +168,8 @@ def _beats(sq: np.ndarray, law: int, simpler: int, gain: float) -> bool:
 def choose_coulomb_laws(data: RegressionData, base: BaseParameters, fc: np.ndarray,
                         candidates: Sequence[CoulombLaw], family: str | None = None) -> CoulombLawChoice:
     """The law of every joint with a Coulomb column (fc ≥ 0) among the `candidates` the data were streamed with
-    (coulomb_candidates), one joint at a time for SWEEPS passes (_chosen; with `family`, the best law of that
-    family)."""
+    (robot_id_model.coulomb_laws.candidate_laws), one joint at a time for SWEEPS passes (_chosen; with `family`, the
+    best law of that family)."""
     candidates = tuple(candidates)
     folds = _folds(data, base, fc)
     allowed = np.array([family is None or law.family == family for law in candidates])

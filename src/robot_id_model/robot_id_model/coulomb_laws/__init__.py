@@ -31,4 +31,13 @@ module of this folder is imported after them."""
 for _module in (*SHIPPED, *sorted(m.name for m in pkgutil.iter_modules(__path__) if m.name not in SHIPPED)):
     importlib.import_module(f"{__name__}.{_module}")
 
-__all__ = ["FAMILIES", "SIGN", "CoulombLaw", "ShapeParameter", "SignLaw", "coulomb_signals", "register"]
+
+
+def candidate_laws() -> tuple[CoulombLaw, ...]:
+    """The laws a choice among the families tries: the sign law first, then every registered family's candidates
+    (CoulombLaw.candidates)."""
+    return (SIGN, *(law for family in FAMILIES.values() for law in family.candidates() if law != SIGN))
+
+
+__all__ = ["FAMILIES", "SIGN", "CoulombLaw", "ShapeParameter", "SignLaw", "candidate_laws", "coulomb_signals",
+           "register"]

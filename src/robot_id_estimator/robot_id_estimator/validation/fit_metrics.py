@@ -1,5 +1,5 @@
-"""What an identification's fit says about its data: the condition of the regressor (Xu et al. 2020, eq. 9), each
-parameter set's residual, the torque noise and joint weights, the motion (results.Metrics)."""
+"""Every parameter set against the data it was fitted to: the condition of the regressor (Xu et al. 2020, eq. 9),
+each set's residual, the torque noise and joint weights, the motion (results.Metrics)."""
 
 from __future__ import annotations
 
@@ -22,10 +22,9 @@ def residual_rms_nm(data: RegressionData, values: np.ndarray) -> list[float]:
 
 
 def identification_metrics(config: EstimatorConfig, data: RegressionData, estimate: BaseEstimate,
-                           essential: estimation.Essential, values: dict[str, np.ndarray], notes: list[str],
-                           timings_s: dict[str, float]) -> Metrics:
-    """The identification's metrics: the regressor's condition, each set's residual, the noise and weights, the
-    motion, the notes and the stages' wall times."""
+                           essential: estimation.Essential, values: dict[str, np.ndarray]) -> Metrics:
+    """The fit's metrics: the regressor's condition, each set's residual, the noise and weights, the motion (the
+    notes and the stages' wall times are the pipeline's to add)."""
     processing = config.processing
     rows, _ = weighted_rows(data.blocks, [np.ones(data.tau_nm.shape[1])] * len(data.blocks))
     return Metrics(
@@ -44,6 +43,6 @@ def identification_metrics(config: EstimatorConfig, data: RegressionData, estima
         ),
         sources=data.sources,
         motion=motion_summary(data.processed),
-        notes=tuple(notes),
-        timings_s=timings_s,
+        notes=(),
+        timings_s={},
     )
