@@ -6,7 +6,7 @@ import pytest
 from estimator_synthetic import identification_problem, scaled_truth
 
 from robot_id_estimator.physical.constraints import constraint_violations
-from robot_id_estimator.physical.lmi import retrieve_lmi
+from robot_id_estimator.physical.lmi import LmiPrograms, retrieve_lmi
 from robot_id_estimator.physical.multistart import retrieve_multistart
 from robot_id_estimator.physical.problem import PhysicalBounds, default_bounds
 from robot_id_lab.synthetic import centred_motion
@@ -51,6 +51,22 @@ def test_convex_retrieval_recovers_the_true_torques(regularizer):
     assert all(np.linalg.eigvalsh(pseudo_inertia(result.pi[c]))[0] > 0 for c in inertial_columns(robot))
     assert np.all(_validation_error(robot, pi_true, result.pi) < 0.01)
     assert result.residual_norm_nm < 0.02 * np.linalg.norm(tau)
+
+
+def test_a_program_compiled_for_other_data_gives_what_one_compiled_for_these_does():
+    """The held-out check's folds share one compiled program (LmiPrograms): fitted to other data after a first fit,
+    its answer is that of a program compiled for those data alone (the data are its parameters, none kept)."""
+    robot, base, _pi_true, w, tau = identification_problem("iiwa14")
+    bounds = default_bounds(robot)
+    half = len(tau) // 2
+    other_w, other_tau = w[:half], tau[:half] + np.random.default_rng(5).normal(0.0, 0.3, half)
+    programs = LmiPrograms()
+    retrieve_lmi(robot, w, tau, base.beta_from_pi, bounds, programs=programs)
+    reused = retrieve_lmi(robot, other_w, other_tau, base.beta_from_pi, bounds, programs=programs)
+    fresh = retrieve_lmi(robot, other_w, other_tau, base.beta_from_pi, bounds)
+    assert reused.violations == fresh.violations == () and reused.notes == fresh.notes
+    assert reused.residual_norm_nm == pytest.approx(fresh.residual_norm_nm, rel=1e-6)
+    np.testing.assert_allclose(reused.pi, fresh.pi, rtol=0, atol=1e-6 * np.abs(fresh.pi).max())
 
 
 def test_multistart_meets_every_configured_constraint_and_recovers_the_torques():

@@ -3,12 +3,16 @@ towards the nominal model, Euclidean or entropic (log-det Bregman divergence, Le
 every constraint of physical.constraints and the size bounds of physical.size_bounds (LMIs in π): eq. (18) and the
 margin are not convex in the standard parameters, so the program is solved by the penalty convex-concave procedure
 (Lipp and Boyd 2016; physical.lmi_rows), a few convex programs of the same structure (compiled once) whose
-solutions meet every constraint once the penalised slacks vanish."""
+solutions meet every constraint once the penalised slacks vanish. The data enter the program as cvxpy parameters
+(DPP), so that retrievals under the same robot and bounds (the held-out check's folds) share one compiled program
+(LmiPrograms)."""
 
 from __future__ import annotations
 
 import time
 import warnings
+from collections.abc import Callable
+from dataclasses import dataclass
 
 import cvxpy as cp
 import numpy as np
@@ -22,7 +26,7 @@ from robot_id_estimator.physical.constraints import (
     link_size,
     lumped_part,
 )
-from robot_id_estimator.physical.lmi_rows import convex_rows
+from robot_id_estimator.physical.lmi_rows import ConvexRows, convex_rows
 from robot_id_estimator.physical.problem import (
     PhysicalBounds,
     RetrievalError,
@@ -51,6 +55,30 @@ SOLVER_GAP (the objective is scaled so that the unconstrained fit's is about one
 its results are then the same from run to run."""
 
 
+@dataclass(frozen=True)
+class _Program:
+    """The convex subproblem compiled for one robot, bounds and settings, its variable π and its parameters."""
+
+    problem: cp.Problem
+    pi: cp.Variable
+    params: dict
+    rows: ConvexRows
+
+
+class LmiPrograms:
+    """retrieve_lmi's convex programs, each compiled at its first use and then reused. Give one to every retrieval of
+    the same robot under the same bounds (the held-out check's folds, which differ in their data only): each further
+    retrieval is spared cvxpy's compilation."""
+
+    def __init__(self) -> None:
+        self._programs: dict[tuple, _Program] = {}
+
+    def get(self, key: tuple, build: Callable[[], _Program]) -> _Program:
+        if key not in self._programs:
+            self._programs[key] = build()
+        return self._programs[key]
+
+
 def retrieve_lmi(
     robot: RobotModel,
     w_target: np.ndarray,
@@ -61,6 +89,7 @@ def retrieve_lmi(
     weight: float = 1.0,
     epsilon: float = 1e-6,
     outside_sq_nm2: float = 0.0,
+    programs: LmiPrograms | None = None,
 ) -> RetrievalResult:
     """min ‖τ − W·E·π‖² + weight·r₀²·D(π, π_nominal) under every constraint of physical.constraints, and
     J_i(π) ⪰ ε·I for each link body's pseudo-inertia.
@@ -70,15 +99,24 @@ def retrieve_lmi(
     with `outside_sq_nm2` the torque's part it cannot explain (physical.problem.reduce_problem). D is `euclidean`
     (relative squared distance) or `entropic` (the log-det Bregman divergence of the pseudo-inertias, which is
     invariant to the choice of link frame). Solved with Clarabel.
-    The result lists every constraint it does not meet (physical.constraints.constraint_violations).
+    The result lists every constraint it does not meet (physical.constraints.constraint_violations). With
+    `programs`, the convex program is taken from there when one of this shape was compiled before: the caller
+    vouches that every retrieval given the same `programs` has the same robot and bounds.
     """
     if regularizer not in ("euclidean", "entropic"):
         raise ValueError(f"regularizer must be 'euclidean' or 'entropic', not {regularizer!r}")
     t0 = time.perf_counter()
     problem = reduce_problem(w_target, tau_nm, target_from_pi, outside_sq_nm2)
     pi0 = nominal_parameters(robot)
-    rows = convex_rows(robot, bounds, np.maximum(np.abs(pi0), 1e-3))
-    program, pi, params = _program(robot, bounds, problem, pi0, rows, regularizer, weight, epsilon)
+
+    def build() -> _Program:
+        rows = convex_rows(robot, bounds, np.maximum(np.abs(pi0), 1e-3))
+        return _Program(*_program(robot, bounds, problem.r.shape[0], pi0, rows, regularizer, weight, epsilon), rows)
+
+    compiled = (programs or LmiPrograms()).get((regularizer, weight, epsilon, problem.r.shape), build)
+    program, pi, params, rows = compiled.problem, compiled.pi, compiled.params, compiled.rows
+    # the fit relative to the unconstrained one's residual, about 1 (Clarabel misreads tiny objectives as unbounded)
+    params["fit"][0].value, params["fit"][1].value = (x / np.sqrt(fit_scale(problem)) for x in (problem.r, problem.z))
     point, value, slack, penalty, iterations, status = pi0, np.inf, np.inf, PENALTY[0], 0, None
     for iterations in range(1, MAX_ITERATIONS + 1):
         _linearise(robot, bounds, rows, params, point, penalty)
@@ -127,15 +165,18 @@ def _solve(program: cp.Problem) -> None:
     try:
         with warnings.catch_warnings():  # an inaccurate solution is reported in the notes and checked
             warnings.simplefilter("ignore", UserWarning)
-            program.solve(solver=cp.CLARABEL, max_threads=1)
+            # the C++ canonicalisation: cvxpy 1.9's default one fails on the fit's parameter matrix
+            program.solve(solver=cp.CLARABEL, max_threads=1, canon_backend=cp.CPP_CANON_BACKEND)
     except cp.error.SolverError as err:
         raise RetrievalError(f"the convex program's solver failed ({err})") from None
 
 
-def _program(robot, bounds, problem, pi0, rows, regularizer, weight, epsilon) -> tuple[cp.Problem, cp.Variable, dict]:
-    """The convex subproblem with the tangents, the margin's linear part and the penalty as parameters."""
+def _program(robot, bounds, n_rows, pi0, rows, regularizer, weight, epsilon) -> tuple[cp.Problem, cp.Variable, dict]:
+    """The convex subproblem with the data's `n_rows` reduced rows (problem.Problem's r and z over the fit's scale),
+    the tangents, the margin's linear part and the penalty as parameters."""
     n_links = robot.n_joints
     pi = cp.Variable(robot.n_params)
+    r_scaled, z_scaled = cp.Parameter((n_rows, robot.n_params)), cp.Parameter(n_rows)
     row_slack, link_slack = cp.Variable(len(rows.rhs), nonneg=True), cp.Variable(n_links, nonneg=True)
     tangent_rows, tangent_cols = rows.tangent_entries(robot)
     tangent = cp.Parameter(len(tangent_rows))
@@ -168,13 +209,12 @@ def _program(robot, bounds, problem, pi0, rows, regularizer, weight, epsilon) ->
         if size is not None:  # Σ_C ⪰ f·m_0·D ⟺ J − blkdiag(f·m_0·D, 0) ⪰ 0 (Schur complement), linear in π;
             # SIZE_MARGIN above it, so that the solver's tolerance does not leave a solution on it below it
             constraints.append(j_body - scipy.linalg.block_diag((1.0 + SIZE_MARGIN) * size.bound_kg_m2, 0.0) >> 0)
-    # the fit relative to the unconstrained one's residual, about 1 (Clarabel misreads tiny objectives as unbounded)
-    fit = cp.sum_squares(problem.r @ pi - problem.z) / fit_scale(problem)
+    fit = cp.sum_squares(r_scaled @ pi - z_scaled)
     scales = pull_scales(robot, bounds)
     divergence = sum(_divergence(pi, cols, pi0[cols], regularizer, scales[cols]) for cols in inertial_columns(robot))
     # the slacks are relative to each row's scale; their penalty against an objective of about 1
     objective = fit + weight * divergence + penalty * (cp.sum(row_slack) + cp.sum(link_slack))
-    params = {"tangent": tangent, "margin": (margin_a, margin_b), "penalty": penalty,
+    params = {"fit": (r_scaled, z_scaled), "tangent": tangent, "margin": (margin_a, margin_b), "penalty": penalty,
               "slack": (row_slack, link_slack)}
     return cp.Problem(cp.Minimize(objective), constraints), pi, params
 

@@ -15,7 +15,7 @@ import numpy as np
 
 from robot_id_estimator.estimation.least_squares import ReducedSystem
 from robot_id_estimator.physical.determination import determination, hold_friction
-from robot_id_estimator.physical.lmi import retrieve_lmi
+from robot_id_estimator.physical.lmi import LmiPrograms, retrieve_lmi
 from robot_id_estimator.physical.multistart import retrieve_multistart
 from robot_id_estimator.physical.plausibility import plausibility
 from robot_id_estimator.physical.problem import (
@@ -45,6 +45,7 @@ def retrieve_physical(
     outside_sq_nm2: float,
     target_columns: np.ndarray,
     config: PhysicalConfig,
+    programs: LmiPrograms | None = None,
 ) -> Physical:
     """Physical parameters whose `target_columns` base parameters best explain τ (Xu et al. 2020, eq. 15).
 
@@ -53,6 +54,7 @@ def retrieve_physical(
     depend on the number of samples.
     Links that carry known fixed links (a gripper in the URDF) keep those parts' inertials; their own part is kept
     consistent too, unless the URDF gives the link no inertial of its own: then link and fixed parts are one body.
+    `programs`: the LMI programs compiled by earlier retrievals of the same robot, setup, target and config.
     """
     w = w[:, target_columns]
     target_from_pi = base.beta_from_pi[target_columns]
@@ -76,7 +78,7 @@ def retrieve_physical(
     )
     det = determination(robot, target_from_pi, nominal_parameters(robot))
     bounds = hold_friction(robot, bounds, det)
-    result = _retrieve_checked(robot, w, z_nm, outside_sq_nm2, target_from_pi, bounds, config)
+    result = _retrieve_checked(robot, w, z_nm, outside_sq_nm2, target_from_pi, bounds, config, programs)
     urdf_mass_kg = sum(inertial.mass_kg for inertial in all_link_inertials(setup.urdf_text))
     return Physical(
         method=result.method,
@@ -100,11 +102,13 @@ def retrieve_physical(
 def physical_retrieval_of(robot: RobotModel, base: BaseParameters, setup: RobotSetup, target_columns: np.ndarray,
                           config: PhysicalConfig) -> Callable[[ReducedSystem], np.ndarray]:
     """The retrieval as a function of a reduced system, as the physical stage runs it: the base values of the
-    physical set fitted to it (for the held-out check, which fits every set on part of the data)."""
+    physical set fitted to it (for the held-out check, which fits every set on part of the data), each retrieval
+    with the LMI program the first one compiled."""
+    programs = LmiPrograms()
 
     def physical_of(system: ReducedSystem) -> np.ndarray:
         return retrieve_physical(robot, base, setup, system.r_cols * system.scale, system.z, system.outside_sq,
-                                 target_columns, config).base_values
+                                 target_columns, config, programs).base_values
 
     return physical_of
 
@@ -141,13 +145,14 @@ def _link_sizes(robot: RobotModel, setup: RobotSetup, fixed: tuple[np.ndarray | 
 
 
 def _retrieve_checked(robot: RobotModel, w: np.ndarray, z_nm: np.ndarray, outside_sq_nm2: float,
-                      target_from_pi: np.ndarray, bounds: PhysicalBounds, config: PhysicalConfig) -> RetrievalResult:
+                      target_from_pi: np.ndarray, bounds: PhysicalBounds, config: PhysicalConfig,
+                      programs: LmiPrograms | None) -> RetrievalResult:
     """The configured method's result if it meets every constraint, else the other method's, else RetrievalError
     naming what each could not meet and by how much: a violating set is never the answer."""
     def run(method: str) -> RetrievalResult:
         if method == "lmi":
             return retrieve_lmi(robot, w, z_nm, target_from_pi, bounds, config.regularizer,
-                                config.weight(config.regularizer), outside_sq_nm2=outside_sq_nm2)
+                                config.weight(config.regularizer), outside_sq_nm2=outside_sq_nm2, programs=programs)
         return retrieve_multistart(robot, w, z_nm, target_from_pi, bounds, config.starts, config.seed,
                                    weight=config.weight("euclidean"), outside_sq_nm2=outside_sq_nm2)
 
