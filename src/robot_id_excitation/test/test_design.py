@@ -56,9 +56,12 @@ def test_modified_series_design_starts_and_ends_at_rest(panda_design, panda):
 
 
 def test_finite_series_design_meets_xu2020_eq_10(iiwa14, iiwa14_config):
+    """Eq. (10) (at rest at t = 0) is built into the finite series, and the optimiser's first iterations lower its
+    criterion well below the random start's: no converged design needed (10 iterations: d_optimality 122.8 ->
+    -10.6, 3 s CPU; 60 iterations: -18.1, 18 s)."""
     limits = design_limits(iiwa14_config, position_margin_rad=0.1, velocity_scale=0.5)
     options = DesignOptions(kind="fourier", harmonics=3, base_frequency_hz=0.1, samples=60, constraint_samples=120,
-                            starts=1, seed=2, max_iterations=60, criterion="d_optimality")
+                            starts=1, seed=2, max_iterations=10, criterion="d_optimality")
     result = design_excitation(iiwa14, limits, options, "iiwa14", progress=lambda _: None)
     assert result.feasible
     traj = result.trajectory
