@@ -40,8 +40,11 @@ def _processes_in_domain(domain_id: int) -> list[int]:
 @pytest.mark.timeout(600)  # two runs of the graph, each allowed 240 s by the runner
 def test_a_sweep_then_one_period_through_the_graph_identify_the_truth(tmp_path):
     """The shipped 84.5 s sweep, then one 20 s period of the shipped excitation (about 100 s of wall time here).
-    Bounds from the measured run (5 periods are the demo's): every joint's Stribeck curve is fitted; against the
-    true model the physical set's error is below 3 % of torque RMS on every joint (measured ≤ 1.8 %; the demo's 5
+    Bounds from the measured run (5 periods are the demo's): a Stribeck curve is fitted on six joints at least, and
+    a joint without one says why and keeps linear friction: in the simulator no joint gives a constant-speed pass
+    below about 0.02 rad/s (the sweep's 3 slowest of 12 speeds), and A6 none below 0.16 rad/s, which leaves it 5
+    speeds, the fewest the fit takes (2026-11-28: 7 joints fitted in one run, 6 in another). Against the true
+    model the physical set's error is below 3 % of torque RMS on every joint (measured ≤ 1.8 %; the demo's 5
     periods ≤ 2.0 %) and a tenth of the nominal URDF's at most (measured: a fiftieth at most)."""
     domain_id = 101 + os.getpid() % 50
     sweep = Run("iiwa14", "sim", str(tmp_path / "sweep"), trajectory="iiwa14_friction_sweep")
@@ -65,8 +68,11 @@ def test_a_sweep_then_one_period_through_the_graph_identify_the_truth(tmp_path):
     identification = pathlib.Path(run.results_path) / "identification.json"
     assert identification.is_file() and (pathlib.Path(run.results_path) / "identified.urdf").is_file()
     assert (out / "bag" / "period_index.yaml").is_file()
-    fitted = [n for n in json.loads(identification.read_text())["metrics"]["notes"] if "Stribeck fit on" in n]
-    assert len(fitted) == 7, fitted
+    notes = json.loads(identification.read_text())["metrics"]["notes"]
+    fitted = [n for n in notes if "Stribeck fit on" in n]
+    assert len(fitted) >= 6, fitted
+    assert len([n for n in notes if n.startswith("friction sweep:") and n.endswith("; linear friction")]) \
+        == 7 - len(fitted), notes
     checks = check_against_truth("iiwa14", identification.parent, run.truth_path, simulated=False)
     errors = checks["true model"].rms_percent_of_torque
     assert all(errors["identified"] < 3.0), errors["identified"]
