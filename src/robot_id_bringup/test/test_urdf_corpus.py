@@ -21,10 +21,10 @@ from robot_id_excitation.constraints import check_samples, design_limits
 from robot_id_excitation.excitation_guard import allowance_refusal, trajectory_refusal
 from robot_id_excitation.trajectory_file import load_trajectory, recorded_allowed_pairs
 from robot_id_excitation.urdf_config import urdf_robot_config
-from robot_id_lab.written_model import configuration
 from robot_id_model import load_robot_model
 from robot_id_model.collision_geometry import ALLOWED_CLEARANCE_M
 from robot_id_model.robot_config import RobotConfig
+from robot_id_model.robot_model import pinocchio_configuration
 
 ROOT = pathlib.Path(__file__).resolve().parents[3]
 _spec = importlib.util.spec_from_file_location("urdf_corpus", ROOT / "benchmarks" / "urdf_corpus.py")
@@ -120,7 +120,7 @@ def _vendor_mesh_distance_m(q_rad: np.ndarray) -> np.ndarray:
     data, frames = model.createData(), [model.getFrameId(link) for link in FR3_WRIST]
     out = np.empty(len(q_rad))
     for k, q in enumerate(q_rad):
-        pin.framesForwardKinematics(model, data, configuration(model, q))
+        pin.framesForwardKinematics(model, data, pinocchio_configuration(model, q))
         first, second = (coal.Transform3s(data.oMf[f].rotation, data.oMf[f].translation) for f in frames)
         out[k] = coal.distance(meshes[0], first, meshes[1], second, request, coal.DistanceResult())
     return out

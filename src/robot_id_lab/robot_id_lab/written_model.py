@@ -17,17 +17,10 @@ import numpy as np
 import pinocchio as pin
 import yaml
 
+from robot_id_model.robot_model import pinocchio_configuration
+
 URDF_FILE = "identified.urdf"
 YAML_FILE = "identified.yaml"
-
-
-def configuration(model: pin.Model, q_rad: np.ndarray) -> np.ndarray:
-    """pinocchio's configuration vector of joint angles (a continuous joint as its cos and sin)."""
-    config = pin.neutral(model)
-    for j in range(1, model.njoints):
-        i, nq = model.joints[j].idx_q, model.joints[j].nq
-        config[i:i + nq] = [np.cos(q_rad[j - 1]), np.sin(q_rad[j - 1])] if nq == 2 else [q_rad[j - 1]]
-    return config
 
 
 def arm_model(urdf: str | pathlib.Path, joints: Sequence[str]) -> pin.Model:
@@ -41,7 +34,7 @@ def rigid_body_torque_nm(model: pin.Model, q_rad: np.ndarray, dq_rad_s: np.ndarr
                          ddq_rad_s2: np.ndarray) -> np.ndarray:
     """(K, n) pinocchio's inverse dynamics (RNEA) along the samples."""
     data = model.createData()
-    return np.array([pin.rnea(model, data, configuration(model, q), dq, ddq)
+    return np.array([pin.rnea(model, data, pinocchio_configuration(model, q), dq, ddq)
                      for q, dq, ddq in zip(q_rad, dq_rad_s, ddq_rad_s2, strict=True)])
 
 

@@ -96,18 +96,7 @@ class RobotModel:
 
     def configuration(self, q_rad: np.ndarray) -> np.ndarray:
         """Pinocchio configuration(s) from joint angles (K×n or n); continuous joints become (cos, sin)."""
-        q_rad = np.asarray(q_rad, dtype=float)
-        if self.model.nq == self.n_joints:
-            return q_rad
-        out = np.zeros((*q_rad.shape[:-1], self.model.nq))
-        for j, jid in enumerate(range(1, self.model.njoints)):
-            iq = self.model.joints[jid].idx_q
-            if self.model.joints[jid].nq == 2:
-                out[..., iq] = np.cos(q_rad[..., j])
-                out[..., iq + 1] = np.sin(q_rad[..., j])
-            else:
-                out[..., iq] = q_rad[..., j]
-        return out
+        return pinocchio_configuration(self.model, q_rad)
 
 
 def _parse_xml(urdf: str | pathlib.Path) -> tuple[str, str]:
@@ -213,3 +202,20 @@ def _child_link(model: pin.Model, jid: int) -> str:
         if frame.parentJoint == jid and frame.type == pin.FrameType.BODY:
             return frame.name
     raise ModelError(f"joint '{model.names[jid]}' carries no link")
+
+
+def pinocchio_configuration(model: pin.Model, q_rad: np.ndarray) -> np.ndarray:
+    """The configuration(s) of a pinocchio model whose joints are the arm's, base to tip, from joint angles (K×n or
+    n); a continuous joint becomes (cos, sin)."""
+    q_rad = np.asarray(q_rad, dtype=float)
+    if model.nq == model.njoints - 1:
+        return q_rad
+    out = np.zeros((*q_rad.shape[:-1], model.nq))
+    for j, jid in enumerate(range(1, model.njoints)):
+        iq = model.joints[jid].idx_q
+        if model.joints[jid].nq == 2:
+            out[..., iq] = np.cos(q_rad[..., j])
+            out[..., iq + 1] = np.sin(q_rad[..., j])
+        else:
+            out[..., iq] = q_rad[..., j]
+    return out

@@ -17,6 +17,7 @@ from robot_id_estimator.output.urdf_export import URDF_NAME, YAML_NAME
 from robot_id_estimator.robot_setup import RobotSetup
 from robot_id_estimator.stribeck_law import STRIBECK_NAMES, stribeck_torque
 from robot_id_model.coulomb_laws import CoulombLaw
+from robot_id_model.robot_model import pinocchio_configuration
 
 
 @dataclass(frozen=True)
@@ -65,7 +66,7 @@ class LoadedModel:
     def rigid_body_nm(self, q_rad: np.ndarray, dq_rad_s: np.ndarray, ddq_rad_s2: np.ndarray) -> np.ndarray:
         """(K, n) the rigid-body torque by pinocchio's RNEA."""
         data = self.model.createData()
-        return np.array([pin.rnea(self.model, data, configuration(self.model, q), dq, ddq)
+        return np.array([pin.rnea(self.model, data, pinocchio_configuration(self.model, q), dq, ddq)
                          for q, dq, ddq in zip(q_rad, dq_rad_s, ddq_rad_s2, strict=True)])
 
     def friction_nm(self, q_rad: np.ndarray, dq_rad_s: np.ndarray, ddq_rad_s2: np.ndarray) -> np.ndarray:
@@ -104,15 +105,6 @@ def urdf_arm_model(urdf_text: str, joint_names: Sequence[str], gravity_m_s2: Seq
     model = pin.buildReducedModel(full, locked, pin.neutral(full)) if locked else full
     model.gravity.linear = np.asarray(gravity_m_s2, dtype=float)
     return LoadedModel(model, tuple(joint_names), ())
-
-
-def configuration(model: pin.Model, q_rad: np.ndarray) -> np.ndarray:
-    """pinocchio's configuration vector of joint angles (a continuous joint as its cos and sin)."""
-    config = pin.neutral(model)
-    for j in range(1, model.njoints):
-        i, nq = model.joints[j].idx_q, model.joints[j].nq
-        config[i:i + nq] = [np.cos(q_rad[j - 1]), np.sin(q_rad[j - 1])] if nq == 2 else [q_rad[j - 1]]
-    return config
 
 
 def mujoco_rigid_body_nm(xml_path: str | pathlib.Path, joint_names: Sequence[str], q_rad: np.ndarray,
