@@ -8,7 +8,7 @@ import re
 
 import numpy as np
 import pytest
-from estimator_synthetic import IIWA14, WITHOUT_PHYSICAL, iiwa14_setup, random_recording, write_without_physical
+from estimator_synthetic import IIWA14, SIGN_LAW, iiwa14_setup, random_recording, write_without_physical
 
 from robot_id_estimator.__main__ import main
 from robot_id_estimator.pipeline import identify
@@ -35,7 +35,7 @@ def _with(rec, field: str, joint: int, change):
 
 
 def _diagnoses(rec, setup=SETUP) -> list[str]:
-    result = identify([rec], setup, WITHOUT_PHYSICAL, allow_outside_limits=True, allow_implausible_torque=True)
+    result = identify([rec], setup, SIGN_LAW, allow_outside_limits=True, allow_implausible_torque=True)
     return [w for w in result.warnings if w.startswith("diagnosis:")]
 
 
@@ -55,7 +55,7 @@ def test_a_mistake_in_the_data_is_named(mistake, expected, then):
     rec = {"a flipped torque sign on the lightly loaded A5": lambda: _with(rec, "tau_nm", 4, np.negative),
            "an A3 encoder counting the other way": lambda: _with(rec, "q_rad", 2, np.negative),
            "A2 off by 0.3 rad": lambda: _with(rec, "q_rad", 1, lambda q: q + 0.3)}[mistake]()
-    result = identify([rec], SETUP, WITHOUT_PHYSICAL, allow_outside_limits=True, allow_implausible_torque=True)
+    result = identify([rec], SETUP, SIGN_LAW, allow_outside_limits=True, allow_implausible_torque=True)
     found = [w for w in result.warnings if w.startswith("diagnosis:")]
     assert len(found) == 1 and found[0].startswith(expected), found
     assert then in found[0] and " of the torque RMS unexplained; with that corrected, " in found[0]
@@ -66,7 +66,7 @@ def test_a_mistake_in_the_data_is_named(mistake, expected, then):
 def test_a_torque_filter_time_constant_that_does_not_match_the_robot_is_found_and_used(robot_ms, configured_ms):
     """Not a mistake to name: the data's filter is found (processing.torque_filter), identified with and said."""
     setup = dataclasses.replace(SETUP, torque_filter_time_constant_s=configured_ms / 1000.0)
-    result = identify([_recording(robot_ms / 1000.0)], setup, WITHOUT_PHYSICAL)
+    result = identify([_recording(robot_ms / 1000.0)], setup, SIGN_LAW)
     assert result.setup.torque_filter_time_constant_s == pytest.approx(robot_ms / 1000.0, abs=0.001)
     assert result.mistake is None and not [w for w in result.warnings if w.startswith("diagnosis:")]
     assert [w for w in result.warnings if w.startswith(
@@ -80,7 +80,7 @@ def test_five_seconds_of_an_excitation_are_a_data_mistake_with_the_seconds_to_re
                            q_noise_rad=1e-5, noise_seed=1, source="sim")
     first = rec.t_s < 5.0
     short = dataclasses.replace(rec, t_s=rec.t_s[first], q_rad=rec.q_rad[first], tau_nm=rec.tau_nm[first])
-    result = identify([short], SETUP, WITHOUT_PHYSICAL, allow_outside_limits=True, allow_implausible_torque=True)
+    result = identify([short], SETUP, SIGN_LAW, allow_outside_limits=True, allow_implausible_torque=True)
     (found,) = [w for w in result.warnings if w.startswith("diagnosis:")]
     assert result.mistake == found  # the model written would not hold: exit 4
     # the RSDs of 5 s sit near the 40 % that tells too little excitation from a model that misses something (its
@@ -94,7 +94,7 @@ def test_five_seconds_of_an_excitation_are_a_data_mistake_with_the_seconds_to_re
 
 def test_the_config_of_another_arm_on_good_data_is_named_as_a_model_that_misses_something():
     iiwa7 = RobotSetup.from_config(load_robot_config("iiwa7"))
-    result = identify([_recording()], iiwa7, WITHOUT_PHYSICAL, allow_outside_limits=True,
+    result = identify([_recording()], iiwa7, SIGN_LAW, allow_outside_limits=True,
                       allow_implausible_torque=True)  # iiwa14 data: the fit looks good, the generalisation does not
     (found,) = [w for w in result.warnings if w.startswith("diagnosis:")]
     assert result.mistake is None  # A1 2.8× its training error, 2.5 % of its torque: warned, exit 0
@@ -113,7 +113,7 @@ def test_the_command_line_ends_with_exit_4_naming_the_mistake_and_removes_an_ear
     for earlier in ("identified.urdf", "identified.xml"):
         (out / earlier).write_text("<robot/>")
     code = main(["identify", "--robot", str(IIWA14), "--data", str(csv), "--out", str(out),
-                 "--config", str(write_without_physical(tmp_path))])
+                 "--config", str(write_without_physical(tmp_path, coulomb_law="sign"))])
     err = capsys.readouterr().err
     assert code == 4
     assert "warning: diagnosis: lbr_A3's encoder counts the other way" in err

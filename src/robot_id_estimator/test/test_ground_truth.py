@@ -5,7 +5,7 @@ import dataclasses
 
 import numpy as np
 import pytest
-from estimator_synthetic import WITHOUT_PHYSICAL, iiwa14_setup, simulated_recording
+from estimator_synthetic import SIGN_LAW, iiwa14_setup, simulated_recording
 
 from robot_id_estimator.pipeline import identify
 from robot_id_estimator.validate import validate
@@ -27,7 +27,7 @@ def arm():
 def identified(arm):
     """Identifications from 2 and from 10 periods of the same excitation (different noise)."""
     setup, robot, pi = arm
-    return {m: identify([simulated_recording(robot, setup, pi, m, tau_noise_nm=TAU_NOISE_NM)], setup, WITHOUT_PHYSICAL)
+    return {m: identify([simulated_recording(robot, setup, pi, m, tau_noise_nm=TAU_NOISE_NM)], setup, SIGN_LAW)
             for m in (2, 10)}
 
 
@@ -109,7 +109,7 @@ def test_validate_on_a_noise_free_recording(arm, identified):
 def test_a_joint_that_does_not_move_is_named_and_its_parameters_excluded(arm):
     setup, robot, pi = arm
     recording = simulated_recording(robot, setup, pi, 4, tau_noise_nm=TAU_NOISE_NM, still=(6,))
-    result = identify([recording], setup, WITHOUT_PHYSICAL)
+    result = identify([recording], setup, SIGN_LAW)
     assert result.unidentified
     for name, reason in result.unidentified.items():
         assert name.endswith(("7", "7R")), name
@@ -136,7 +136,7 @@ def test_several_recordings_periodic_and_not_are_identified_together(arm):
     k = round(1.5 * len(other.t_s) / 2)
     other = dataclasses.replace(other, t_s=other.t_s[:k], q_rad=other.q_rad[:k], tau_nm=other.tau_nm[:k],
                                 period_s=None, harmonics=None)
-    result = identify([periodic, other], setup, WITHOUT_PHYSICAL)
+    result = identify([periodic, other], setup, SIGN_LAW)
     assert result.metrics.n_periods == (6, 0)
     assert result.metrics.noise_var_nm2[1] is None
     weights = np.array(result.metrics.joint_weights)

@@ -10,7 +10,7 @@ import dataclasses
 
 import numpy as np
 import pytest
-from estimator_synthetic import WITHOUT_PHYSICAL, iiwa14_setup
+from estimator_synthetic import SIGN_LAW, iiwa14_setup
 from rclpy.serialization import serialize_message
 from sensor_msgs.msg import JointState
 
@@ -145,7 +145,7 @@ def test_a_non_real_time_stream_at_100_hz_is_recorded_unflagged_and_identifies(t
     assert not any("left out" in r for r in rec.repairs)
     assert any(r.startswith("interpolated across") for r in rec.repairs)
     assert rec.t_s[-1] - rec.t_s[0] == pytest.approx(PERIODS * PERIOD_S - 1.0 / RATE_HZ, abs=1e-3)
-    result = identify([rec], setup, WITHOUT_PHYSICAL)
+    result = identify([rec], setup, SIGN_LAW)
     assert result.metrics.n_periods == (PERIODS,)
     assert np.all(_prediction_error(result, robot, pi) < 0.01)
 
@@ -160,7 +160,7 @@ def test_a_bag_whose_periods_are_all_flagged_identifies_as_non_periodic_data(tmp
     assert rec.non_periodic_reason.startswith("all 3 periods were flagged by the recorder: period 0 (")
     assert "samples missing" in rec.non_periodic_reason and "a gap of 0.3" in rec.non_periodic_reason
     assert rec.t_s[-1] - rec.t_s[0] == pytest.approx(1.5 * PERIOD_S, abs=0.05)  # up to the long gap
-    result = identify([rec], setup, WITHOUT_PHYSICAL)
+    result = identify([rec], setup, SIGN_LAW)
     assert result.metrics.n_periods == (0,)
     assert any("all 3 periods were flagged by the recorder" in w for w in result.warnings)
     assert np.all(_prediction_error(result, robot, pi) < 0.03)

@@ -8,7 +8,7 @@ import shutil
 
 import numpy as np
 import pytest
-from estimator_synthetic import WITHOUT_PHYSICAL, iiwa14_setup, simulated_recording
+from estimator_synthetic import SIGN_LAW, iiwa14_setup, simulated_recording
 
 from robot_id_estimator.pipeline import identify
 from robot_id_estimator.results import read_identification, write_identification
@@ -25,9 +25,9 @@ def identified(tmp_path_factory):
     urdf = tmp / "iiwa14.urdf"
     shutil.copy(shipped.urdf_path, urdf)
     setup = shipped.with_urdf(urdf)
-    robot = setup.model(WITHOUT_PHYSICAL.friction)
+    robot = setup.model(SIGN_LAW.friction)
     pi = urdf_with_friction(robot)
-    result = identify([simulated_recording(robot, setup, pi, 2)], setup, WITHOUT_PHYSICAL)
+    result = identify([simulated_recording(robot, setup, pi, 2)], setup, SIGN_LAW)
     path = write_identification(result, tmp / "identification.json")
     return path, urdf, simulated_recording(robot, setup, pi, 1, seed=7)
 
