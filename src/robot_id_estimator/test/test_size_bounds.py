@@ -139,9 +139,9 @@ def test_the_identification_says_where_its_size_bounds_come_from():
     setup = iiwa14_setup()
     robot = setup.model(("FV", "FC", "FO"))
     data = simulated_recording(robot, setup, urdf_with_friction(robot), 2)
-    notes = identify([data], setup).physical.notes  # the default: bounded
+    sign_law = EstimatorConfig(coulomb_law="sign")  # the law simulated: no choice
+    notes = identify([data], setup, sign_law).physical.notes  # the default bounds
     note = next(n for n in notes if n.startswith("size bounds"))
     assert "lbr_link_1 0.1" in note and "iiwa14/collision.yaml" in note
-    off = dataclasses.replace(EstimatorConfig(), physical=dataclasses.replace(EstimatorConfig().physical,
-                                                                              spread_fraction=0.0))
+    off = dataclasses.replace(sign_law, physical=dataclasses.replace(sign_law.physical, spread_fraction=0.0))
     assert "no size bounds (spread_fraction 0)" in identify([data], setup, off).physical.notes

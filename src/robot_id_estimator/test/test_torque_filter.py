@@ -1,7 +1,8 @@
 """The robot's torque filter found from the data, not assumed (processing.torque_filter): recordings made through the
 0.04 s first-order filter of a newer lbr_fri_ros2_stack's hardware defaults and through 0.1 s, identified with the
 shipped iiwa14 config (16 ms), come out with the data's filter, said in a warning, and identified.urdf predicts an
-unseen motion within 1 % (pinocchio from the written file, in the test); data through the configured filter keep it."""
+unseen motion within 1 % (pinocchio from the written file, in the test); data through the configured filter keep it.
+The Coulomb law is held at the one simulated (sign): its choice is test_coulomb_law's."""
 
 import dataclasses
 
@@ -30,7 +31,7 @@ def test_a_filter_other_than_the_configured_is_found_used_and_said(robot_filter_
     truth = heavier_links_with_tool(robot)
     robot_setup = dataclasses.replace(SETUP, torque_filter_time_constant_s=robot_filter_s)
     recording = simulated_recording(robot, robot_setup, truth, 2, tau_noise_nm=0.05)
-    written = identify_and_write([recording], SETUP, EstimatorConfig(), tmp_path)
+    written = identify_and_write([recording], SETUP, EstimatorConfig(coulomb_law="sign"), tmp_path)
     found_s = written.result.setup.torque_filter_time_constant_s
     assert found_s == pytest.approx(robot_filter_s, rel=0.05)
     (said,) = [w for w in written.result.warnings if "filters its torque" in w]
@@ -60,7 +61,7 @@ def test_the_filter_the_robots_stack_announces_is_used_and_said(tmp_path):
     recording = simulated_recording(robot, dataclasses.replace(SETUP, torque_filter_time_constant_s=0.04), truth, 2,
                                     tau_noise_nm=0.05)
     announced = dataclasses.replace(recording, stack=StackSensors(0.04, False, "measured_torque_tau: 0.04"))
-    written = identify_and_write([announced], SETUP, EstimatorConfig(), tmp_path)
+    written = identify_and_write([announced], SETUP, EstimatorConfig(coulomb_law="sign"), tmp_path)
     assert written.result.setup.torque_filter_time_constant_s == 0.04
     assert written.result.warnings[0] == (
         "the robot's stack filters its torque with a time constant of 40 ms (measured_torque_tau: 0.04 in its "

@@ -1,6 +1,7 @@
 """A URDF's <dynamics> are reported, never trusted: shipped URDFs carry placeholders there (lbr_description: damping
 10, friction 0.1 on every joint; other arms damping 1, friction 10), and the torque check against the URDF refuses
-only what is certainly wrong (units, a flipped sign) and warns about the rest."""
+only what is certainly wrong (units, a flipped sign) and warns about the rest. The Coulomb law is held at the one
+simulated (sign): its choice is test_coulomb_law's."""
 
 
 import numpy as np
@@ -10,6 +11,7 @@ from estimator_synthetic import iiwa14_setup, simulated_recording
 from robot_id_estimator.pipeline import identify
 from robot_id_estimator.processing.input_checks import check_torque_against_urdf
 from robot_id_estimator.recordings.recording import DataError
+from robot_id_estimator.settings import EstimatorConfig
 from robot_id_estimator.validate import validate
 from robot_id_lab.synthetic import urdf_with_friction
 
@@ -26,7 +28,7 @@ def test_placeholder_dynamics_do_not_refuse_correct_data_and_are_named(damping, 
     shipped = tmp_path / "iiwa14.urdf"
     shipped.write_text(open(setup.urdf_path).read().replace(
         "</joint>", f'<dynamics damping="{damping}" friction="{friction}"/></joint>'))
-    result = identify([recording], setup.with_urdf(shipped))
+    result = identify([recording], setup.with_urdf(shipped), EstimatorConfig(coulomb_law="sign"))
     note = next(n for n in result.metrics.notes if n.startswith("the URDF's friction values"))
     assert f"damping {damping:g} Nm·s/rad, friction {friction:g} Nm on every joint" in note and "placeholders" in note
     assert not [w for w in result.warnings if "URDF's rigid-body model" in w]
