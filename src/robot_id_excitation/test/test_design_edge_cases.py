@@ -28,7 +28,9 @@ PANDA = str(robot_config_path("panda"))
 PANDA_HAND_URDF = str(load_robot_config("panda_hand").urdf_path)
 ARM = [f"fer_joint{i}" for i in range(1, 8)]
 URDF_LIMITS = ["--acceleration-limit", "10", "--flange-speed", "1.0", "--floor-z", "0.05"]
-TINY = ["--harmonics", "2", "--base-frequency", "0.2", "--samples", "40", "--starts", "1", "--max-iterations", "100"]
+TINY = ["--harmonics", "2", "--base-frequency", "0.2", "--samples", "40", "--starts", "1", "--max-iterations", "30"]
+"""A design whose command line and files are tested, not its optimum: the Panda-hand URDF design below at 30
+iterations ends feasible with cond(Yb) 248 (exit 0; 100 iterations: 142), 3.8 s CPU instead of 9.6 s."""
 TIME_LIMIT_S = 3.0
 OVERRUN_S = 1.0
 """Bound on the work after the time limit for the small design below: the evaluation under way, at most three
