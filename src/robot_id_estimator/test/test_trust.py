@@ -80,7 +80,7 @@ def test_an_undetermined_friction_term_is_held_at_zero_not_left_anywhere_in_its_
 
 
 def test_with_the_default_target_a_joint_that_does_not_move_has_its_friction_held():
-    result = _identified(0.0, EstimatorConfig())
+    result = _identified(0.0, EstimatorConfig(coulomb_law="sign"))  # the law simulated: no choice
     assert result.physical.target == "base"
     assert {"FV7", "FC7"} <= set(result.unidentified)
     status, values = _physical(result)
@@ -112,15 +112,20 @@ def test_the_urdf_report_and_yaml_carry_the_same_friction(undetermined, tmp_path
 
 @pytest.fixture(scope="module")
 def csv_run(tmp_path_factory):
+    """Three simulated periods as a CSV, and beside it sign_law.yaml: the default config with the Coulomb law the
+    simulation used, sign(dq), held (its choice is test_coulomb_law's)."""
     tmp = tmp_path_factory.mktemp("trust")
     setup = iiwa14_setup()
     robot = setup.model(("FV", "FC", "FO"))
     rec = simulated_recording(robot, setup, urdf_with_friction(robot), 3, tau_noise_nm=0.05)
+    write_without_physical(tmp, coulomb_law="sign", physical=PhysicalConfig()).rename(tmp / "sign_law.yaml")
     return tmp, rec, save_csv(rec, tmp / "ident.csv")
 
 
 def _identify(csv, out, *extra):
-    return main(["identify", "--robot", str(IIWA14), "--data", str(csv), "--out", str(out), *extra])
+    """The command line on a CSV of csv_run's folder, with its sign_law.yaml unless `extra` names a config."""
+    config = () if "--config" in extra else ("--config", str(csv.parent / "sign_law.yaml"))
+    return main(["identify", "--robot", str(IIWA14), "--data", str(csv), "--out", str(out), *config, *extra])
 
 
 def test_a_physical_set_that_fails_its_check_exits_3_and_its_urdf_is_marked_rejected(csv_run, monkeypatch, capsys):
@@ -289,7 +294,7 @@ def test_the_same_samples_twice_are_refused_under_any_name(csv_run, capsys, name
 
 @pytest.fixture(scope="module")
 def without_physical(tmp_path_factory):
-    return write_without_physical(tmp_path_factory.mktemp("config"))
+    return write_without_physical(tmp_path_factory.mktemp("config"), coulomb_law="sign")
 
 
 def test_one_declared_period_of_data_that_do_not_repeat_is_not_treated_as_periodic(csv_run, without_physical,
