@@ -272,7 +272,7 @@ def test_a_wrong_value_in_the_estimator_config_names_the_file_the_key_and_what_i
 
 def test_the_period_is_detected_when_not_given(files, tmp_path):
     tmp, *_ = files
-    config = write_without_physical(tmp_path)  # the period is found before the physical stage
+    config = write_without_physical(tmp_path, coulomb_law="sign")  # the period is found before the law and physics
     assert main(["identify", "--robot", str(IIWA14), "--data", str(tmp / "val.csv"), "--out", str(tmp_path / "id"),
                  "--config", str(config)]) == 0
     metrics = json.loads((tmp_path / "id" / "identification.json").read_text())["metrics"]

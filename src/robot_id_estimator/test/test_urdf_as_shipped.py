@@ -15,7 +15,7 @@ import xml.etree.ElementTree as ET
 import mujoco
 import numpy as np
 import pytest
-from estimator_synthetic import simulated_recording
+from estimator_synthetic import simulated_recording, write_without_physical
 
 from robot_id_estimator.__main__ import main
 from robot_id_estimator.output.mjcf_export import write_mjcf
@@ -24,6 +24,7 @@ from robot_id_estimator.output.urdf_export import identified_urdf
 from robot_id_estimator.recordings.recording import save_csv
 from robot_id_estimator.results import read_identification
 from robot_id_estimator.robot_setup import RobotSetup
+from robot_id_estimator.settings import PhysicalConfig
 from robot_id_lab.synthetic import urdf_with_friction
 from robot_id_model import ModelError, load_robot_model, nominal_parameters
 from robot_id_model.parameters import inertial_columns
@@ -182,6 +183,11 @@ def test_meshes_found_nowhere_give_an_mjcf_with_every_inertial_and_a_note(no_ros
         assert model.body(f"lbr_link_{k}").mass[0] == pytest.approx(float(inertial.get("value")), rel=1e-5)  # 6 digits
 
 
+def _sign_law(directory: pathlib.Path) -> pathlib.Path:
+    """The default config with the Coulomb law the simulations use (sign) held: its choice is test_coulomb_law's."""
+    return write_without_physical(directory, coulomb_law="sign", physical=PhysicalConfig())
+
+
 def hand_as_franka_ships_it() -> str:
     """Our FER + hand URDF with the fingers as franka_description ships them: two prismatic joints on the hand."""
     text = (DESCRIPTION / "robots" / "panda_hand" / "panda_hand.urdf").read_text()
@@ -201,7 +207,8 @@ def test_a_urdf_with_a_gripper_gives_its_arm_and_locks_the_fingers(tmp_path):
     setup = RobotSetup("fer_hand", str(urdf), robot.joint_names)
     pi = urdf_with_friction(setup.model(("FV", "FC", "FO")))
     csv = save_csv(simulated_recording(setup.model(("FV", "FC", "FO")), setup, pi, 2), tmp_path / "arm.csv")
-    assert main(["identify", "--urdf", str(urdf), "--data", str(csv), "--out", str(tmp_path / "out")]) == 0
+    assert main(["identify", "--urdf", str(urdf), "--data", str(csv), "--out", str(tmp_path / "out"), "--config",
+                 str(_sign_law(tmp_path))]) == 0
     notes = json.loads((tmp_path / "out" / "identification.json").read_text())["metrics"]["notes"]
     assert any(n.startswith("the URDF's joints fer_leftfinger_joint, fer_rightfinger_joint are not the arm's")
                for n in notes)
@@ -234,7 +241,8 @@ def _identify_csv(urdf_text: str, tmp_path: pathlib.Path) -> tuple[int, pathlib.
     truth_urdf = DESCRIPTION / "robots" / "iiwa14" / "iiwa14.urdf"
     robot = load_robot_model(truth_urdf, JOINTS, friction=("FV", "FC", "FO"))  # the truth
     csv = save_csv(simulated_recording(robot, setup, urdf_with_friction(robot), 2), tmp_path / "arm.csv")
-    return main(["identify", "--urdf", str(urdf), "--data", str(csv), "--out", str(tmp_path / "out")]), urdf
+    return main(["identify", "--urdf", str(urdf), "--data", str(csv), "--out", str(tmp_path / "out"), "--config",
+                 str(_sign_law(tmp_path))]), urdf
 
 
 def test_an_arm_link_without_an_inertial_of_its_own_is_identified_with_what_is_fixed_to_it(tmp_path):
