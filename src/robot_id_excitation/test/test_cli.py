@@ -21,9 +21,11 @@ def random_coefficients(n: int, harmonics: int, scale: float, seed: int) -> tupl
 
 
 def test_design_writes_trajectory_plot_and_criteria(tmp_path, capsys):
+    """The files of a design, not its optimum: 30 iterations end feasible, exit 0, cond(Yb) 303 (150: 176), 3.1 s
+    CPU instead of 7.2 s."""
     out = tmp_path / "design"
     code = main(["design", "--robot", PANDA, "--harmonics", "2", "--base-frequency", "0.2", "--samples", "40",
-                 "--starts", "1", "--max-iterations", "150", "--out", str(out)])
+                 "--starts", "1", "--max-iterations", "30", "--out", str(out)])
     assert code == 0
     printed = capsys.readouterr().out
     assert "cond(Yb) =" in printed and "FEASIBLE" in printed
