@@ -107,6 +107,35 @@ def _draw_cartesian(axes: tuple[Axes, Axes, Axes], robot: RobotModel, limits: De
         ax.set_xlabel("t [s]")
 
 
+PAD_IN = 0.1
+"""Room at the figure's edge and between an axes and the text beside it (inches)."""
+TEXT_IN = 10.0 * 1.4 / 72.0
+"""Height of a 10-point line of text: tick labels, an x label."""
+TITLE_IN = 12.0 * 1.4 / 72.0
+"""Height of a 12-point line: an axes' title, the figure's."""
+TICKS_IN = 7.0 / 72.0 + TEXT_IN
+"""Ticks, their pad and their labels below an axes."""
+Y_TICKS_IN = 7.0 / 72.0 + 6 * 0.6 * 10.0 / 72.0
+"""Ticks, their pad and y tick labels of up to six characters ('−0.010') left of an axes."""
+
+
+def _row_spans_in(height_in: float, ratios: list[float], titled: list[bool], labelled: list[bool]) -> list[tuple]:
+    """(bottom, height) in inches of each row of axes, from the top: fixed room for the figure's title, each row's
+    titles above it and tick labels (and x labels) below it; the rest shared by `ratios`. matplotlib's constrained
+    layout measured every text of every axes instead, most of a plot's CPU time."""
+    below = [*titled[1:], False]  # the next row's titles; below the last row the figure's edge
+    gaps = [TICKS_IN + TEXT_IN * label + PAD_IN + TITLE_IN * title
+            for label, title in zip(labelled, below, strict=True)]
+    top = PAD_IN + TITLE_IN + TITLE_IN * titled[0] + PAD_IN
+    free = height_in - top - sum(gaps)
+    spans, y = [], height_in - top
+    for ratio, gap in zip(ratios, gaps, strict=True):
+        h = free * ratio / sum(ratios)
+        spans.append((y - h, h))
+        y -= h + gap
+    return spans
+
+
 def trajectory_figure(
     trajectory: Trajectory,
     limits: DesignLimits | None = None,
@@ -123,14 +152,23 @@ def trajectory_figure(
     states = trajectory.evaluate(t)
     joints = plotted_joints(trajectory)
     cartesian = robot is not None and limits is not None
-    rows = len(joints) + cartesian
-    fig = Figure(figsize=(13, 1.7 * len(joints) + 2.6 * cartesian + 1), layout="constrained")
-    grid = fig.add_gridspec(rows, 6, height_ratios=[1.0] * len(joints) + [1.6] * cartesian)
+    width_in, height_in = 13.0, 1.7 * len(joints) + 2.6 * cartesian + 1
+    fig = Figure(figsize=(width_in, height_in))
+    rows = _row_spans_in(height_in, [1.0] * len(joints) + [1.6] * cartesian, [True] + [False] * (len(joints) - 1)
+                         + [True] * cartesian, [False] * (len(joints) - 1) + [True] + [True] * cartesian)
+    left_in = PAD_IN + TITLE_IN + Y_TICKS_IN
+    column_in = (width_in - left_in - 2 * PAD_IN - 2 * (Y_TICKS_IN + PAD_IN)) / 3
+
+    def axes_at(row: int, col: int, share: Axes | None) -> Axes:
+        bottom, height = rows[row]
+        x = left_in + col * (column_in + Y_TICKS_IN + PAD_IN)
+        return fig.add_axes((x / width_in, bottom / height_in, column_in / width_in, height / height_in), sharex=share)
+
     first = None
     headers = ("position [rad]", "velocity [rad/s]", "acceleration [rad/s²]")
     for col, (values, header) in enumerate(zip(states, headers, strict=True)):
         for row, j in enumerate(joints):
-            ax = fig.add_subplot(grid[row, 2 * col:2 * col + 2], sharex=first)
+            ax = axes_at(row, col, first)
             first = first or ax
             ax.plot(t, values[:, j], color="tab:blue", lw=1.0)
             for lim, style in ((limits, DESIGN_STYLE), (hard_limits, HARD_STYLE)):
@@ -144,9 +182,9 @@ def trajectory_figure(
             if row == len(joints) - 1:
                 ax.set_xlabel("t [s]")
     if cartesian:
-        _draw_cartesian(tuple(fig.add_subplot(grid[-1, 2 * i:2 * i + 2], sharex=first) for i in range(3)),
-                        robot, limits, hard_limits, t, states)
-    fig.suptitle(title or f"{trajectory.kind} trajectory, period {trajectory.period_s:.3g} s")
+        _draw_cartesian(tuple(axes_at(len(joints), i, first) for i in range(3)), robot, limits, hard_limits, t, states)
+    fig.suptitle(title or f"{trajectory.kind} trajectory, period {trajectory.period_s:.3g} s",
+                 y=1.0 - PAD_IN / height_in)
     return fig
 
 
