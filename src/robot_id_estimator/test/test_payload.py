@@ -84,6 +84,11 @@ def arm():
     return iiwa14_setup()
 
 
+FRICTIONLESS = EstimatorConfig(coulomb_law="sign")
+"""The default config with the Coulomb law held at sign(dq) instead of chosen: the arm _recording simulates has no
+friction (but `unmodelled`'s), so there is no law to find."""
+
+
 @pytest.mark.parametrize("name", LOADS)
 def test_each_load_is_found_from_the_arm_model(arm, name):
     setup = arm
@@ -106,7 +111,7 @@ def test_the_baseline_method_cancels_the_arm_whatever_its_urdf_says(arm):
     load = LOADS["1.5 kg, 10 cm off the axis"]
     heavier = _scaled_masses(setup.urdf_text, 1.1)
     other = dataclasses.replace(setup, urdf_text=heavier)
-    model = baseline_arm([_recording(other, None, noise_seed=2)], setup, EstimatorConfig())
+    model = baseline_arm([_recording(other, None, noise_seed=2)], setup, FRICTIONLESS)
     samples = payload_samples(model, "lbr_link_ee", [_recording(other, load)], ProcessingConfig(), TAU_S)
     estimate = estimate_payload(samples, PayloadBounds((0.0, 14.0), 0.3))
     assert estimate.inertial.mass_kg == pytest.approx(load.mass_kg, rel=0.02)
@@ -136,7 +141,7 @@ def test_the_baseline_cancels_what_the_arm_model_misses(arm):
 
 
 def test_a_baseline_of_another_motion_or_phase_is_refused_naming_it(arm):
-    model = baseline_arm([_recording(arm, None, noise_seed=2)], arm, EstimatorConfig())
+    model = baseline_arm([_recording(arm, None, noise_seed=2)], arm, FRICTIONLESS)
     other = _recording(arm, LOADS["0.5 kg"], seed=3)
     with pytest.raises(DataError, match=r"is not the motion of simulated: lbr_A\d differs by .* rad RMS, \d+ % of its "
                                         r"motion \(at most 25 %\)"):
@@ -153,7 +158,7 @@ def test_bags_that_describe_other_excitations_are_refused_before_their_motions_a
     refused naming what differs, though its motion may be close."""
     ran = Excitation("modified_fourier", arm.joint_names, 0.1, np.arange(56.0), np.zeros(7))
     bare = dataclasses.replace(_recording(arm, None, noise_seed=2), excitation=ran)
-    model = baseline_arm([bare], arm, EstimatorConfig())
+    model = baseline_arm([bare], arm, FRICTIONLESS)
     other = dataclasses.replace(ran, coefficients=ran.coefficients + 1e-3)
     posed = dataclasses.replace(ran, offsets_rad=np.array([0, 0, 0, 0.01, 0, 0, 0]))
     for excitation, what in ((other, "other Fourier coefficients"), (posed, r"another pose \(lbr_A4 0.01 rad off\)")):
@@ -195,7 +200,7 @@ def test_the_arm_models_error_moves_the_load_no_further_than_its_bound(arm):
 def test_an_identification_of_another_robot_is_named_as_such(arm):
     """The runner (before the arm moves) and the estimator refuse an --arm of other joints with the same line."""
     result = identify([_recording(arm, None)], arm,
-                      dataclasses.replace(EstimatorConfig(), physical=PhysicalConfig(method="none")))
+                      dataclasses.replace(FRICTIONLESS, physical=PhysicalConfig(method="none")))
     assert other_robot(result, arm.name, arm.joint_names) == ""
     panda = tuple(f"fer_joint{j}" for j in range(1, 8))
     assert other_robot(result, "panda", panda).startswith(f"is of {arm.name} (joints lbr_A1, ") and \
@@ -271,7 +276,7 @@ def test_a_baseline_recorded_with_a_load_on_is_no_rigid_body_and_fails_the_check
     plausible one. The check fails naming it, and no moment is named determined."""
     still = (0, 1, 2)
     model = baseline_arm([_recording(arm, LOADS["1.5 kg, 10 cm off the axis"], noise_seed=2, still=still)], arm,
-                         EstimatorConfig())
+                         FRICTIONLESS)
     samples = payload_samples(model, "lbr_link_ee", [_recording(arm, LOADS["3 kg"], still=still)], ProcessingConfig(),
                               TAU_S)
     found = estimate_payload(samples, PayloadBounds((0.0, 14.0), 0.3))
