@@ -21,7 +21,9 @@ from robot_id_excitation.regressor_sensitivity import base_columns
 from robot_id_model import base_parameters
 
 SMALL = DesignOptions(harmonics=3, base_frequency_hz=0.1, samples=60, constraint_samples=120, starts=1, seed=1,
-                      max_iterations=150)
+                      max_iterations=60)
+"""The Panda's design has converged by 60 iterations: cond(Yb) 54.6 (150 iterations: 54.4; the start's 51 543),
+7.7 s CPU instead of 14.1 s."""
 
 
 @pytest.fixture(scope="module")
