@@ -33,6 +33,7 @@ from robot_id_contract.topics import (
 )
 from robot_id_estimator.node import EstimatorNode
 from robot_id_estimator.recordings.bag_reading import EXCITATION, JOINT_STATE, robot_id_typestore
+from robot_id_estimator.settings import PhysicalConfig
 from robot_id_estimator.stribeck_law import stribeck_torque
 from robot_id_lab.synthetic import urdf_with_friction
 from robot_id_model.coulomb_laws import FAMILIES
@@ -76,16 +77,21 @@ def bags(tmp_path_factory):
     return tmp
 
 
+def _sign_law(directory, physical: bool = True) -> Parameter:
+    """The estimator's config for these bags: the default with the Coulomb law they were simulated with (sign) held
+    instead of chosen (the choice is test_coulomb_law's); with or without the physical stage."""
+    changes = {"physical": PhysicalConfig()} if physical else {}
+    return Parameter("config", value=str(write_without_physical(directory, coulomb_law="sign", **changes)))
+
+
 @pytest.fixture
 def ros(request, tmp_path_factory):
     """The estimator and a client node in their own context, spun by a background executor; yields the client.
     Parametrized indirectly with "without physical", the estimator skips the physical stage."""
     context = rclpy.Context()
     rclpy.init(context=context)
-    parameters = [Parameter("robot", value=str(IIWA14))]
-    if getattr(request, "param", None) == "without physical":
-        config = write_without_physical(tmp_path_factory.mktemp("config"))
-        parameters.append(Parameter("config", value=str(config)))
+    physical = getattr(request, "param", None) != "without physical"
+    parameters = [Parameter("robot", value=str(IIWA14)), _sign_law(tmp_path_factory.mktemp("config"), physical)]
     estimator = EstimatorNode(context=context, parameter_overrides=parameters)
     client = rclpy.create_node("client", context=context)
     executor = MultiThreadedExecutor(context=context)
@@ -198,7 +204,7 @@ def test_an_estimator_started_after_the_recording_finished_still_identifies_it(b
     spinner.start()
     time.sleep(1.0)  # the recording is over before the estimator exists
     estimator = EstimatorNode(context=context, parameter_overrides=[
-        Parameter("robot", value=str(IIWA14)), Parameter("output_dir", value=str(tmp_path))])
+        Parameter("robot", value=str(IIWA14)), Parameter("output_dir", value=str(tmp_path)), _sign_law(tmp_path)])
     executor.add_node(estimator)
     try:
         _wait(lambda: received)
