@@ -99,24 +99,15 @@ def retrieve_lmi(
     with `outside_sq_nm2` the torque's part it cannot explain (physical.problem.reduce_problem). D is `euclidean`
     (relative squared distance) or `entropic` (the log-det Bregman divergence of the pseudo-inertias, which is
     invariant to the choice of link frame). Solved with Clarabel.
-    The result lists every constraint it does not meet (physical.constraints.constraint_violations). With
-    `programs`, the convex program is taken from there when one of this shape was compiled before: the caller
-    vouches that every retrieval given the same `programs` has the same robot and bounds.
+    The result lists every constraint it does not meet (physical.constraints.constraint_violations). `programs`
+    may hold the program compiled before for the same robot and bounds (LmiPrograms).
     """
     if regularizer not in ("euclidean", "entropic"):
         raise ValueError(f"regularizer must be 'euclidean' or 'entropic', not {regularizer!r}")
     t0 = time.perf_counter()
     problem = reduce_problem(w_target, tau_nm, target_from_pi, outside_sq_nm2)
     pi0 = nominal_parameters(robot)
-
-    def build() -> _Program:
-        rows = convex_rows(robot, bounds, np.maximum(np.abs(pi0), 1e-3))
-        return _Program(*_program(robot, bounds, problem.r.shape[0], pi0, rows, regularizer, weight, epsilon), rows)
-
-    compiled = (programs or LmiPrograms()).get((regularizer, weight, epsilon, problem.r.shape), build)
-    program, pi, params, rows = compiled.problem, compiled.pi, compiled.params, compiled.rows
-    # the fit relative to the unconstrained one's residual, about 1 (Clarabel misreads tiny objectives as unbounded)
-    params["fit"][0].value, params["fit"][1].value = (x / np.sqrt(fit_scale(problem)) for x in (problem.r, problem.z))
+    program, pi, params, rows = _fitted_program(robot, bounds, problem, regularizer, weight, epsilon, programs)
     point, value, slack, penalty, iterations, status = pi0, np.inf, np.inf, PENALTY[0], 0, None
     for iterations in range(1, MAX_ITERATIONS + 1):
         _linearise(robot, bounds, rows, params, point, penalty)
@@ -147,6 +138,22 @@ def retrieve_lmi(
                    "programs", status, program.status, slack)
     return retrieval_result(robot, f"lmi-{regularizer}", point, residual_norm(problem, point), problem, violations,
                             t0, 1, notes)
+
+
+def _fitted_program(robot, bounds, problem, regularizer, weight, epsilon,
+                    programs: LmiPrograms | None) -> tuple[cp.Problem, cp.Variable, dict, ConvexRows]:
+    """The convex program of these settings (from `programs` when compiled before), its variable, parameters and
+    rows, with `problem`'s data set: its r and z over the fit's scale, so that the unconstrained fit's objective is
+    about 1 (Clarabel misreads tiny objectives as unbounded)."""
+    def build() -> _Program:
+        pi0 = nominal_parameters(robot)
+        rows = convex_rows(robot, bounds, np.maximum(np.abs(pi0), 1e-3))
+        return _Program(*_program(robot, bounds, problem.r.shape[0], pi0, rows, regularizer, weight, epsilon), rows)
+
+    compiled = (programs or LmiPrograms()).get((regularizer, weight, epsilon, problem.r.shape), build)
+    scale = np.sqrt(fit_scale(problem))
+    compiled.params["fit"][0].value, compiled.params["fit"][1].value = problem.r / scale, problem.z / scale
+    return compiled.problem, compiled.pi, compiled.params, compiled.rows
 
 
 def _notes(procedure: str, failure: str | None, solver_status: str, slack: float) -> tuple[str, ...]:

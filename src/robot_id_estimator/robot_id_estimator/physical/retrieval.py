@@ -14,7 +14,7 @@ from collections.abc import Callable
 import numpy as np
 
 from robot_id_estimator.estimation.least_squares import ReducedSystem
-from robot_id_estimator.physical.determination import determination, hold_friction
+from robot_id_estimator.physical.determination import Determination, determination, hold_friction
 from robot_id_estimator.physical.lmi import LmiPrograms, retrieve_lmi
 from robot_id_estimator.physical.multistart import retrieve_multistart
 from robot_id_estimator.physical.plausibility import plausibility
@@ -58,6 +58,32 @@ def retrieve_physical(
     """
     w = w[:, target_columns]
     target_from_pi = base.beta_from_pi[target_columns]
+    bounds, det, bounds_notes = _bounds(robot, setup, target_from_pi, config)
+    result = _retrieve_checked(robot, w, z_nm, outside_sq_nm2, target_from_pi, bounds, config, programs)
+    urdf_mass_kg = sum(inertial.mass_kg for inertial in all_link_inertials(setup.urdf_text))
+    return Physical(
+        method=result.method,
+        link_names=robot.link_names,
+        links=result.links,
+        standard_names=tuple(parameter_names(robot)),
+        standard_values=result.pi,
+        base_values=base.values(result.pi),
+        status=det.status,
+        held_values=det.held_values,
+        residual_norm_nm=result.residual_norm_nm,
+        unconstrained_residual_norm_nm=result.unconstrained_residual_norm_nm,
+        target=config.target,
+        violations=result.violations,
+        wall_time_s=result.wall_time_s,
+        notes=(*result.notes, *bounds_notes),
+        plausibility=plausibility(robot, bounds, result.pi, urdf_mass_kg, setup.datasheet_mass_kg),
+    )
+
+
+def _bounds(robot: RobotModel, setup: RobotSetup, target_from_pi: np.ndarray,
+            config: PhysicalConfig) -> tuple[PhysicalBounds, Determination, tuple[str, str]]:
+    """The configured bounds on the physical parameters with the friction the data do not determine held, the
+    determination of each standard parameter, and notes on the size bounds and the tool allowed for."""
     lumped = lumped_known_parts(robot, setup.urdf_text)
     fixed = fixed_parts(robot, setup.urdf_text, lumped)
     sizes, sizes_note = _link_sizes(robot, setup, fixed, config.spread_fraction)
@@ -77,26 +103,7 @@ def retrieve_physical(
         tool_mass_kg=tool_kg,
     )
     det = determination(robot, target_from_pi, nominal_parameters(robot))
-    bounds = hold_friction(robot, bounds, det)
-    result = _retrieve_checked(robot, w, z_nm, outside_sq_nm2, target_from_pi, bounds, config, programs)
-    urdf_mass_kg = sum(inertial.mass_kg for inertial in all_link_inertials(setup.urdf_text))
-    return Physical(
-        method=result.method,
-        link_names=robot.link_names,
-        links=result.links,
-        standard_names=tuple(parameter_names(robot)),
-        standard_values=result.pi,
-        base_values=base.values(result.pi),
-        status=det.status,
-        held_values=det.held_values,
-        residual_norm_nm=result.residual_norm_nm,
-        unconstrained_residual_norm_nm=result.unconstrained_residual_norm_nm,
-        target=config.target,
-        violations=result.violations,
-        wall_time_s=result.wall_time_s,
-        notes=(*result.notes, sizes_note, tool_note),
-        plausibility=plausibility(robot, bounds, result.pi, urdf_mass_kg, setup.datasheet_mass_kg),
-    )
+    return hold_friction(robot, bounds, det), det, (sizes_note, tool_note)
 
 
 def physical_retrieval_of(robot: RobotModel, base: BaseParameters, setup: RobotSetup, target_columns: np.ndarray,
