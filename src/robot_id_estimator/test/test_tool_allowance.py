@@ -30,6 +30,11 @@ def tooled():
     return dataclasses.replace(setup, rated_payload_kg=14.0), train, check  # as iiwa14.yaml states it
 
 
+SIGN_LAW = EstimatorConfig(coulomb_law="sign")
+"""The default with the Coulomb law simulated (sign) held instead of chosen: the same figures below as the choice
+(which takes sign on these data), at half the CPU time."""
+
+
 def _identified(tooled, config: EstimatorConfig):
     setup, train, check = tooled
     result = identify([train], setup, config)
@@ -37,7 +42,7 @@ def _identified(tooled, config: EstimatorConfig):
 
 
 def test_the_last_link_takes_a_tool_up_to_the_rated_payload(tooled):
-    result, validation = _identified(tooled, EstimatorConfig())
+    result, validation = _identified(tooled, SIGN_LAW)
     assert any("rated payload" in note and "14 kg" in note for note in result.physical.notes)
     # the last link's mass regroups into link 6's in the base parameters: the data show the tool, not its share;
     # measured 1.77 kg against the true 2.31 (URDF 0.31, the old bound 0.62)
@@ -48,8 +53,7 @@ def test_the_last_link_takes_a_tool_up_to_the_rated_payload(tooled):
 
 
 def test_without_the_allowance_the_tool_does_not_fit(tooled):
-    config = EstimatorConfig()
-    config = dataclasses.replace(config, physical=dataclasses.replace(config.physical, tool_mass_kg=0.0))
+    config = dataclasses.replace(SIGN_LAW, physical=dataclasses.replace(SIGN_LAW.physical, tool_mass_kg=0.0))
     result, validation = _identified(tooled, config)
     assert any("no tool allowed for" in note for note in result.physical.notes)
     assert result.physical.links[-1].mass_kg < 0.62  # twice the URDF's: at its bound
