@@ -55,7 +55,8 @@ def written(tmp_path_factory):
     truth = heavier_links_with_tool(robot)
     recording = simulated_recording(robot, setup, truth, 2, tau_noise_nm=0.02)
     (folder / "out").mkdir()
-    return identify_and_write([recording], setup, EstimatorConfig(), folder / "out"), robot, truth, urdf
+    sign_law = EstimatorConfig(coulomb_law="sign")  # the law simulated: no choice (test_coulomb_law's)
+    return identify_and_write([recording], setup, sign_law, folder / "out"), robot, truth, urdf
 
 
 def test_a_massless_link_carrying_fingers_is_written_once_and_predicts_an_unseen_motion(written):
