@@ -148,6 +148,14 @@ class ExcitationStateMachine:
     def moving(self) -> bool:
         return self.phase in MOVING
 
+    def commanded_to_rest(self, t_s: float) -> bool:
+        """Whether at t_s every period has been commanded and has ended: the last period ends at rest at the start
+        pose (what follows in its command is at rest there too), which the controller holds; only the settling time
+        is left before DONE."""
+        e = self._excitation
+        return (self.phase is Phase.EXCITING and e.next_chunk == len(self._chunks)
+                and t_s >= e.t0_s + self.settings.num_periods * self.trajectory.period_s)
+
     @property
     def approach(self) -> Approach | None:
         """The planned approach to the start pose (None: not planned yet, or the arm is there)."""

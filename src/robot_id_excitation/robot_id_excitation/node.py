@@ -139,7 +139,7 @@ class ExcitationNode(Node):
         planner_id = self._planner.submit(threading.get_native_id).result()  # normal scheduling: it starves nobody
         gc.callbacks.append(self.timing.on_collection)
         self._names_warned = self._timing_logged = False
-        self._silent_since_s = self._now_s()
+        self._silent_since_s = self.now_s()
         self._create_interfaces(values)
         keep_threads_realtime(values["realtime_priority"], {planner_id}, lambda apply: self.create_timer(1.0, apply),
                               self.get_logger().warning)
@@ -203,12 +203,17 @@ class ExcitationNode(Node):
             trajectory = result.trajectory
         return trajectory
 
-    def _now_s(self) -> float:
+    def now_s(self) -> float:
         return self.get_clock().now().nanoseconds * 1e-9
+
+    def stopping_at_rest(self) -> None:
+        """Shut down after the last period: the arm is commanded to rest at the start pose; nothing is sent."""
+        self.get_logger().info("shutting down after the last period: the arm is commanded to rest at the start pose")
+        self._log_timing_once()
 
     def hold(self, reason: str) -> None:
         """Stop where the arm can (see ExcitationStateMachine.hold)."""
-        self._publish(self.machine.hold(self._now_s(), reason))
+        self._publish(self.machine.hold(self.now_s(), reason))
 
     def destroy_node(self) -> None:
         """After a hold, wait (bounded) until the subscribers acknowledged the stop, then destroy the node."""
@@ -257,10 +262,14 @@ class ExcitationNode(Node):
             msg.header.stamp = time_msg(marker.t_s)
             self.marker_pub.publish(msg)
             self._periods_started = marker.index + 1
-        if self.machine.phase in (*STOPPED, Phase.DONE) and not self._timing_logged:
+        if self.machine.phase in (*STOPPED, Phase.DONE):
+            self._log_timing_once()
+        self._publish_status()
+
+    def _log_timing_once(self) -> None:
+        if not self._timing_logged:
             self._timing_logged = True
             self.get_logger().info(self.timing.line(self.machine.settings.state_timeout_s))
-        self._publish_status()
 
     def _publish_status(self) -> None:
         """The state and its reason (latched) whenever they or the periods started change."""
@@ -324,7 +333,7 @@ class ExcitationNode(Node):
         """When the middleware received a message, on the node's clock: its reception time when the node runs on
         the system clock (the middleware's), else now; never before the latest time the state machine saw (the
         two clocks are read at different moments)."""
-        now_s = self._now_s()
+        now_s = self.now_s()
         received_ns = info.get("received_timestamp", 0)
         received_s = now_s if not received_ns or self.get_clock().ros_time_is_active else min(now_s,
                                                                                               received_ns * 1e-9)
@@ -337,7 +346,7 @@ class ExcitationNode(Node):
             self._on_joint_state(*taken)
 
     def _on_abort(self, _request: Trigger.Request, response: Trigger.Response) -> Trigger.Response:
-        step, response.message = self.machine.abort(self._now_s())
+        step, response.message = self.machine.abort(self.now_s())
         self._publish(step)
         response.success = True
         return response
@@ -345,10 +354,10 @@ class ExcitationNode(Node):
     def _tick(self) -> None:
         began, moving = time.perf_counter(), self.machine.moving
         self._take_waiting_states()
-        now_s = self._now_s()
+        now_s = self.now_s()
         if not self.machine.states_fresh(now_s):
             self._take_waiting_states()  # the thread stalled after the take: what arrived meanwhile counts
-            now_s = self._now_s()
+            now_s = self.now_s()
         step = self.machine.step(now_s, confirmed=self.get_parameter("confirm").value)
         if self.machine.first_state_s is None and now_s - self._silent_since_s >= NO_STATES_WARNING_S:
             self._silent_since_s = now_s
@@ -372,7 +381,11 @@ def _interrupt(_signum: int, _frame: object) -> None:
 
 
 def _hold_if_moving(node: ExcitationNode) -> None:
-    if node.machine.moving:
+    """On a stop: hold a moving arm; once the last period has ended (the arm commanded to rest while it settles,
+    as when a simulation holds its clock after the recording) there is nothing to stop."""
+    if node.machine.commanded_to_rest(node.now_s()):
+        node.stopping_at_rest()
+    elif node.machine.moving:
         node.hold("shutting down")
 
 

@@ -353,3 +353,20 @@ def test_refuses_to_start_when_the_robot_clock_is_off(trajectory, iiwa14, iiwa14
         assert machine.reason == (f"the robot's joint states are stamped 0.200 s {refused} this node's clock (at most "
                                   "0.05 s): the commands carry absolute stamps; synchronise the two computers' clocks "
                                   "(chrony or PTP) and start again")
+
+
+def test_after_the_last_period_the_arm_is_commanded_to_rest_and_a_stop_is_not_needed(trajectory, iiwa14,
+                                                                                       iiwa14_config):
+    """During the last period the arm moves (a stop must hold it); from the end of the last period it is commanded
+    to rest at the start pose, every command's last point at rest there (checked here on the commands sent), so a
+    shutdown in the settling time sends nothing."""
+    bench = _bench(trajectory, iiwa14, design_limits(iiwa14_config), START_POSE)
+    bench.run(12.0, until=lambda: bench.machine.phase is Phase.EXCITING)
+    end_s = bench.excitation_start_s() + 2 * PERIOD_S
+    bench.run(end_s - PERIOD_S / 2 - bench.t_s)
+    assert bench.machine.moving and not bench.machine.commanded_to_rest(bench.t_s)
+    bench.run(end_s + DT_S - bench.t_s)
+    assert bench.machine.phase is Phase.EXCITING and bench.machine.commanded_to_rest(bench.t_s)
+    last = bench.sent[-1][1]
+    held = last.stamp_s + last.points.t_rel_s >= end_s - 1e-9
+    assert np.allclose(last.points.q_rad[held], START_POSE, atol=1e-9) and not last.points.dq_rad_s[held].any()
