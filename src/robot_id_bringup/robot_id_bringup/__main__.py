@@ -30,7 +30,9 @@ def main(argv: list[str] | None = None) -> int:
         if argv[0] == "base-parameters":
             from robot_id_bringup.base_parameter_table import main as base_parameter_table
 
-            return base_parameter_table(argv[1:])
+            code = base_parameter_table(argv[1:])
+            sys.stdout.flush()  # here, where a closed output is caught, not at the interpreter's exit
+            return code
         if argv[0] != "identify":
             print(f"error: unknown command '{argv[0]}'; the commands are: identify, base-parameters (see --help)",
                   file=sys.stderr)
@@ -38,6 +40,10 @@ def main(argv: list[str] | None = None) -> int:
         from robot_id_bringup.runner import identify  # imported here: a Ctrl-C during the import is caught
 
         return identify(argv[1:])
+    except BrokenPipeError:  # the reader of stdout went away (`| head`)
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so that the flush at exit does not raise
+        print("error: the output was closed before its end (broken pipe)", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         signal.signal(signal.SIGINT, signal.SIG_IGN)  # a second Ctrl-C does not interrupt the exit
         print("robot_id: interrupted", file=sys.stderr, flush=True)

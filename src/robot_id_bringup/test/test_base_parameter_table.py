@@ -1,6 +1,9 @@
-"""`robot_id base-parameters`: the base-parameter table of a URDF, and a bad joint name in one line."""
+"""`robot_id base-parameters`: the base-parameter table of a URDF, and a bad joint name or a closed output in one
+line."""
 
 import pathlib
+import subprocess
+import sys
 
 from robot_id_bringup.__main__ import main
 from robot_id_model.robot_config import load_robot_config
@@ -23,3 +26,14 @@ def test_bad_joint_name_exits_2_with_one_line(capsys):
     err = capsys.readouterr().err
     assert err.startswith("error: ") and "no movable joint named ['nope']" in err
     assert "Traceback" not in err
+
+
+def test_an_output_closed_early_ends_in_one_line_not_a_traceback():
+    """As `robot_id base-parameters ... | head -1` does when head has gone before the table is written."""
+    command = [sys.executable, "-c", "import sys; from robot_id_bringup.__main__ import main; sys.exit(main())",
+               "base-parameters", "--robot", "iiwa14"]
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True) as child:
+        child.stdout.close()
+        err = child.stderr.read()
+        assert child.wait(timeout=60) == 2
+    assert err == "error: the output was closed before its end (broken pipe)\n", err

@@ -8,8 +8,9 @@
     python -m robot_id_excitation sweep --robot panda --joints fer_joint1 --velocities 0.02,0.05,0.1,0.2 --out DIR
     python -m robot_id_excitation sweep --robot iiwa14 --joints all --simultaneous --velocities 0.005:1.17:12 --out DIR
 
-`--robot` is a robot config YAML or the name of an installed one; `--urdf` takes the position, velocity and torque
-limits from a URDF's <limit> tags and the rest from the command line.
+`--robot` is a shipped robot's name, a robot folder (robot.yaml, URDF, trajectories/) or a robot config YAML;
+`--urdf` takes the position, velocity and torque limits from a URDF's <limit> tags and the rest from the command
+line.
 """
 
 from __future__ import annotations

@@ -154,6 +154,8 @@ def load_robot_model(
             raise ModelError(f"{label}: joint '{full.names[j]}' is {kind}; only 1-DOF joints are supported")
     if joint_names is None:
         joint_names = arm_chain(full)
+        if not movable:
+            raise ModelError(f"{label}: no movable joint (every joint is fixed): no arm to identify")
         if not joint_names:
             raise ModelError(f"{label}: the movable joints branch at the base, so there is no one arm to take; name "
                              "the arm's joints base to tip (--joints)")

@@ -30,6 +30,12 @@ def test_malformed_xml_is_reported():
         load_robot_model('<robot name="x"><link name="a"></robot>')
 
 
+def test_a_urdf_without_a_movable_joint_says_so():
+    with pytest.raises(ModelError, match="no movable joint"):
+        load_robot_model('<robot name="x"><link name="a"/><link name="b"/><joint name="j" type="fixed"><parent '
+                         'link="a"/><child link="b"/></joint></robot>')
+
+
 def test_non_urdf_root_is_reported():
     with pytest.raises(ModelError, match="a URDF starts with <robot>"):
         load_robot_model('<sdf version="1.7"><model name="x"/></sdf>')
