@@ -141,7 +141,13 @@ def _robot_config(args: argparse.Namespace, fallback_robot: str = "", joints: tu
         if given:
             raise ValueError(f"{', '.join(given)} {'goes' if len(given) == 1 else 'go'} with --urdf; a robot config "
                              "states them")
-        return load_robot_config(args.robot or fallback_robot)
+        if args.robot or not fallback_robot:
+            return load_robot_config(args.robot)
+        try:
+            return load_robot_config(fallback_robot)
+        except ModelError as err:
+            raise ModelError(f"the trajectory names its robot '{fallback_robot}': {err}; give --robot (a shipped "
+                             "name, a robot folder or a config YAML) or --urdf") from None
     missing = [f"{option} ({unit})" for option, value, unit in (
         ("--acceleration-limit", args.acceleration_limit, "rad/s²"), ("--flange-speed", args.flange_speed, "m/s"),
         ("--floor-z", args.floor_z, "m")) if value is None]
