@@ -41,6 +41,7 @@ from robot_id_excitation.excitation_plan import (
     excitation_chunks,
     run_now,
 )
+from robot_id_excitation.excitation_settings import ExcitationSettings
 from robot_id_excitation.excitation_step import LogLine, Outbox, PeriodStart, Severity, Step
 from robot_id_excitation.quintic import evaluate_quintic
 from robot_id_excitation.trajectory_file import Trajectory
@@ -61,37 +62,6 @@ class Phase(StrEnum):
 
 
 MOVING = (Phase.APPROACHING, Phase.EXCITING)
-
-
-@dataclass(frozen=True)
-class ExcitationSettings:
-    """The node's parameters that steer the state machine (same names, same defaults)."""
-
-    num_periods: int = 5
-    require_confirm: bool = False
-    """hardware mode: nothing moves until the caller passes confirmed=True"""
-    state_timeout_s: float = 0.2
-    max_start_error_rad: float = 0.02
-    """also at most a·lead_s²/5.77 per joint: the gap the controller closes within lead_s at the acceleration limit"""
-    max_start_speed_rad_s: float = 0.05
-    """the arm must be at rest (measured joint speeds below this) to start"""
-    max_tracking_error_rad: float = 0.3
-    """0: off"""
-    start_delay_s: float = 1.0
-    approach_speed_rad_s: float = 0.2
-    approach_acceleration_rad_s2: float = 0.5
-    settle_s: float = 0.5
-    rate_hz: float = 100.0
-    """points per second of a command"""
-    lead_s: float = 0.1
-    """a command is sent this long before its first point is due (at least MIN_LEAD_S: the node steps every 20 ms)"""
-    overlap_s: float = 0.5
-    """each excitation chunk starts this long before the end of the previous one"""
-    max_chunk_s: float = 30.0
-    max_clock_offset_s: float = 0.0
-    """refuse to start when the joint state stamps are further than this from the caller's clock (0: off)"""
-    max_step_gap_s: float = MAX_STEP_GAP_S
-    """steps further apart on the node's clock hold the run (0: off, for a simulator's clock in lockstep)"""
 
 
 @dataclass

@@ -43,7 +43,6 @@ import threading
 import time
 import warnings
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import fields, replace
 from typing import Any
 
 import numpy as np
@@ -69,7 +68,8 @@ from robot_id_excitation.design import DesignError, design_excitation
 from robot_id_excitation.design_problem import DesignOptions
 from robot_id_excitation.excitation_guard import trajectory_refusal
 from robot_id_excitation.excitation_plan import Command, Points
-from robot_id_excitation.excitation_state import ExcitationSettings, ExcitationStateMachine, Phase
+from robot_id_excitation.excitation_settings import settings_from_parameters
+from robot_id_excitation.excitation_state import ExcitationStateMachine, Phase
 from robot_id_excitation.excitation_step import LogLine, Severity, Step
 from robot_id_excitation.fourier import FourierTrajectory
 from robot_id_excitation.node_parameters import MODES, parameters
@@ -86,14 +86,6 @@ NO_STATES_WARNING_S = 5.0
 """While no joint state has come, the node says so every this many seconds."""
 STOP_ACK_TIMEOUT_S = 1.0
 """How long the node waits for the subscribers to acknowledge a stop command before it is destroyed."""
-
-
-def _settings(values: dict) -> ExcitationSettings:
-    """The state machine's settings from the parameters of the same names."""
-    names = [f.name for f in fields(ExcitationSettings) if f.name in values]
-    hardware = values["mode"] == "hardware"
-    return replace(ExcitationSettings(require_confirm=hardware, **{name: values[name] for name in names}),
-                   max_clock_offset_s=values["max_clock_offset_s"] if hardware else 0.0)
 
 
 class ExcitationNode(Node):
@@ -133,8 +125,8 @@ class ExcitationNode(Node):
         self._messages: dict[Points, JointTrajectory] = {}
         self._serialized: dict[Points, bytes] = {}
         self._monitoring = values["monitor_commands"]
-        self.machine = ExcitationStateMachine(self.trajectory, self.robot, self.hard_limits, _settings(values),
-                                              self._prepared, self._planner.submit)
+        self.machine = ExcitationStateMachine(self.trajectory, self.robot, self.hard_limits,
+                                              settings_from_parameters(values), self._prepared, self._planner.submit)
         self._prepare()
         planner_id = self._planner.submit(threading.get_native_id).result()  # normal scheduling: it starves nobody
         gc.callbacks.append(self.timing.on_collection)

@@ -30,7 +30,8 @@ from robot_id_excitation.command_check import (
 )
 from robot_id_excitation.command_messages import trajectory_msg
 from robot_id_excitation.constraints import DesignLimits, design_limits
-from robot_id_excitation.excitation_state import ExcitationSettings, ExcitationStateMachine, Phase
+from robot_id_excitation.excitation_settings import ExcitationSettings
+from robot_id_excitation.excitation_state import ExcitationStateMachine, Phase
 from robot_id_excitation.fourier import FourierTrajectory
 from robot_id_model.robot_config import RobotConfig, load_robot_config
 from robot_id_model.robot_model import RobotModel

@@ -14,7 +14,8 @@ from robot_id_excitation.check import time_grid
 from robot_id_excitation.command_check import CommandPoints, check_points
 from robot_id_excitation.constraints import constraint_groups, design_limits
 from robot_id_excitation.excitation_guard import trajectory_refusal
-from robot_id_excitation.excitation_state import ExcitationSettings, ExcitationStateMachine, Phase
+from robot_id_excitation.excitation_settings import ExcitationSettings
+from robot_id_excitation.excitation_state import ExcitationStateMachine, Phase
 from robot_id_excitation.trajectory_file import load_trajectory
 from robot_id_model.robot_config import load_robot_config, robot_folder
 

@@ -11,7 +11,8 @@ from hypothesis import strategies as st
 from safety_harness import SAFETY, Fault, Scenario, pool, scaled, setup, simulate
 
 from robot_id_excitation.command_check import CommandPoints, check_points
-from robot_id_excitation.excitation_state import ExcitationSettings, Phase
+from robot_id_excitation.excitation_settings import ExcitationSettings
+from robot_id_excitation.excitation_state import Phase
 
 
 @st.composite

@@ -13,7 +13,8 @@ from safety_harness import Fault, Scenario, setup, simulate, stop_bound_s
 
 from robot_id_excitation.command_check import CommandPoints, ControllerModel, check_points, check_transition
 from robot_id_excitation.excitation_guard import hold_point, trajectory_refusal
-from robot_id_excitation.excitation_state import ExcitationSettings, Phase
+from robot_id_excitation.excitation_settings import ExcitationSettings
+from robot_id_excitation.excitation_state import Phase
 from robot_id_excitation.fourier import FourierTrajectory
 
 A = np.array([[0.15618224, 0.15491512], [0.27316511, -0.05788185], [0.08177272, -0.0550316],

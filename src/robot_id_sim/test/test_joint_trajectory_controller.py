@@ -12,7 +12,7 @@ from vendor_controllers import FRANKA_FILE, vendor_controller
 from robot_id_excitation.constraints import design_limits
 from robot_id_excitation.excitation_guard import STOP_ACCELERATION_FRACTION
 from robot_id_excitation.excitation_plan import approach, excitation_chunks
-from robot_id_excitation.excitation_state import ExcitationSettings
+from robot_id_excitation.excitation_settings import ExcitationSettings
 from robot_id_excitation.trajectory_file import load_trajectory, shipped_trajectories
 from robot_id_model.robot_config import load_robot_config
 from robot_id_sim.joint_trajectory_controller import FLOAT_EPSILON, ControllerParameters, refusal
