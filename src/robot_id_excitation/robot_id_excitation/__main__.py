@@ -8,9 +8,8 @@
     python -m robot_id_excitation sweep --robot panda --joints fer_joint1 --velocities 0.02,0.05,0.1,0.2 --out DIR
     python -m robot_id_excitation sweep --robot iiwa14 --joints all --simultaneous --velocities 0.005:1.17:12 --out DIR
 
-`--robot` is a shipped robot's name, a robot folder (robot.yaml, URDF, trajectories/) or a robot config YAML;
-`--urdf` takes the position, velocity and torque limits from a URDF's <limit> tags and the rest from the command
-line.
+`--robot` is a shipped robot's name, a robot folder or a robot config YAML; `--urdf` takes the position, velocity
+and torque limits from a URDF's <limit> tags and the rest from the command line.
 """
 
 from __future__ import annotations
@@ -141,13 +140,7 @@ def _robot_config(args: argparse.Namespace, fallback_robot: str = "", joints: tu
         if given:
             raise ValueError(f"{', '.join(given)} {'goes' if len(given) == 1 else 'go'} with --urdf; a robot config "
                              "states them")
-        if args.robot or not fallback_robot:
-            return load_robot_config(args.robot)
-        try:
-            return load_robot_config(fallback_robot)
-        except ModelError as err:
-            raise ModelError(f"the trajectory names its robot '{fallback_robot}': {err}; give --robot (a shipped "
-                             "name, a robot folder or a config YAML) or --urdf") from None
+        return load_robot_config(args.robot or fallback_robot)
     missing = [f"{option} ({unit})" for option, value, unit in (
         ("--acceleration-limit", args.acceleration_limit, "rad/s²"), ("--flange-speed", args.flange_speed, "m/s"),
         ("--floor-z", args.floor_z, "m")) if value is None]

@@ -53,13 +53,6 @@ def test_check_reports_feasible_and_infeasible_trajectories(tmp_path, capsys, pa
     printed = capsys.readouterr().out
     assert "INFEASIBLE" in printed and "exceeds by" in printed and (tmp_path / "plots" / "wild.png").is_file()
 
-    elsewhere = FourierTrajectory("modified_fourier", "mybot", panda_config.joint_names, 0.1, a, b, np.array(POSE))
-    path = save_trajectory(elsewhere, tmp_path / "elsewhere.yaml")  # its robot found by name: not from here
-    assert main(["check", str(path), "--out", str(tmp_path / "plots")]) == 2
-    err = capsys.readouterr().err
-    assert err.count("\n") == 1 and err.startswith("error: the trajectory names its robot 'mybot': ") \
-        and err.rstrip().endswith("give --robot (a shipped name, a robot folder or a config YAML) or --urdf"), err
-
 
 def test_sweep_command_and_bad_input(tmp_path, capsys):
     out = tmp_path / "sweep"
