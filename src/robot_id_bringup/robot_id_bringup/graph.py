@@ -159,7 +159,7 @@ class Run:
 
         return self.trajectory or robot_trajectory(self.robot, "payload" if self.payload else "excitation")
 
-    @property
+    @cached_property
     def start_pose_rad(self) -> list[float]:
         """Where the run's motion starts at rest, in the trajectory's joint order (the robot's); empty when the
         trajectory does not load (the excitation node refuses it, saying why)."""
