@@ -23,23 +23,9 @@ def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     signal.signal(signal.SIGINT, remember_and_raise)
     try:
-        if not argv or argv[0] in ("-h", "--help"):
-            print(f"{__doc__.strip()}\n\n{exit_codes_text('robot_id identify', 'exit codes of identify:')}\n"
-                  f"{exit_codes_text('robot_id base-parameters', 'exit codes of base-parameters:')}")
-            return 0 if argv else 2
-        if argv[0] == "base-parameters":
-            from robot_id_bringup.base_parameter_table import main as base_parameter_table
-
-            code = base_parameter_table(argv[1:])
-            sys.stdout.flush()  # here, where a closed output is caught, not at the interpreter's exit
-            return code
-        if argv[0] != "identify":
-            print(f"error: unknown command '{argv[0]}'; the commands are: identify, base-parameters (see --help)",
-                  file=sys.stderr)
-            return 2
-        from robot_id_bringup.runner import identify  # imported here: a Ctrl-C during the import is caught
-
-        return identify(argv[1:])
+        code = _command(argv)
+        sys.stdout.flush()  # here, where a closed output is caught, not at the interpreter's exit
+        return code
     except BrokenPipeError:  # the reader of stdout went away (`| head`)
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # so that the flush at exit does not raise
         print("error: the output was closed before its end (broken pipe)", file=sys.stderr)
@@ -49,6 +35,25 @@ def main(argv: list[str] | None = None) -> int:
         print("robot_id: interrupted", file=sys.stderr, flush=True)
         sys.stdout.flush()
         os._exit(INTERRUPTED)  # at once: after an interrupt during start-up the shutdown was seen to end by SIGINT
+
+
+def _command(argv: list[str]) -> int:
+    """The command argv[0] runs, its exit code."""
+    if not argv or argv[0] in ("-h", "--help"):
+        print(f"{__doc__.strip()}\n\n{exit_codes_text('robot_id identify', 'exit codes of identify:')}\n"
+              f"{exit_codes_text('robot_id base-parameters', 'exit codes of base-parameters:')}")
+        return 0 if argv else 2
+    if argv[0] == "base-parameters":
+        from robot_id_bringup.base_parameter_table import main as base_parameter_table
+
+        return base_parameter_table(argv[1:])
+    if argv[0] != "identify":
+        print(f"error: unknown command '{argv[0]}'; the commands are: identify, base-parameters (see --help)",
+              file=sys.stderr)
+        return 2
+    from robot_id_bringup.runner import identify  # imported here: a Ctrl-C during the import is caught
+
+    return identify(argv[1:])
 
 
 if __name__ == "__main__":
