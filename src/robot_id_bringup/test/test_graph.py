@@ -95,15 +95,15 @@ def test_two_periods_through_the_graph_read_back_period_by_period(recorded_bag):
     with Reader(bag) as reader:
         topics = {c.topic: c for c in reader.connections}
         states = topics[IIWA14.joint_states_topic]
-        stamps = np.array([header_stamp_ns(raw) for _, _, raw in reader.messages([states])]) * 1e-9
+        stamps_ns = np.array([header_stamp_ns(raw) for _, _, raw in reader.messages([states])])
         markers = topics["/robot_id/period_marker"]
-        marker_stamps = sorted(header_stamp_ns(raw) * 1e-9 for _, _, raw in reader.messages([markers]))
+        marker_ns = sorted(header_stamp_ns(raw) for _, _, raw in reader.messages([markers]))
         assert topics["/robot_id/excitation_trajectory"].msgcount == 1
-    assert len(marker_stamps) == PERIODS
-    assert np.allclose([e.start_s for e in index.entries], marker_stamps)  # period boundaries are the markers
-    assert np.allclose(np.diff(stamps), 1.0 / IIWA14.state_rate_hz)  # lockstep: not one sample lost
-    for start in marker_stamps:
-        inside = (stamps >= start) & (stamps < start + PERIOD_S)
+    assert len(marker_ns) == PERIODS
+    assert np.allclose([e.start_s for e in index.entries], np.array(marker_ns) * 1e-9)  # the markers bound periods
+    assert np.allclose(np.diff(stamps_ns) * 1e-9, 1.0 / IIWA14.state_rate_hz)  # lockstep: not one sample lost
+    for start_ns in marker_ns:  # in integer nanoseconds: a float sum can put the next period's first sample inside
+        inside = (stamps_ns >= start_ns) & (stamps_ns < start_ns + round(PERIOD_S * 1e9))
         assert np.count_nonzero(inside) == expected
 
     recording = load_recording(bag)
