@@ -13,7 +13,7 @@ lint: setup
 	@$(ENV) ruff check src benchmarks scripts test
 
 test: setup lint
-	@$(ENV) colcon test --executor sequential --return-code-on-test-failure \
+	@$(ENV) colcon test --executor sequential --return-code-on-test-failure --pytest-args --durations=12 \
 		--event-handlers console_direct+ status- summary+ ; rc=$$?; \
 		summary=$$(colcon test-result --all | tail -1); echo "$$summary"; \
 		if [[ "$$summary" == "Summary: 0 tests"* ]]; then echo "no tests ran"; exit 1; fi; \

@@ -39,9 +39,10 @@ from robot_id_bringup.graph import DEFAULT_PERIODS, Run
 from robot_id_lab.testbed import hardware_standin
 from robot_id_lab.truth_check import check_against_truth
 
-CASES = ("iiwa14:100", "iiwa14:500", "fr3:1000")
-"""robot:rate: the lbr stack as shipped (100 Hz), FRI's 500 Hz, franka_ros2's 1 kHz (with the FR3, the robot it drives;
-`--cases panda:1000` runs the FER at that rate)"""
+CASES = ("iiwa14:100:0.04", "iiwa14:500", "fr3:1000")
+"""robot:rate[:torque filter s]: the lbr stack as a current one ships (100 Hz, its measured-torque filter at 40 ms,
+announced in its robot_description as its hardware interface does; the robot config says 16 ms), FRI's 500 Hz,
+franka_ros2's 1 kHz (with the FR3, the robot it drives; `--cases panda:1000` runs the FER at that rate)"""
 LOADS = ("none", "busy")
 TIMING = re.compile(r"timing while the arm moved: the longest callback ran (\S+) ms .* the joint states were at most "
                     r"(\S+) ms old")
@@ -49,18 +50,19 @@ RATE = re.compile(r"joint states come at (\S+) Hz")
 LEFT_OUT = re.compile(r"left out (\d+) of (\d+) periods")
 
 
-def run_once(robot: str, rate_hz: float, load: str, domain_id: int, workdir: pathlib.Path) -> dict:
-    """One hardware-mode run against the stand-in; its figures."""
+def run_once(robot: str, rate_hz: float, load: str, domain_id: int, workdir: pathlib.Path,
+             sim_parameters: dict) -> dict:
+    """One hardware-mode run against the stand-in (its simulator's `sim_parameters`); its figures."""
     run = Run(robot, "hardware", str(workdir / "run"), DEFAULT_PERIODS)
     truth = workdir / "truth.yaml"
     began = time.monotonic()
-    with hardware_standin(robot, rate_hz, domain_id, truth, busy=load == "busy",
-                          log_file=workdir / "standin.log") as standin:
+    with hardware_standin(robot, rate_hz, domain_id, truth, busy=load == "busy", log_file=workdir / "standin.log",
+                          sim_parameters=sim_parameters) as standin:
         result = subprocess.run([sys.executable, "-m", "robot_id_bringup", "identify", "--robot", robot, "--mode",
                                  "hardware", "--yes", "--out", run.output_dir, "--timeout", "600"],
                                 env=standin.env, capture_output=True, text=True, timeout=720)
     (workdir / "runner.log").write_text(result.stdout + result.stderr)
-    figures = {"robot": robot, "rate_hz": rate_hz, "load": load, "exit_code": result.returncode,
+    figures = {"robot": robot, "rate_hz": rate_hz, **sim_parameters, "load": load, "exit_code": result.returncode,
                "wall_s": round(time.monotonic() - began, 1)}
     timing = TIMING.search(result.stdout)
     if timing:
@@ -81,7 +83,7 @@ def run_once(robot: str, rate_hz: float, load: str, domain_id: int, workdir: pat
 
 
 def payload_once(robot: str, rate_hz: float, load: str, domain_id: int, workdir: pathlib.Path,
-                 load_seed: int) -> dict:
+                 sim_parameters: dict, load_seed: int) -> dict:
     """The payload loop in hardware mode against the stand-in, bare then carrying the seeded load; its figures."""
     figures: dict = {"robot": robot, "rate_hz": rate_hz, "load": load, "payload_seed": load_seed}
     began = time.monotonic()
@@ -90,7 +92,7 @@ def payload_once(robot: str, rate_hz: float, load: str, domain_id: int, workdir:
     for run, extra, seed in ((bare, ["--record-only"], -1), (loaded, ["--baseline", bare.bag_path], load_seed)):
         truth = workdir / f"truth_{pathlib.Path(run.output_dir).name}.yaml"
         with hardware_standin(robot, rate_hz, domain_id, truth, busy=load == "busy", log_file=workdir / "standin.log",
-                              sim_parameters={"load_seed": seed}) as standin:
+                              sim_parameters=sim_parameters | {"load_seed": seed}) as standin:
             result = subprocess.run([sys.executable, "-m", "robot_id_bringup", "identify", "--robot", robot, "--mode",
                                      "hardware", "--yes", "--payload", *extra, "--out", run.output_dir, "--timeout",
                                      "600"], env=standin.env, capture_output=True, text=True, timeout=720)
@@ -124,7 +126,8 @@ def _load_errors(found: dict, truth: dict) -> dict:
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cases", nargs="+", default=list(CASES), help="robot:rate_hz (default: %(default)s)")
+    parser.add_argument("--cases", nargs="+", default=list(CASES),
+                        help="robot:rate_hz[:torque filter s] (default: %(default)s)")
     parser.add_argument("--loads", nargs="+", default=list(LOADS), choices=LOADS)
     parser.add_argument("--payload", action="store_true", help="the payload loop per case (module docstring)")
     parser.add_argument("--load-seed", type=int, default=3, help="the simulator's seeded load (default: %(default)s)")
@@ -149,14 +152,16 @@ def payload_main(args: argparse.Namespace) -> int:
 
 
 def each_case(args: argparse.Namespace, once: Callable[..., dict]) -> list[dict]:
-    """`once`(robot, rate_hz, load, domain_id, workdir) per case and load, each in a fresh directory and domain; its
-    figures printed as they come."""
+    """`once`(robot, rate_hz, load, domain_id, workdir, sim_parameters) per case and load, each in a fresh directory
+    and domain; its figures printed as they come."""
     rows = []
     for k, case in enumerate(args.cases):
-        robot, rate = case.split(":")
+        robot, rate, *time_constant = case.split(":")
+        sim_parameters = {"torque_filter_time_constant_s": float(time_constant[0])} if time_constant else {}
         for j, load in enumerate(args.loads):
             with tempfile.TemporaryDirectory(prefix="hardware_mode_") as tmp:
-                rows.append(once(robot, float(rate), load, 170 + (os.getpid() + 2 * k + j) % 50, pathlib.Path(tmp)))
+                rows.append(once(robot, float(rate), load, 170 + (os.getpid() + 2 * k + j) % 50, pathlib.Path(tmp),
+                                 sim_parameters))
             print(", ".join(f"{key} {value}" for key, value in rows[-1].items() if key != "tail"), flush=True)
             if "tail" in rows[-1]:
                 print(rows[-1]["tail"], flush=True)

@@ -18,7 +18,6 @@ from rclpy.executors import SingleThreadedExecutor
 from robot_id_bringup.confirmation import ASK, NOTHING, REFUSE, SET, WAITING, Confirmation, TerminalLine, plan_lines
 from robot_id_bringup.graph import EXCITATION_NAME, Run
 from robot_id_bringup.run_monitor import RunMonitor
-from robot_id_bringup.runner import free_domain_id
 from robot_id_contract.topics import EXCITATION_STATUS
 from robot_id_msgs.msg import ExcitationStatus
 
@@ -133,9 +132,9 @@ class _StandIn:
 
 
 @pytest.fixture
-def stand_in_domain(monkeypatch):
+def stand_in_domain(monkeypatch, domain_id):
     monkeypatch.setenv("ROS_AUTOMATIC_DISCOVERY_RANGE", "LOCALHOST")
-    monkeypatch.setenv("ROS_DOMAIN_ID", str(free_domain_id(51 + os.getpid() % 40)))
+    monkeypatch.setenv("ROS_DOMAIN_ID", str(domain_id))
 
 
 def _run_until(confirmation: Confirmation, monitor: RunMonitor, stand_in: _StandIn, done, terminal=None,

@@ -149,13 +149,13 @@ def test_a_payload_request_that_cannot_work_is_refused_in_one_line(run, problem)
     assert any(problem in line for line in run.problems()), run.problems()
 
 
-def test_the_runner_picks_a_domain_nobody_here_uses():
+def test_the_runner_picks_a_domain_nobody_here_uses(domain_id):
     """A port of the domain's second participant held (as a node of another graph would): the runner moves on."""
-    start = 77
+    start = domain_id
     assert not domain_in_use(start) and free_domain_id(start) == start
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as held:
         held.bind(("", 7400 + 250 * start + 12))
-        assert domain_in_use(start) and free_domain_id(start) == start + 1
+        assert domain_in_use(start) and free_domain_id(start) == free_domain_id(start + 1) != start
     environ = ros_environment({"PATH": "/bin"})
     assert environ["ROS_AUTOMATIC_DISCOVERY_RANGE"] == "LOCALHOST" and int(environ["ROS_DOMAIN_ID"]) in DOMAINS
     assert ros_environment({"ROS_DOMAIN_ID": "5"})["ROS_DOMAIN_ID"] == "5"  # the user's choice stays
@@ -268,7 +268,7 @@ def test_lines_from_the_nodes_and_the_runner_stay_whole_on_the_console():
     assert sorted(stream.getvalue().splitlines()) == sorted(expected)
 
 
-def test_a_replay_writes_its_results_where_a_recording_run_does(monkeypatch):
+def test_a_replay_writes_its_results_where_a_recording_run_does(monkeypatch, domain_id):
     """<output_dir>/<bag name>_identification, as docs/real_robots.md says (bag_identification/ for the recorder's
     bags); before, a replay wrote into the output directory itself. The request the runner sends says so."""
     import rclpy
@@ -283,7 +283,7 @@ def test_a_replay_writes_its_results_where_a_recording_run_does(monkeypatch):
     assert replay.results_path == str(pathlib.Path("out") / "bag_identification")
     other = Run("iiwa14", "replay", "o", bag="/data/sweep_2")
     assert other.results_path == str(pathlib.Path("o") / "sweep_2_identification")
-    monkeypatch.setenv("ROS_DOMAIN_ID", str(free_domain_id(91)))
+    monkeypatch.setenv("ROS_DOMAIN_ID", str(domain_id))
     context = rclpy.Context()
     rclpy.init(context=context)
     estimator = rclpy.create_node("estimator", context=context)

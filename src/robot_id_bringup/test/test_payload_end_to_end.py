@@ -22,12 +22,12 @@ RUNNER = [sys.executable, "-m", "robot_id_bringup", "identify", "--robot", "iiwa
 
 
 @pytest.mark.timeout(600)
-def test_a_seeded_load_is_identified_through_the_graph_against_a_baseline(tmp_path):
+def test_a_seeded_load_is_identified_through_the_graph_against_a_baseline(tmp_path, domain_id):
     """Two 10 s periods each (about 60 s of wall time here). Measured (2026-11-28): mass +0.005 %, CoM 0.08 mm; the
     moments of this 2.8 kg box (5-8e-3 kg m²) +19, +4, -2 % at RSDs of 10, 8, 6 %: named undetermined by two
     periods (MOMENT_RSD_PERCENT). A baseline of another robot or another excitation is refused before the arm
     moves."""
-    env = dict(os.environ, ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST", ROS_DOMAIN_ID=str(151 + os.getpid() % 50))
+    env = dict(os.environ, ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST", ROS_DOMAIN_ID=str(domain_id))
     bare = subprocess.run([*RUNNER, "--record-only", "--out", str(tmp_path / "bare")], env=env, capture_output=True,
                           text=True, timeout=300)
     assert bare.returncode == 0, bare.stdout[-3000:] + bare.stderr[-2000:]

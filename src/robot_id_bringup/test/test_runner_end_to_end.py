@@ -38,7 +38,7 @@ def _processes_in_domain(domain_id: int) -> list[int]:
 
 
 @pytest.mark.timeout(600)  # two runs of the graph, each allowed 240 s by the runner
-def test_a_sweep_then_one_period_through_the_graph_identify_the_truth(tmp_path):
+def test_a_sweep_then_one_period_through_the_graph_identify_the_truth(tmp_path, domain_id):
     """The shipped 84.5 s sweep, then one 20 s period of the shipped excitation (about 100 s of wall time here).
     Bounds from the measured run (5 periods are the demo's): a Stribeck curve is fitted on six joints at least, and
     a joint without one says why and keeps linear friction: in the simulator no joint gives a constant-speed pass
@@ -46,7 +46,6 @@ def test_a_sweep_then_one_period_through_the_graph_identify_the_truth(tmp_path):
     speeds, the fewest the fit takes (2026-11-28: 7 joints fitted in one run, 6 in another). Against the true
     model the physical set's error is below 3 % of torque RMS on every joint (measured ≤ 1.8 %; the demo's 5
     periods ≤ 2.0 %) and a tenth of the nominal URDF's at most (measured: a fiftieth at most)."""
-    domain_id = 101 + os.getpid() % 50
     sweep = Run("iiwa14", "sim", str(tmp_path / "sweep"), trajectory="iiwa14_friction_sweep")
     result = subprocess.run([*RUNNER, "--trajectory", sweep.trajectory, "--out", sweep.output_dir,
                              "--timeout", "240"], env=_environment(domain_id), capture_output=True, text=True,
@@ -82,11 +81,10 @@ def test_a_sweep_then_one_period_through_the_graph_identify_the_truth(tmp_path):
 
 
 @pytest.mark.timeout(900)
-def test_two_graphs_in_two_namespaces_of_one_domain_identify_two_arms_at_once(tmp_path):
+def test_two_graphs_in_two_namespaces_of_one_domain_identify_two_arms_at_once(tmp_path, domain_id):
     """The simulated iiwa14's graph in /left and the Panda's in /right, in one ROS domain at the same time: each
     graph's statuses, markers, acknowledgements, clock and result stay in its namespace (the names are relative,
     /clock is remapped), and each identifies its own arm, checked against its own simulator's truth."""
-    domain_id = 101 + (os.getpid() + 10) % 50
     data = pathlib.Path(__file__).parent / "data"
     runs = {"left": Run("iiwa14", "sim", str(tmp_path / "left"), 2, str(data / "iiwa14_8s.yaml"), namespace="left"),
             "right": Run("panda", "sim", str(tmp_path / "right"), 2, str(data / "panda_8s.yaml"), namespace="right")}
@@ -133,11 +131,10 @@ def _assert_console_is_clean(stdout: str, stderr: str, warnings: list[str]) -> N
     ("robot_id: sim run of", 2.0),    # the nodes setting up (rclpy up, the simulator loading)
     ("robot_id: recording:", 0.0),    # every node up
 ])
-def test_ctrl_c_at_any_moment_ends_every_process_without_a_traceback(tmp_path, after, delay_s):
+def test_ctrl_c_at_any_moment_ends_every_process_without_a_traceback(tmp_path, after, delay_s, domain_id):
     """Exit 130, no traceback from the runner or any node, no process left. The runner stops its nodes with SIGTERM:
     a node still importing ends on it silently, one that is starting ends quietly (its main), a running one shuts
     down; Ctrl-C while the runner itself imports is caught by its entry point."""
-    domain_id = 151 + os.getpid() % 50
     runner = subprocess.Popen([*RUNNER, "--out", str(tmp_path / "run")], env=_environment(domain_id),
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
@@ -171,7 +168,7 @@ def test_ctrl_c_at_any_moment_ends_every_process_without_a_traceback(tmp_path, a
     assert not left, f"processes left after Ctrl-C: {left}"
 
 
-def test_a_hold_ends_the_run_at_once_naming_its_reason(tmp_path):
+def test_a_hold_ends_the_run_at_once_naming_its_reason(tmp_path, domain_id):
     """An abort during the excitation holds the arm: the recording cannot be whole, so the runner stops every node and
     exits 1 with the excitation node's reason (before, a hold was only a log line and the run waited or passed)."""
     import rclpy
@@ -181,7 +178,6 @@ def test_a_hold_ends_the_run_at_once_naming_its_reason(tmp_path):
     from robot_id_contract.topics import EXCITATION_STATUS
     from robot_id_msgs.msg import ExcitationStatus
 
-    domain_id = 151 + (os.getpid() + 25) % 50
     log = tmp_path / "runner.log"
     with log.open("w") as out:
         runner = subprocess.Popen([*RUNNER, "--periods", "2", "--out", str(tmp_path / "run"),
@@ -313,11 +309,10 @@ def test_a_replay_the_estimator_refuses_ends_at_once_with_its_reason(tmp_path):
     assert time.monotonic() - started < 60.0  # not the 120 s timeout
 
 
-def test_hardware_mode_with_no_robot_publishing_ends_after_the_robot_timeout_naming_the_topic(tmp_path):
+def test_hardware_mode_with_no_robot_publishing_ends_after_the_robot_timeout_naming_the_topic(tmp_path, domain_id):
     """Before, the runner waited for the robot's joint states for ever. No stack publishes here: after
     --robot-timeout the run ends with exit 1 in one line naming the topic, the domain and what to check, and no
     process of its graph is left."""
-    domain_id = 101 + (os.getpid() + 35) % 50
     started = time.monotonic()
     result = subprocess.run([*RUNNER[:-2], "--mode", "hardware", "--record-only", "--yes", "--robot-timeout", "2",
                              "--out", str(tmp_path / "run")], capture_output=True, text=True, timeout=60,

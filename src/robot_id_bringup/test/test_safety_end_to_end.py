@@ -263,6 +263,7 @@ def arm_and_trajectory(request, tmp_path_factory) -> tuple[Arm, str]:
     return arm, str(save_trajectory(arm.trajectory, tmp_path_factory.mktemp(arm.name) / "excitation.yaml"))
 
 
+@pytest.mark.wall_clock  # the simulator runs on the wall clock (real_time_factor 1)
 @pytest.mark.parametrize("fault", FAULTS, ids=[f.name for f in FAULTS])
 def test_a_fault_stops_the_simulated_arm_in_time_within_the_limits(fault, arm_and_trajectory):
     """Measured in sim time, 5 runs on the 2-core machine (the last beside a busy process). Hold: from the reference
