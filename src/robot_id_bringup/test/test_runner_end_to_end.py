@@ -1,6 +1,6 @@
-"""The runner end to end: the real node graph as processes records the friction sweep of the simulated iiwa14, then
-identifies it with the Stribeck friction of that sweep, and the result is close to the simulator's truth on a motion
-it was not identified on; Ctrl-C ends every process."""
+"""The runner end to end: two graphs in two namespaces identify two arms at once; Ctrl-C and a hold end every
+process; a bad request, a trajectory beyond the limits, a bag still being written and a replay the estimator refuses
+end before anything starts or at once (the friction sweep through the graph: test_sweep_end_to_end.py)."""
 
 from __future__ import annotations
 
@@ -13,71 +13,10 @@ import sys
 import time
 
 import pytest
+from runner_processes import RUNNER, environment, processes_in_domain
 
 from robot_id_bringup.graph import Run
 from robot_id_lab.truth_check import check_against_truth
-
-RUNNER = [sys.executable, "-m", "robot_id_bringup", "identify", "--robot", "iiwa14", "--mode", "sim"]
-
-
-def _environment(domain_id: int) -> dict[str, str]:
-    return dict(os.environ, ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST", ROS_DOMAIN_ID=str(domain_id))
-
-
-def _processes_in_domain(domain_id: int) -> list[int]:
-    """Pids of the processes started with ROS_DOMAIN_ID=domain_id (this test's own graph)."""
-    marker = f"ROS_DOMAIN_ID={domain_id}".encode()
-    pids = []
-    for environ in pathlib.Path("/proc").glob("[0-9]*/environ"):
-        try:
-            if marker in environ.read_bytes().split(b"\0") and int(environ.parent.name) != os.getpid():
-                pids.append(int(environ.parent.name))
-        except OSError:
-            continue
-    return pids
-
-
-@pytest.mark.timeout(600)  # two runs of the graph, each allowed 240 s by the runner
-def test_a_sweep_then_one_period_through_the_graph_identify_the_truth(tmp_path, domain_id):
-    """The shipped 84.5 s sweep, then one 20 s period of the shipped excitation (about 100 s of wall time here).
-    Bounds from the measured run (5 periods are the demo's): a Stribeck curve is fitted on six joints at least, and
-    a joint without one says why and keeps linear friction: in the simulator no joint gives a constant-speed pass
-    below about 0.02 rad/s (the sweep's 3 slowest of 12 speeds), and A6 none below 0.16 rad/s, which leaves it 5
-    speeds, the fewest the fit takes (2026-11-28: 7 joints fitted in one run, 6 in another). Against the true
-    model the physical set's error is below 3 % of torque RMS on every joint (measured ≤ 1.8 %; the demo's 5
-    periods ≤ 2.0 %) and a tenth of the nominal URDF's at most (measured: a fiftieth at most)."""
-    sweep = Run("iiwa14", "sim", str(tmp_path / "sweep"), trajectory="iiwa14_friction_sweep")
-    result = subprocess.run([*RUNNER, "--trajectory", sweep.trajectory, "--out", sweep.output_dir,
-                             "--timeout", "240"], env=_environment(domain_id), capture_output=True, text=True,
-                            timeout=300)
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
-    assert result.stdout.splitlines()[-1] == (f"robot_id: friction sweep recorded in {sweep.bag_path}; identify with "
-                                              f"--friction-sweep {sweep.bag_path}")
-    assert "estimator" not in result.stdout.splitlines()[0]  # a sweep run only records
-    out = tmp_path / "run"
-    result = subprocess.run([*RUNNER, "--periods", "1", "--friction-sweep", sweep.bag_path, "--out", str(out),
-                             "--timeout", "240"], env=_environment(domain_id), capture_output=True, text=True,
-                            timeout=300)
-    assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-2000:]
-    assert "robot_id: identified:" in result.stdout
-    run = Run("iiwa14", "sim", str(out), 1)
-    assert result.stdout.splitlines()[-1].startswith(  # last, after the nodes' shutdown: where the model is
-        f"robot_id: the model is {run.results_path}/identified.urdf: the physical parameter set (best on held-out "
-        "data: "), result.stdout[-2000:]
-    identification = pathlib.Path(run.results_path) / "identification.json"
-    assert identification.is_file() and (pathlib.Path(run.results_path) / "identified.urdf").is_file()
-    assert (out / "bag" / "period_index.yaml").is_file()
-    notes = json.loads(identification.read_text())["metrics"]["notes"]
-    fitted = [n for n in notes if "Stribeck fit on" in n]
-    assert len(fitted) >= 6, fitted
-    assert len([n for n in notes if n.startswith("friction sweep:") and n.endswith("; linear friction")]) \
-        == 7 - len(fitted), notes
-    checks = check_against_truth("iiwa14", identification.parent, run.truth_path, simulated=False)
-    errors = checks["true model"].rms_percent_of_torque
-    assert all(errors["identified"] < 3.0), errors["identified"]
-    assert all(errors["identified"] < 0.1 * errors["urdf"])
-    assert not _processes_in_domain(domain_id)
-    _assert_console_is_clean(result.stdout, result.stderr, json.loads(identification.read_text())["warnings"])
 
 
 @pytest.mark.timeout(900)
@@ -91,7 +30,7 @@ def test_two_graphs_in_two_namespaces_of_one_domain_identify_two_arms_at_once(tm
     runners = {name: subprocess.Popen(
         [sys.executable, "-m", "robot_id_bringup", "identify", "--robot", run.robot, "--mode", "sim", "--namespace",
          name, "--trajectory", run.trajectory, "--periods", "2", "--out", run.output_dir, "--timeout", "600"],
-        env=_environment(domain_id), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        env=environment(domain_id), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
         for name, run in runs.items()}
     try:
         outputs = {name: runner.communicate(timeout=700)[0] for name, runner in runners.items()}
@@ -108,21 +47,7 @@ def test_two_graphs_in_two_namespaces_of_one_domain_identify_two_arms_at_once(tm
             errors["true model"].rms_percent_of_torque["urdf"]
         print(f"{name} ({run.robot}): physical set against its truth {physical.round(2)} %, the URDF {urdf.round(1)} %")
         assert all(physical < 0.25 * urdf), (physical, urdf)
-    assert not _processes_in_domain(domain_id)
-
-
-def _assert_console_is_clean(stdout: str, stderr: str, warnings: list[str]) -> None:
-    """Whole lines only, each from a node or the runner; every warning of the identification once; no rosout errors
-    at shutdown; the simulator reports no waiting once the result is in."""
-    lines = stdout.splitlines()
-    assert all(line.startswith(("[", "robot_id:")) for line in lines if line), [
-        line for line in lines if line and not line.startswith(("[", "robot_id:"))]
-    for warning in warnings:
-        logged = [line for line in lines if line.startswith("[estimator] [WARN]") and line.endswith(f": {warning}")]
-        assert len(logged) == 1, (warning, stdout[-3000:])
-    assert "Failed to publish log message to rosout" not in stdout + stderr, stdout[-3000:]
-    done = next(i for i, line in enumerate(lines) if line.startswith("robot_id: identified:"))
-    assert not [line for line in lines[done:] if "waiting for" in line], lines[done:]
+    assert not processes_in_domain(domain_id)
 
 
 @pytest.mark.parametrize(("after", "delay_s"), [
@@ -135,7 +60,7 @@ def test_ctrl_c_at_any_moment_ends_every_process_without_a_traceback(tmp_path, a
     """Exit 130, no traceback from the runner or any node, no process left. The runner stops its nodes with SIGTERM:
     a node still importing ends on it silently, one that is starting ends quietly (its main), a running one shuts
     down; Ctrl-C while the runner itself imports is caught by its entry point."""
-    runner = subprocess.Popen([*RUNNER, "--out", str(tmp_path / "run")], env=_environment(domain_id),
+    runner = subprocess.Popen([*RUNNER, "--out", str(tmp_path / "run")], env=environment(domain_id),
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     # a shell's background job ignores SIGINT, and Python then keeps ignoring it until the runner sets its handler:
@@ -150,19 +75,19 @@ def test_ctrl_c_at_any_moment_ends_every_process_without_a_traceback(tmp_path, a
         assert not after or seen[-1].startswith(after), "".join(seen)[-3000:]
         time.sleep(delay_s)
         if after == "robot_id: recording:":
-            assert len(_processes_in_domain(domain_id)) >= 5  # the runner and its four nodes
+            assert len(processes_in_domain(domain_id)) >= 5  # the runner and its four nodes
         runner.send_signal(signal.SIGINT)
         output = "".join(seen) + runner.communicate(timeout=60)[0]
     finally:
         if runner.poll() is None:  # a failed case ends its nodes too: they would count as left in the next one
             runner.kill()
             runner.wait()
-            for pid in _processes_in_domain(domain_id):
+            for pid in processes_in_domain(domain_id):
                 os.kill(pid, signal.SIGKILL)
     assert runner.returncode == 130, output[-3000:]
     assert "Traceback" not in output and "KeyboardInterrupt" not in output, output[-5000:]
     time.sleep(0.5)
-    left = _processes_in_domain(domain_id)
+    left = processes_in_domain(domain_id)
     for pid in left:
         os.kill(pid, signal.SIGKILL)
     assert not left, f"processes left after Ctrl-C: {left}"
@@ -181,7 +106,7 @@ def test_a_hold_ends_the_run_at_once_naming_its_reason(tmp_path, domain_id):
     log = tmp_path / "runner.log"
     with log.open("w") as out:
         runner = subprocess.Popen([*RUNNER, "--periods", "2", "--out", str(tmp_path / "run"),
-                                   "--timeout", "120"], env=_environment(domain_id), stdout=out,
+                                   "--timeout", "120"], env=environment(domain_id), stdout=out,
                                   stderr=subprocess.STDOUT, text=True)
     context = rclpy.Context()
     rclpy.init(context=context, domain_id=domain_id)
@@ -208,7 +133,7 @@ def test_a_hold_ends_the_run_at_once_naming_its_reason(tmp_path, domain_id):
         rclpy.shutdown(context=context)
         if runner.poll() is None:
             runner.kill()
-    assert not _processes_in_domain(domain_id)
+    assert not processes_in_domain(domain_id)
 
 
 @pytest.mark.parametrize(("args", "message"), [
@@ -238,7 +163,7 @@ def test_a_hold_ends_the_run_at_once_naming_its_reason(tmp_path, domain_id):
 ])
 def test_a_bad_request_is_one_line_and_exit_code_2_before_anything_starts(args, message):
     result = subprocess.run([*RUNNER, *args], capture_output=True, text=True, timeout=60,
-                            env=_environment(201 + os.getpid() % 30))
+                            env=environment(201 + os.getpid() % 30))
     assert result.returncode == 2 and result.stderr.strip() == message
     assert result.stdout == ""  # no node was started (the runner announces them first)
 
@@ -255,7 +180,7 @@ def test_a_trajectory_beyond_the_limits_is_refused_before_anything_starts_naming
     fast = tmp_path / "fast.yaml"
     fast.write_text(yaml.safe_dump(data))
     result = subprocess.run([*RUNNER, "--trajectory", str(fast)], capture_output=True, text=True, timeout=60,
-                            env=_environment(201 + os.getpid() % 30))
+                            env=environment(201 + os.getpid() % 30))
     assert result.returncode == 2 and result.stdout == "" and len(result.stderr.splitlines()) == 1
     assert result.stderr.startswith(f"error: --trajectory {fast}: trajectory violates the robot's limits: "
                                     "INFEASIBLE: "), result.stderr
@@ -272,7 +197,7 @@ def test_a_bag_still_being_written_is_refused_with_the_command_that_repairs_it(t
     bag.mkdir()
     (bag / "bag_0.mcap").write_bytes(b"\x89MCAP0\r\n")
     result = subprocess.run([*RUNNER[:-2], "--mode", "replay", "--bag", str(bag), "--out", str(tmp_path / "out")],
-                            capture_output=True, text=True, timeout=60, env=_environment(201 + os.getpid() % 30))
+                            capture_output=True, text=True, timeout=60, env=environment(201 + os.getpid() % 30))
     assert result.returncode == 2 and result.stdout == ""
     assert result.stderr == (f"error: bag {bag} is not closed (no metadata.yaml): its recording is still going on, or "
                              f"its recorder was killed; then make it readable with `python -m robot_id_recorder repair "
@@ -301,7 +226,7 @@ def test_a_replay_the_estimator_refuses_ends_at_once_with_its_reason(tmp_path):
     started = time.monotonic()
     result = subprocess.run([*RUNNER[:-2], "--mode", "replay", "--bag", str(tmp_path / "bag"), "--out",
                              str(tmp_path / "out"), "--timeout", "120"], capture_output=True, text=True, timeout=180,
-                            env=_environment(205 + os.getpid() % 25))
+                            env=environment(205 + os.getpid() % 25))
     assert result.returncode == 1
     assert "robot_id: error: the estimator could not identify" in result.stderr
     assert result.stdout.splitlines()[-1] == ("robot_id: no model written: the run ended (exit code 1) before an "
@@ -316,7 +241,7 @@ def test_hardware_mode_with_no_robot_publishing_ends_after_the_robot_timeout_nam
     started = time.monotonic()
     result = subprocess.run([*RUNNER[:-2], "--mode", "hardware", "--record-only", "--yes", "--robot-timeout", "2",
                              "--out", str(tmp_path / "run")], capture_output=True, text=True, timeout=60,
-                            env=_environment(domain_id))
+                            env=environment(domain_id))
     assert result.returncode == 1, result.stdout + result.stderr
     assert result.stderr.splitlines()[-1] == (
         f"robot_id: error: no joint states on /lbr/joint_states after 2 s: is the robot's stack running and publishing "
@@ -325,7 +250,7 @@ def test_hardware_mode_with_no_robot_publishing_ends_after_the_robot_timeout_nam
     assert result.stdout.splitlines()[-1] == ("robot_id: nothing recorded whole: the run ended (exit code 1); no model "
                                               "(a run that only records)")
     assert time.monotonic() - started < 30.0
-    assert not _processes_in_domain(domain_id)
+    assert not processes_in_domain(domain_id)
 
 
 def test_the_robot_timeout_is_30_s_unless_given():

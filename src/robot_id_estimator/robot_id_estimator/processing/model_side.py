@@ -25,7 +25,8 @@ def robot_filtered(x: np.ndarray, data: ProcessedData, time_constant_s: float) -
     """Apply the robot's first-order torque filter (first_order_lowpass) along time to model-side
     signals (K, ...) so that they match the filtered torque the robot published.
 
-    For periodic data (one averaged period) the filter's periodic steady state is returned; otherwise the
+    For periodic data (one averaged period) the filter's periodic steady state is returned (it runs through
+    FILTER_SETTLE_TIME_CONSTANTS of the period's own samples before the period); otherwise the
     filter runs causally, as on the robot, from the state it has on the signal's linear continuation before the
     first sample (FILTER_SETTLE_TIME_CONSTANTS of it): the robot's filter was running before the recording began,
     and starting it at rest on the first sample would leave a lag of τ·dx/dt there.
@@ -33,13 +34,13 @@ def robot_filtered(x: np.ndarray, data: ProcessedData, time_constant_s: float) -
     if time_constant_s == 0.0:
         return x
     dt_s = float(data.t_s[1] - data.t_s[0])
+    lead = min(math.ceil(FILTER_SETTLE_TIME_CONSTANTS * time_constant_s / dt_s), 100_000)
     if data.n_periods == 0:
-        lead = min(math.ceil(FILTER_SETTLE_TIME_CONSTANTS * time_constant_s / dt_s), 100_000)
         slope = x[1] - x[0] if len(x) > 1 else np.zeros_like(x[0])
         before = x[0] + slope * np.arange(-lead, 0).reshape((-1,) + (1,) * (x.ndim - 1))
-        return first_order_lowpass(np.concatenate([before, x]), dt_s, time_constant_s)[lead:]
-    repeats = math.ceil(FILTER_SETTLE_TIME_CONSTANTS * time_constant_s / (dt_s * len(x)))
-    return first_order_lowpass(np.concatenate([x] * (repeats + 1)), dt_s, time_constant_s)[-len(x):]
+    else:  # the period's own samples before it (as many periods over as the lead needs)
+        before = np.take(x, np.arange(-lead, 0) % len(x), axis=0)
+    return first_order_lowpass(np.concatenate([before, x]), dt_s, time_constant_s)[lead:]
 
 
 def torque_side(x: np.ndarray, data: ProcessedData, processing: ProcessingConfig, time_constant_s: float) -> np.ndarray:
