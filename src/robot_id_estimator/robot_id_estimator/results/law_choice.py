@@ -22,6 +22,9 @@ class CoulombLawChoice:
     interval_rad_s: np.ndarray
     """(n, 2) the range of the chosen law's scale (CoulombLaw.scale: v_s [rad/s], x_c [rad] of presliding) within
     INTERVAL_TOLERANCE of the best held-out error (NaN for a law without shape: sign)."""
+    determined: tuple[bool, ...] = ()
+    """Per joint, whether the data determine its law (coulomb_law_choice.DETERMINED_T); () in files written before
+    it was recorded."""
 
     def describe(self, joint_names: Sequence[str]) -> list[str]:
         """One line per joint: the law chosen, its held-out error, and the best of each family."""
@@ -40,6 +43,10 @@ class CoulombLawChoice:
             low, high = self.interval_rad_s[j]
             scale = chosen.shape[0] if chosen.shape else None
             shape = f" ({scale.symbol} {low:.3g}–{high:.3g} {scale.unit})" if scale is not None else ""
+            undetermined = ("; the law near rest is not determined by these data (the laws predict the held-out "
+                            "blocks alike within their scatter): slow reversals in the recorded motion or a friction "
+                            "sweep (--friction-sweep) determine it"
+                            if self.determined and not self.determined[j] else "")
             lines.append(f"{name}: {chosen.formula()}{shape}, held-out error "
-                         f"{errors[self.candidates.index(chosen)]:.4g} Nm; best of the others: {others}")
+                         f"{errors[self.candidates.index(chosen)]:.4g} Nm; best of the others: {others}{undetermined}")
         return lines
