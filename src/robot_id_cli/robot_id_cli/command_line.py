@@ -6,6 +6,7 @@ it imports pinocchio, scipy, cvxpy, matplotlib, mujoco or rosbags."""
 from __future__ import annotations
 
 import argparse
+import atexit
 import os
 import pathlib
 import sys
@@ -29,18 +30,30 @@ class HelpFormatter(argparse.RawDescriptionHelpFormatter):
 
 def check_writable_directory(directory: str | pathlib.Path, label: str = "--out: output directory") -> pathlib.Path:
     """Create `directory` if needed and prove it writable, before any computation; OSError "<label> <directory> is
-    not writable (<reason>)" otherwise."""
+    not writable (<reason>)" otherwise. The folders created here are removed at exit if nothing was written into
+    them (a command that failed leaves no empty --out behind)."""
     directory = pathlib.Path(directory)
     if directory.exists() and not directory.is_dir():
         raise OSError(f"{label} {directory} is a file, not a directory")
+    created = [folder for folder in (directory, *directory.parents) if not folder.exists()]
     probe = directory / f".robot_id_write_test_{os.getpid()}"
     try:
         directory.mkdir(parents=True, exist_ok=True)
+        atexit.register(_remove_if_empty, created)
         probe.write_bytes(b"")
         probe.unlink()
     except OSError as err:
         raise OSError(f"{label} {directory} is not writable ({err.strerror or err})") from None
     return directory
+
+
+def _remove_if_empty(folders: list[pathlib.Path]) -> None:
+    """Remove these folders, deepest first, while they are empty."""
+    for folder in folders:
+        try:
+            folder.rmdir()
+        except OSError:
+            return
 
 
 def joint_names(values: Sequence[str] | None) -> tuple[str, ...] | None:

@@ -1,6 +1,7 @@
 """The command lines' shared helpers: help with defaults, output-path checks, a progress bar only on a terminal."""
 
 import argparse
+import subprocess
 import sys
 
 import pytest
@@ -43,6 +44,20 @@ def test_an_output_directory_below_a_file_is_refused_with_the_option(tmp_path):
 def test_a_writable_directory_is_created_and_left_clean(tmp_path):
     out = check_writable_directory(tmp_path / "new" / "out")
     assert out.is_dir() and list(out.iterdir()) == []
+
+
+@pytest.mark.parametrize("writes", [False, True])
+def test_a_command_that_wrote_nothing_leaves_no_folder_it_created(tmp_path, writes):
+    """A command that fails after checking --out (bad data, say) leaves neither its output folder nor the parents it
+    created; one that wrote there keeps it, and a folder that was there before stays."""
+    (tmp_path / "there").mkdir()
+    script = ("import pathlib, sys\nfrom robot_id_cli.command_line import check_writable_directory\n"
+              f"out = check_writable_directory({str(tmp_path / 'new' / 'out')!r})\n"
+              f"check_writable_directory({str(tmp_path / 'there')!r})\n"
+              + ("(out / 'identified.urdf').write_text('')\n" if writes else "") + "sys.exit(2)\n")
+    assert subprocess.run([sys.executable, "-c", script]).returncode == 2
+    assert (tmp_path / "new").exists() == writes and (tmp_path / "new" / "out").exists() == writes
+    assert (tmp_path / "there").is_dir()
 
 
 def test_missing_files_are_named_with_their_option(tmp_path):
