@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 import yaml
 from estimator_synthetic import iiwa14_setup
+from scipy.spatial.transform import Rotation
 
 from robot_id_estimator.payload.exports import (
     franka_service_call,
     franka_set_load,
     kuka_load_data,
-    rotation_zyx,
     urdf_fragment,
     with_load,
 )
@@ -30,7 +30,7 @@ def test_kuka_load_data_rebuild_the_inertia_from_the_principal_axes():
     data = kuka_load_data(LOAD)
     assert data.mass_kg == 1.5 and data.com_mm == pytest.approx((100.0, -12.0, 80.0))
     assert sorted(data.principal_moments_kg_m2) == pytest.approx([3e-3, 5e-3, 6e-3])
-    rotation = rotation_zyx(data.abc_deg)
+    rotation = Rotation.from_euler("ZYX", data.abc_deg, degrees=True).as_matrix()  # Rz(A)·Ry(B)·Rx(C)
     np.testing.assert_allclose(rotation @ np.diag(data.principal_moments_kg_m2) @ rotation.T,
                                LOAD.inertia_com_kg_m2, atol=1e-15)
     assert all(-180.0 <= angle <= 180.0 for angle in data.abc_deg) and abs(data.abc_deg[1]) <= 90.0

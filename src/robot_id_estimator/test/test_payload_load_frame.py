@@ -15,7 +15,7 @@ from estimator_synthetic import iiwa14_setup, periodic_recording
 from scipy.spatial.transform import Rotation
 
 from robot_id_estimator.payload.estimate import PayloadBounds, estimate_payload
-from robot_id_estimator.payload.exports import franka_set_load, rotation_zyx
+from robot_id_estimator.payload.exports import franka_set_load
 from robot_id_estimator.payload.identify_payload import _robot_exports
 from robot_id_estimator.payload.load_frame import exported_load
 from robot_id_estimator.payload.samples import payload_samples, urdf_arm
@@ -142,7 +142,7 @@ def test_kukas_load_data_are_in_the_flange_whatever_frame_the_tool_was_identifie
     assert kuka["frame"] == "lbr_link_ee"
     assert kuka["mass_kg"] == pytest.approx(TOOL.mass_kg, rel=0.01)
     np.testing.assert_allclose(np.array(kuka["com_mm"]) / 1000.0, TOOL.com_m, atol=1e-3)
-    rotation = rotation_zyx(kuka["abc_deg"])
+    rotation = Rotation.from_euler("ZYX", kuka["abc_deg"], degrees=True).as_matrix()  # Rz(A)·Ry(B)·Rx(C)
     np.testing.assert_allclose(rotation @ np.diag(kuka["principal_moments_kg_m2"]) @ rotation.T,
                                TOOL.inertia_com_kg_m2, atol=0.05 * 1.2e-2)
     assert kuka["abc_determined"]  # the moments 50 % apart: KUKA's A B C hold the tool's turn

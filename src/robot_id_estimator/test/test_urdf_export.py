@@ -7,7 +7,7 @@ import numpy as np
 import pinocchio as pin
 import pytest
 
-from robot_id_estimator.output.mjcf_export import mujoco_model, write_mjcf
+from robot_id_estimator.output.mjcf_export import mujoco_ready, write_mjcf
 from robot_id_estimator.output.urdf_export import identified_urdf
 from robot_id_estimator.physical.lmi import retrieve_lmi
 from robot_id_estimator.physical.problem import default_bounds
@@ -105,7 +105,8 @@ def test_the_identified_model_loads_in_mujoco_as_identified_and_a_2_s_simulation
     mjcf, notes = write_mjcf(urdf.read_text(), tmp_path, tmp_path / "identified.xml", STANDARD_GRAVITY_M_S2)
     assert notes == ()
     assert "balanceinertia" not in mjcf.read_text()
-    for model in (mujoco_model(urdf.read_text(), tmp_path), mujoco.MjModel.from_xml_path(str(mjcf))):
+    for model in (mujoco.MjModel.from_xml_string(mujoco_ready(urdf.read_text(), tmp_path)[0]),
+                  mujoco.MjModel.from_xml_path(str(mjcf))):
         for j, (name, cols) in enumerate(zip(robot.link_names, inertial_columns(robot), strict=True)):
             own = link_from_standard(result.pi[cols] - lumped[j] if lumped[j] is not None else result.pi[cols])
             body = model.body(name).id  # MuJoCo simulates the identified body unchanged (nothing balanced) up to

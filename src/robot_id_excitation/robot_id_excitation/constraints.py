@@ -127,17 +127,6 @@ class ConstraintGroup:
     """(K, n) partial derivatives of `value`, when requested"""
 
 
-def nominal_torque_nm(robot: RobotModel, q_rad: np.ndarray, dq_rad_s: np.ndarray, ddq_rad_s2: np.ndarray) -> np.ndarray:
-    """τ (K, n) of the URDF model: RNEA plus its viscous (damping) and Coulomb (friction) terms."""
-    import pinocchio as pin  # here, not at the top: the command line starts without pinocchio
-
-    model, data = robot.model, robot.model.createData()
-    tau = np.empty_like(np.asarray(q_rad, dtype=float))
-    for k in range(len(q_rad)):
-        tau[k] = pin.rnea(model, data, q_rad[k], dq_rad_s[k], ddq_rad_s2[k])
-    return tau + model.damping * dq_rad_s + model.friction * np.sign(dq_rad_s)
-
-
 def _frame_id(robot: RobotModel, frame: str) -> int:
     if not robot.model.existFrame(frame):
         raise ValueError(f"flange frame '{frame}' is not in the robot model")

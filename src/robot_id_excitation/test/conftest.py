@@ -54,3 +54,19 @@ def iiwa14(iiwa14_config):
 @pytest.fixture(scope="session")
 def panda(panda_config):
     return panda_config.load_model(("FV", "FC"))
+
+
+@pytest.fixture(scope="session")
+def urdf_torque_nm():
+    """τ (K, n) of a model as its URDF states it, sample by sample: pinocchio's RNEA plus the URDF's viscous
+    (damping) and Coulomb (friction) terms."""
+    import numpy as np
+    import pinocchio as pin
+
+    def torque(robot, q_rad, dq_rad_s, ddq_rad_s2):
+        model, data = robot.model, robot.model.createData()
+        tau = np.array([pin.rnea(model, data, q, dq, ddq).copy()
+                        for q, dq, ddq in zip(q_rad, dq_rad_s, ddq_rad_s2, strict=True)])
+        return tau + model.damping * dq_rad_s + model.friction * np.sign(dq_rad_s)
+
+    return torque

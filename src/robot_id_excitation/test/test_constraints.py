@@ -5,19 +5,19 @@ import pinocchio as pin
 import pytest
 
 from robot_id_excitation.check import check_trajectory
-from robot_id_excitation.constraints import check_samples, constraint_groups, design_limits, nominal_torque_nm
+from robot_id_excitation.constraints import check_samples, constraint_groups, design_limits
 from robot_id_excitation.fourier import FourierTrajectory
 from robot_id_model.base_parameters import random_states
 
 
-def test_values_match_direct_computations(iiwa14, iiwa14_config):
+def test_values_match_direct_computations(iiwa14, iiwa14_config, urdf_torque_nm):
     limits = design_limits(iiwa14_config, position_margin_rad=0.1)
     q, dq, ddq = random_states(iiwa14, 20, seed=2)
     groups = {(g.constraint, g.where): g for g in constraint_groups(iiwa14, limits, q, dq, ddq)}
     kinds = [kind for kind, _ in groups]
     assert len(kinds) - kinds.count("collision") == 7 * 4 + 1 + 8
     assert kinds.count("collision") == 21 + 6  # 8 links, 7 of them neighbours; links 2-7 against the floor
-    tau = nominal_torque_nm(iiwa14, q, dq, ddq)
+    tau = urdf_torque_nm(iiwa14, q, dq, ddq)
     data = iiwa14.model.createData()
     pin.rnea(iiwa14.model, data, q[3], dq[3], ddq[3])
     assert np.allclose(tau[3], data.tau)

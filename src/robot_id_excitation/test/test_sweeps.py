@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from robot_id_excitation.check import check_trajectory
-from robot_id_excitation.constraints import design_limits, nominal_torque_nm
+from robot_id_excitation.constraints import design_limits
 from robot_id_excitation.quintic import evaluate_quintic, quintic_coefficients, rest_to_rest_duration
 from robot_id_excitation.sweeps import FrictionSweep
 from robot_id_excitation.trajectory_file import load_trajectory, save_trajectory
@@ -103,13 +103,13 @@ def test_simultaneous_sweep_moves_every_swept_joint_at_each_speed_at_once(togeth
     assert np.array_equal(q[:, held], np.tile(HOLD[held], (5000, 1)))
 
 
-def test_simultaneous_passes_retrace_one_path_so_eq_15_cancels_the_rigid_body_torque(together, iiwa14):
+def test_simultaneous_passes_retrace_one_path_so_eq_15_cancels_the_rigid_body_torque(together, iiwa14, urdf_torque_nm):
     for v_fwd, v_bwd, t_fwd, t_bwd in mirrored_pairs(together):
         assert v_fwd == -v_bwd > 0
         q_f, dq_f, ddq_f = together.evaluate(t_fwd)
         q_b, dq_b, ddq_b = together.evaluate(t_bwd)
         assert np.allclose(q_f, q_b, atol=1e-12) and np.allclose(dq_f, -dq_b, atol=1e-9)  # every joint, not one
-        tau_f, tau_b = nominal_torque_nm(iiwa14, q_f, dq_f, ddq_f), nominal_torque_nm(iiwa14, q_b, dq_b, ddq_b)
+        tau_f, tau_b = urdf_torque_nm(iiwa14, q_f, dq_f, ddq_f), urdf_torque_nm(iiwa14, q_b, dq_b, ddq_b)
         model = iiwa14.model  # all that is left is the URDF's friction τ_f(v) = damping·v + friction·sign(v)
         assert np.allclose(0.5 * (tau_f - tau_b), model.damping * dq_f + model.friction * np.sign(dq_f), atol=1e-9)
 

@@ -58,11 +58,6 @@ def mujoco_ready(urdf_text: str, urdf_dir: str | pathlib.Path) -> tuple[str, tup
     return ET.tostring(root, encoding="unicode"), notes
 
 
-def mujoco_model(urdf_text: str, urdf_dir: str | pathlib.Path) -> mujoco.MjModel:
-    """The MjModel of a URDF (mujoco_ready), compiled without balanceinertia."""
-    return _compiled(mujoco_ready(urdf_text, urdf_dir)[0])
-
-
 def _compiled(ready_text: str) -> mujoco.MjModel:
     """MuJoCo's model of a URDF made ready by mujoco_ready; MujocoExportError with MuJoCo's reason."""
     try:

@@ -54,15 +54,6 @@ def abc_deg(rotation: np.ndarray) -> np.ndarray:
     return np.rad2deg(np.stack([a, b, c], axis=-1))
 
 
-def rotation_zyx(abc_deg: tuple[float, float, float]) -> np.ndarray:
-    """Rz(A)·Ry(B)·Rx(C) of KUKA's A, B, C."""
-    a, b, c = np.deg2rad(abc_deg)
-    rz = np.array([[np.cos(a), -np.sin(a), 0.0], [np.sin(a), np.cos(a), 0.0], [0.0, 0.0, 1.0]])
-    ry = np.array([[np.cos(b), 0.0, np.sin(b)], [0.0, 1.0, 0.0], [-np.sin(b), 0.0, np.cos(b)]])
-    rx = np.array([[1.0, 0.0, 0.0], [0.0, np.cos(c), -np.sin(c)], [0.0, np.sin(c), np.cos(c)]])
-    return rz @ ry @ rx
-
-
 def franka_set_load(load: LinkInertial) -> dict:
     """Robot::setLoad's arguments: load_mass, F_x_Cload, load_inertia (column-major)."""
     return {"load_mass": float(load.mass_kg), "F_x_Cload": [float(x) for x in load.com_m],
