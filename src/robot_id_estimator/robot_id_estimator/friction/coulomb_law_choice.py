@@ -182,14 +182,14 @@ def _advantage_t(sq: np.ndarray, law: int, simpler: int) -> float:
 
 
 def _determined(sq: np.ndarray, allowed: np.ndarray, chosen: int) -> bool:
-    """Whether the data determine the joint's law (DETERMINED_T): a law other than sign when it predicts the
-    held-out folds better than sign beyond the scatter; sign when it predicts them better than the best other
-    allowed law beyond the scatter."""
+    """Whether the data tell the joint's law from sign (DETERMINED_T): a law other than sign when it predicts the
+    held-out folds better than sign beyond the scatter; sign when sign and the best other allowed law differ beyond
+    it either way (a better law kept out by SMOOTH_GAIN is named on the joint's line with its error)."""
     if chosen != 0:
         return _advantage_t(sq, chosen, 0) >= DETERMINED_T
     total = sq.sum(axis=0)
     best = int(np.argmin(np.where(allowed[1:], total[1:], np.inf))) + 1
-    return _advantage_t(sq, best, 0) <= -DETERMINED_T
+    return abs(_advantage_t(sq, best, 0)) >= DETERMINED_T
 
 
 def _beats(sq: np.ndarray, law: int, simpler: int, gain: float) -> bool:
