@@ -6,9 +6,9 @@ The identified model is checked against the simulator's truth on a motion it was
 The trajectory is an 8 s design (test/data/fr3_8s.yaml, `robot_id_excitation design --base-frequency 0.125
 --harmonics 4 --velocity-scale 0.5 --friction FV,FC`), 5 periods, at franka_ros2's 1 kHz with the FR3, the robot it
 drives. benchmarks/hardware_mode.py runs the shipped 20 s excitations the same way, per robot and rate: the lbr stack
-at its 100 Hz with the 40 ms torque filter a current stack announces (a second case here until 2026-11-28, moved out
-to keep make test within its 10 minutes; the announcement's reading is tested in the estimator's, the model's and the
-simulator's tests), FRI's 500 Hz and the FR3 at 1 kHz.
+at its 100 Hz with the 40 ms torque filter a current stack announces (not here: a run takes the machine alone for a
+minute; the announcement's reading is tested in the estimator's, the model's and the simulator's tests), FRI's
+500 Hz and the FR3 at 1 kHz.
 The true friction has no Stribeck rise here (static_over_coulomb 1: eq. 7 with fs = fc is the sign law, applied by
 MuJoCo's frictionloss); the benchmark runs the default truth with its Stribeck rise.
 """

@@ -6,6 +6,8 @@ import os
 import pathlib
 import tempfile
 
+import numpy as np
+import pinocchio as pin
 import pytest
 
 from robot_id_model.robot_config import load_robot_config
@@ -60,8 +62,6 @@ def panda(panda_config):
 def urdf_torque_nm():
     """τ (K, n) of a model as its URDF states it, sample by sample: pinocchio's RNEA plus the URDF's viscous
     (damping) and Coulomb (friction) terms."""
-    import numpy as np
-    import pinocchio as pin
 
     def torque(robot, q_rad, dq_rad_s, ddq_rad_s2):
         model, data = robot.model, robot.model.createData()
