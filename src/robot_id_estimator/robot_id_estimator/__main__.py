@@ -62,7 +62,7 @@ def _check_inputs(args: argparse.Namespace) -> None:
     """Every input file exists, before anything is loaded."""
     paths = [("--data", path) for path in args.data] + [("--friction-sweep", path) for path in
                                                         getattr(args, "friction_sweep", None) or []]
-    paths += [("--check-data", path) for path in getattr(args, "check_data", None) or []]
+    paths += [("--validation-data", path) for path in getattr(args, "validation_data", None) or []]
     paths += [("--baseline", path) for path in getattr(args, "baseline", None) or []]
     paths += [(option, getattr(args, option[2:], None)) for option in ("--result", "--config", "--arm")]
     missing = robot_source_problems(getattr(args, "robot", None), getattr(args, "urdf", None)) + missing_files(paths)
@@ -107,13 +107,13 @@ def _config(args: argparse.Namespace, base: EstimatorConfig | None = None) -> Es
 
 
 def _load(args: argparse.Namespace, setup: RobotSetup, say) -> tuple[list, list]:
-    """The recordings of --data and --check-data, each file once; a column map's {i} numbers all the URDF's movable
+    """The recordings of --data and --validation-data, each file once; a column map's {i} numbers all the URDF's movable
     joints."""
     from robot_id_estimator.processing.input_checks import refuse_the_same_samples_twice
 
     columns = parse_column_map(args.columns) if args.columns else None
     arm_joints = load_robot_model(setup.urdf_text or setup.urdf_path).joint_names if columns else None
-    paths = list(args.data) + list(getattr(args, "check_data", None) or [])
+    paths = list(args.data) + list(getattr(args, "validation_data", None) or [])
     recordings = []
     for path in paths:
         say(f"loading {path}")
@@ -137,13 +137,13 @@ def _identify(args: argparse.Namespace, say) -> int:
     from robot_id_estimator.identify_and_write import identify_and_write
     from robot_id_estimator.physical.determination import HELD
 
-    recordings, check_recordings = _load(args, setup, say)
+    recordings, validation_recordings = _load(args, setup, say)
     sweeps = []
     for path in args.friction_sweep or []:
         say(f"loading friction sweep {path}")
         sweeps.append(load_recording(path, setup.joint_names))
     written = identify_and_write(recordings, setup, config, out, sweeps, say, args.allow_outside_limits,
-                                 args.allow_implausible_torque, check_recordings)
+                                 args.allow_implausible_torque, validation_recordings)
     result, report = written.result, written.report
     m = result.metrics
     print(f"{setup.name}: {int(np.isfinite(result.base.values).sum())} of {len(result.base.names)} base "
@@ -321,10 +321,10 @@ def parser() -> argparse.ArgumentParser:
     ident.add_argument("--friction-sweep", action="extend", nargs="+", metavar="FILE",
                        help="recordings of forward/backward joint sweeps for the Stribeck friction model "
                             "(default: none, linear friction)")
-    ident.add_argument("--check-data", action="extend", nargs="+", metavar="FILE",
-                       help="recordings of another motion, not fitted: every parameter set's check and the best set "
-                            "are decided by how well it predicts them (default: 5-fold cross-validation over time "
-                            "blocks of --data)")
+    ident.add_argument("--validation-data", action="extend", nargs="+", metavar="FILE",
+                       help="recordings of another motion, not fitted: each joint's Coulomb law, every parameter "
+                            "set's check and the best set are decided by how well they predict it (default: 5-fold "
+                            "cross-validation over time blocks of --data)")
     ident.add_argument("--method", choices=METHODS, help="override the config's estimator (default: wls)")
     ident.add_argument("--friction", help="override the config's friction terms, comma-separated "
                                           f"(default: {','.join(DEFAULT_FRICTION)})")

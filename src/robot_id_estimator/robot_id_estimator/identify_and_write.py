@@ -57,14 +57,15 @@ class Written:
 def identify_and_write(recordings: Sequence[Recording], setup: RobotSetup, config: EstimatorConfig,
                        out_dir: pathlib.Path, friction_sweeps: Sequence[Recording] = (), progress: Progress = None,
                        allow_outside_limits: bool = False, allow_implausible_torque: bool = False,
-                       check_recordings: Sequence[Recording] = ()) -> Written:
-    """Identify the recordings (pipeline.identify, with the same checks and allowances; `check_recordings` only
-    predicted, for the self-check) and write the results to out_dir. The torque filter is the one the robot's stack
-    announced in the recordings, where it did (processing.input_checks.with_stack_torque_filter)."""
-    setup, stack_notes = with_stack_torque_filter([*recordings, *friction_sweeps, *check_recordings], setup)
+                       validation_recordings: Sequence[Recording] = ()) -> Written:
+    """Identify the recordings (pipeline.identify, with the same checks and allowances; `validation_recordings`,
+    another motion, only predicted: the Coulomb laws and the self-check are judged on it) and write the results to
+    out_dir. The torque filter is the one the robot's stack announced in the recordings, where it did
+    (processing.input_checks.with_stack_torque_filter)."""
+    setup, stack_notes = with_stack_torque_filter([*recordings, *friction_sweeps, *validation_recordings], setup)
     result = identify(list(recordings), setup, config, list(friction_sweeps), progress=progress,
                       allow_outside_limits=allow_outside_limits, allow_implausible_torque=allow_implausible_torque,
-                      check_recordings=list(check_recordings))
+                      validation_recordings=list(validation_recordings))
     result = dataclasses.replace(result, warnings=(*stack_notes, *result.warnings))
     json_path = write_identification(result, out_dir / "identification.json")
     files = write_identified_model(result, out_dir) if result.physical is not None else None

@@ -97,13 +97,13 @@ def test_a_second_motion_given_decides_the_check_instead_of_the_blocks(unmodelle
     tmp, csv, _ = unmodelled_ripple
     other = save_csv(_with_ripple(4), tmp / "other_motion.csv")
     out = tmp / "checked"
-    assert main(["identify", "--robot", str(IIWA14), "--data", str(csv), "--check-data", str(other), "--out",
+    assert main(["identify", "--robot", str(IIWA14), "--data", str(csv), "--validation-data", str(other), "--out",
                  str(out)]) == 0
     held_out = json.loads((out / "identification.json").read_text())["held_out"]
-    assert held_out["source"].startswith(f"the check recording(s) {other}, not fitted")
+    assert held_out["source"].startswith(f"the validation recording(s) {other}, not fitted")
     held = {s: np.array(v, dtype=float) for s, v in held_out["rms_by_set_nm"].items()}
     assert held["physical"].sum() < held["base"].sum()
-    assert f"fitted (training) and held out (the check recording(s) {other}" in capsys.readouterr().out
-    # the check recording is not fitted: the estimate holds the samples of --data alone (one averaged period)
+    assert f"fitted (training) and held out (the validation recording(s) {other}" in capsys.readouterr().out
+    # the validation recording is not fitted: the estimate holds the samples of --data alone (one averaged period)
     metrics = json.loads((out / "identification.json").read_text())["metrics"]
     assert metrics["sources"] == [str(csv)] and metrics["n_samples"] == 2000

@@ -1,5 +1,5 @@
 """Physical parameters through the whole pipeline: noise-free ground truth, both methods. Each identification
-predicts one other period (check_recordings) instead of refitting every set on five time blocks, and holds the
+predicts one other period (validation_recordings) instead of refitting every set on five time blocks, and holds the
 Coulomb law at the one simulated (sign): the held-out refits are test_held_out_check's, the law's choice
 test_coulomb_law's."""
 
@@ -39,7 +39,7 @@ def _identify(arm, check, physical: PhysicalConfig | None = None):
     """The arm's data identified with the sign law (and `physical`, else the default), checked on `check`."""
     setup, _robot, _pi, data = arm
     config = EstimatorConfig(coulomb_law="sign", physical=physical or PhysicalConfig())
-    return identify([data], setup, config, check_recordings=check)
+    return identify([data], setup, config, validation_recordings=check)
 
 
 def _validation_error(robot, pi_true, result) -> np.ndarray:

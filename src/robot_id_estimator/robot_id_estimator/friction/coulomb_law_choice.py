@@ -7,10 +7,13 @@ sigmoid of speed) and often higher at low speed than at high (the Stribeck effec
 2024, eq. 7). For a fixed shape the regression stays linear, the law's column in place of the sign column, so the
 model is separable: the linear parameters are the least-squares solution for each shape and only the shape is
 searched, per joint, on a grid (variable projection, Golub and Pereyra 1973, with the projected problem evaluated
-on a grid instead of by Gauss-Newton). The law kept is the one that predicts held-out data best: N_FOLDS contiguous
-time blocks of every recording, each block predicted by a fit on the others (K-fold cross-validation, Hastie et
-al. 2009, section 7.10). Every candidate comes from one pass over the data (regression_stream keeps each fold's
-regression with the candidate columns beside it), so the choice costs no regressor evaluation of its own.
+on a grid instead of by Gauss-Newton). The law kept is the one that predicts held-out data best: a validation motion
+when one is given (recorded apart and never fitted; its N_FOLDS time blocks predicted by a fit on all the
+recordings), else N_FOLDS contiguous time blocks of every recording, each block predicted by a fit on the others
+(K-fold cross-validation, Hastie et al. 2009, section 7.10). A motion that reverses every joint fast leaves the law
+near rest undetermined (DETERMINED_T); a validation motion with slow reversals determines it. Every candidate comes
+from one pass over the data (regression_stream keeps each fold's regression with the candidate columns beside it),
+so the choice costs no regressor evaluation of its own.
 """
 
 from __future__ import annotations
@@ -102,11 +105,20 @@ class _Folds:
     weights: np.ndarray
 
 
-def _folds(data: RegressionData, base: BaseParameters, fc: np.ndarray) -> _Folds:
+def _folds(data: RegressionData, base: BaseParameters, fc: np.ndarray,
+           validation: RegressionData | None = None) -> _Folds:
+    """Cross-validation over the data's time blocks, or with `validation`: its blocks held out, all the data
+    training."""
     n_folds = len(data.streamed[0].candidate_folds)
-    held_out = [merge([s.candidate_folds[f] for s in data.streamed]) for f in range(n_folds)]
-    training = [merge([g for i, g in enumerate(held_out) if i != f]).r_aug for f in range(n_folds)]
-    return _Folds(held_out, training, _noise_weights(held_out, base, fc))
+    blocks = [merge([s.candidate_folds[f] for s in data.streamed]) for f in range(n_folds)]
+    weights = _noise_weights(blocks, base, fc)
+    if validation is not None:
+        whole = merge(blocks).r_aug
+        held_out = [merge([s.candidate_folds[f] for s in validation.streamed])
+                    for f in range(len(validation.streamed[0].candidate_folds))]
+        return _Folds(held_out, [whole] * len(held_out), weights)
+    training = [merge([g for i, g in enumerate(blocks) if i != f]).r_aug for f in range(n_folds)]
+    return _Folds(blocks, training, weights)
 
 
 def _noise_weights(folds: Sequence[JointBlocks], base: BaseParameters, fc: np.ndarray) -> np.ndarray:
@@ -200,12 +212,13 @@ def _beats(sq: np.ndarray, law: int, simpler: int, gain: float) -> bool:
 
 
 def choose_coulomb_laws(data: RegressionData, base: BaseParameters, fc: np.ndarray,
-                        candidates: Sequence[CoulombLaw], family: str | None = None) -> CoulombLawChoice:
-    """The law of every joint with a Coulomb column (fc ≥ 0) among the `candidates` the data were streamed with
-    (robot_id_model.coulomb_laws.candidate_laws), one joint at a time for SWEEPS passes (_chosen; with `family`, the
-    best law of that family)."""
+                        candidates: Sequence[CoulombLaw], family: str | None = None,
+                        validation: RegressionData | None = None) -> CoulombLawChoice:
+    """The law of every joint with a Coulomb column (fc ≥ 0) among the `candidates` the data (and `validation`)
+    were streamed with (robot_id_model.coulomb_laws.candidate_laws), judged on `validation` when given, one joint at
+    a time for SWEEPS passes (_chosen; with `family`, the best law of that family)."""
     candidates = tuple(candidates)
-    folds = _folds(data, base, fc)
+    folds = _folds(data, base, fc, validation)
     allowed = np.array([family is None or law.family == family for law in candidates])
     laws = np.zeros(len(fc), dtype=int)
     errors = np.full((len(fc), len(candidates)), np.nan)
@@ -218,7 +231,8 @@ def choose_coulomb_laws(data: RegressionData, base: BaseParameters, fc: np.ndarr
             determined[j] = family is not None or _determined(sq, allowed, int(laws[j]))
     chosen = tuple(candidates[k] for k in laws)
     return CoulombLawChoice(candidates, errors, chosen, _intervals(candidates, errors, laws),
-                            tuple(bool(d) for d in determined))
+                            tuple(bool(d) for d in determined),
+                            ", ".join(validation.sources) if validation is not None else "")
 
 
 def _intervals(candidates: Sequence[CoulombLaw], errors: np.ndarray, laws: np.ndarray) -> np.ndarray:
@@ -237,16 +251,24 @@ def _intervals(candidates: Sequence[CoulombLaw], errors: np.ndarray, laws: np.nd
     return intervals
 
 
-def with_chosen_laws(data: RegressionData, setup: RobotSetup, robot: RobotModel, base: BaseParameters, fc: np.ndarray,
-                     config: EstimatorConfig, candidates: Sequence[CoulombLaw],
-                     progress: Progress) -> tuple[RegressionData, RobotModel, CoulombLawChoice]:
-    """Each joint's Coulomb law chosen by held-out data among the `candidates` the data were streamed with
-    (choose_coulomb_laws), the regression and model with them (the regression built again where a law is not sign:
-    the candidates were on choice samples only)."""
-    say(progress, f"Coulomb law per joint: {len(candidates)} candidates, {N_FOLDS}-fold cross-validation")
+def with_chosen_laws(data: RegressionData, validation: RegressionData | None, setup: RobotSetup, robot: RobotModel,
+                     base: BaseParameters, fc: np.ndarray, config: EstimatorConfig, candidates: Sequence[CoulombLaw],
+                     progress: Progress) -> tuple[RegressionData, RegressionData | None, RobotModel, CoulombLawChoice]:
+    """Each joint's Coulomb law chosen by held-out data among the `candidates` the data and the validation data were
+    streamed with (choose_coulomb_laws), both regressions and the model with them (a regression built again where a
+    law is not sign: the candidates were on choice samples only)."""
+    judged = (f"judged on the validation recording(s) {', '.join(validation.sources)}" if validation is not None
+              else f"{N_FOLDS}-fold cross-validation")
+    say(progress, f"Coulomb law per joint: {len(candidates)} candidates, {judged}")
     family = config.coulomb_law if config.coulomb_law in FAMILIES else None  # else auto
-    choice = choose_coulomb_laws(data, base, fc, candidates, family)
+    choice = choose_coulomb_laws(data, base, fc, candidates, family, validation)
     chosen = robot.with_coulomb_laws(choice.chosen)
-    if chosen.coulomb_laws:  # some law other than sign: the regression built again with it
-        return restreamed(data, setup, chosen, base, config, progress), chosen, choice
-    return without_candidates(data), chosen, choice
+
+    def with_laws(regression: RegressionData | None) -> RegressionData | None:
+        if regression is None:
+            return None
+        if chosen.coulomb_laws:  # some law other than sign: the regression built again with it
+            return restreamed(regression, setup, chosen, base, config, progress)
+        return without_candidates(regression)
+
+    return with_laws(data), with_laws(validation), chosen, choice

@@ -25,6 +25,9 @@ class CoulombLawChoice:
     determined: tuple[bool, ...] = ()
     """Per joint, whether the data determine its law (coulomb_law_choice.DETERMINED_T); () in files written before
     it was recorded."""
+    validation: str = ""
+    """The validation recording(s) the laws were judged on; '' when judged by cross-validation over the recordings'
+    own time blocks."""
 
     def describe(self, joint_names: Sequence[str]) -> list[str]:
         """One line per joint: the law chosen, its held-out error, and the best of each family."""
@@ -44,8 +47,8 @@ class CoulombLawChoice:
             scale = chosen.shape[0] if chosen.shape else None
             shape = f" ({scale.symbol} {low:.3g}–{high:.3g} {scale.unit})" if scale is not None else ""
             undetermined = ("; the law near rest is not determined by these data (the laws predict the held-out "
-                            "blocks alike within their scatter): slow reversals in the recorded motion or a friction "
-                            "sweep (--friction-sweep) determine it"
+                            "blocks alike within their scatter): a validation motion with slow reversals "
+                            "(--validation-data) or a friction sweep (--friction-sweep) determines it"
                             if self.determined and not self.determined[j] else "")
             lines.append(f"{name}: {chosen.formula()}{shape}, held-out error "
                          f"{errors[self.candidates.index(chosen)]:.4g} Nm; best of the others: {others}{undetermined}")
