@@ -10,22 +10,26 @@ import sys
 RUNNER = [sys.executable, "-m", "robot_id_bringup", "identify", "--robot", "iiwa14", "--mode", "sim"]
 
 
-def _graph_marker(domain_id: int) -> str:
-    """A variable only the processes this test process starts in `domain_id` inherit: ROS_DOMAIN_ID alone also marks
-    the pytest-xdist workers, which inherit their controller's domain."""
-    return f"ROBOT_ID_TEST_GRAPH={os.getpid()}:{domain_id}"
+GRAPH_VARIABLE = "ROBOT_ID_TEST_GRAPH"
+"""Set only in the processes a test starts (with `environment`): ROS_DOMAIN_ID alone also marks the pytest-xdist
+workers, which inherit their controller's domain."""
+
+
+def _graph(domain_id: int) -> str:
+    """This test process's graph in `domain_id`, as GRAPH_VARIABLE holds it."""
+    return f"{os.getpid()}:{domain_id}"
 
 
 def environment(domain_id: int) -> dict[str, str]:
     """This process's environment with discovery on localhost in the domain `domain_id`, marked as this test's."""
-    name, value = _graph_marker(domain_id).split("=")
-    return dict(os.environ, ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST", ROS_DOMAIN_ID=str(domain_id), **{name: value})
+    return dict(os.environ, ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST", ROS_DOMAIN_ID=str(domain_id),
+                **{GRAPH_VARIABLE: _graph(domain_id)})
 
 
 def processes_in_domain(domain_id: int) -> list[int]:
     """Pids of the processes started with `environment(domain_id)` (this test's own graph), wherever they were
     reparented."""
-    marker = _graph_marker(domain_id).encode()
+    marker = f"{GRAPH_VARIABLE}={_graph(domain_id)}".encode()
     pids = []
     for environ in pathlib.Path("/proc").glob("[0-9]*/environ"):
         try:

@@ -97,11 +97,14 @@ def _residual_sq(block: np.ndarray, n_base: int, fc_column: int, law: int, theta
 
 @dataclass(frozen=True)
 class _Folds:
-    """Every fold's factors over all recordings, the factors of the others (its training data), and each joint's
-    weight."""
+    """The held-out blocks' factors over all recordings, the training data's factors, which training data each
+    block is predicted by, and each joint's weight."""
 
     held_out: list[JointBlocks]
     training: list[np.ndarray]
+    trained_on: list[int]
+    """Per held-out block, its index in `training`: its own (the other blocks) in cross-validation, one for all
+    (every recording) with a validation motion."""
     weights: np.ndarray
 
 
@@ -116,9 +119,9 @@ def _folds(data: RegressionData, base: BaseParameters, fc: np.ndarray,
         whole = merge(blocks).r_aug
         held_out = [merge([s.candidate_folds[f] for s in validation.streamed])
                     for f in range(len(validation.streamed[0].candidate_folds))]
-        return _Folds(held_out, [whole] * len(held_out), weights)
+        return _Folds(held_out, [whole], [0] * len(held_out), weights)
     training = [merge([g for i, g in enumerate(blocks) if i != f]).r_aug for f in range(n_folds)]
-    return _Folds(blocks, training, weights)
+    return _Folds(blocks, training, list(range(n_folds)), weights)
 
 
 def _noise_weights(folds: Sequence[JointBlocks], base: BaseParameters, fc: np.ndarray) -> np.ndarray:
@@ -134,23 +137,26 @@ def _noise_weights(folds: Sequence[JointBlocks], base: BaseParameters, fc: np.nd
 
 def _held_out_errors(folds: _Folds, n_base: int, fc: np.ndarray, laws: np.ndarray, joint: int,
                      m: int) -> np.ndarray:
-    """(F, m) per fold, the held-out squared error of `joint`'s torque with each of the m candidate laws there and
-    `laws` at the other joints. Only the joint's Coulomb column differs between candidates, so each fold's fit is
-    solved once without it and every candidate's column is added by projection (the least-squares update for one
-    column), all candidates at once."""
+    """(F, m) per held-out block, the squared error of `joint`'s torque with each of the m candidate laws there and
+    `laws` at the other joints. Only the joint's Coulomb column differs between candidates, so each training data's
+    fit is solved once without it and every candidate's column is added by projection (the least-squares update for
+    one column), all candidates at once."""
     others = np.arange(len(fc)) != joint
     fixed = [k for k in range(n_base) if k != fc[joint]]
     candidates = n_base + np.arange(m)
     tau = n_base + m
-    sq = np.zeros((len(folds.held_out), m))
-    for f, (training, fold) in enumerate(zip(folds.training, folds.held_out, strict=True)):
+    fits = []
+    for training in folds.training:
         rest = triangular_factor(_rows([t for t, other in zip(training, others, strict=True) if other], n_base,
                                        fc[others], laws[others], folds.weights[others]))
         own = np.sqrt(folds.weights[joint]) * training[joint]
         a = np.concatenate([rest[:, fixed], own[:, fixed]])
         y = np.concatenate([rest[:, -1], own[:, tau]])
         x = np.concatenate([np.zeros((len(rest), m)), own[:, candidates]])
-        theta_fixed, theta_law = _with_one_column(a, y, x)
+        fits.append(_with_one_column(a, y, x))
+    sq = np.zeros((len(folds.held_out), m))
+    for f, fold in enumerate(folds.held_out):
+        theta_fixed, theta_law = fits[folds.trained_on[f]]
         held = fold.r_aug[joint]
         residual = held[:, fixed] @ theta_fixed + held[:, candidates] * theta_law - held[:, [tau]]
         sq[f] = np.sum(residual**2, axis=0)
